@@ -1,0 +1,111 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Shared libraries live in `Shared/`, one concern each; services in `Services/<name>/`
+/// (a library with the service's builder, and a thin executable); tests in `Tests/`.
+let package = Package(
+    name: "Sesame",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sesame-auth", targets: ["sesame-auth"]),
+        .executable(name: "sesame-delivery", targets: ["sesame-delivery"]),
+        .executable(name: "sesame-admin", targets: ["sesame-admin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+    ],
+    targets: [
+        // MARK: Shared libraries
+
+        .target(
+            name: "SesameConfiguration",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Shared/SesameConfiguration"
+        ),
+        .target(
+            name: "SesameLogging",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Shared/SesameLogging"
+        ),
+        .target(
+            name: "SesameEncryption",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Shared/SesameEncryption"
+        ),
+        .target(
+            name: "SesameStorage",
+            dependencies: [
+                "SesameConfiguration",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/SesameStorage"
+        ),
+        .target(
+            name: "SesameHTTP",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Shared/SesameHTTP"
+        ),
+        .target(
+            name: "SesameServer",
+            dependencies: [
+                "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Shared/SesameServer"
+        ),
+
+        // MARK: Services
+
+        .target(name: "AuthService", dependencies: ["SesameServer"], path: "Services/auth/AuthService"),
+        .executableTarget(name: "sesame-auth", dependencies: ["AuthService", "SesameServer"], path: "Services/auth/sesame-auth"),
+        .target(name: "DeliveryService", dependencies: ["SesameServer"], path: "Services/delivery/DeliveryService"),
+        .executableTarget(
+            name: "sesame-delivery", dependencies: ["DeliveryService", "SesameServer"], path: "Services/delivery/sesame-delivery"),
+        .target(name: "AdminService", dependencies: ["SesameServer"], path: "Services/admin/AdminService"),
+        .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
+
+        // MARK: Tests
+
+        .target(
+            name: "SesameTestSupport",
+            dependencies: [
+                "SesameStorage", "SesameConfiguration",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/SesameTestSupport"
+        ),
+        .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
+        .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
+        .testTarget(
+            name: "SesameStorageTests",
+            dependencies: ["SesameStorage", "SesameTestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/SesameStorageTests"
+        ),
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: [
+                "AuthService", "DeliveryService", "AdminService", "SesameServer", "SesameHTTP", "SesameStorage", "SesameTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/ServiceTests"
+        ),
+    ]
+)

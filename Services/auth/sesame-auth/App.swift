@@ -1,0 +1,10 @@
+import AuthService
+import SesameServer
+
+/// Entry point of `sesame-auth`: `serve` (default) or `migrate`.
+@main
+enum App {
+    static func main() async {
+        await ServiceCommand<AuthService>.main()
+    }
+}

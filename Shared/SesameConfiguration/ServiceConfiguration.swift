@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+
+/// Everything a Sesame service reads from its environment, parsed and validated in one place.
+///
+/// | variable | meaning | default |
+/// | --- | --- | --- |
+/// | `SESAME_ENVIRONMENT` | `development` or `production` | `development` |
+/// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
+/// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
+/// | `SESAME_MASTER_KEY` | base64 of 32 bytes; wraps every key that encrypts data at rest | generated per process (development only) |
+/// | `SESAME_MASTER_KEY_PREVIOUS` | comma-separated earlier master keys, still accepted for reading | none |
+/// | `SESAME_HOST` | address to listen on | `127.0.0.1` |
+/// | `SESAME_PORT` | port to listen on | 8081 auth, 8082 delivery, 8083 admin |
+/// | `SESAME_LOG_LEVEL` | `trace` … `critical` | `info` |
+/// | `SESAME_LOG_FORMAT` | `json` or `text` | `json` |
+/// | `SESAME_MAX_BODY_BYTES` | largest request body accepted | 1 MiB |
+public struct ServiceConfiguration: Sendable {
+    /// Development or production.
+    public var environment: DeploymentEnvironment
+    /// The PostgreSQL connection URL.
+    public var databaseURL: String
+    /// Kafka bootstrap servers.
+    public var kafkaBrokers: [String]
+    /// The master key material for envelope encryption at rest.
+    public var masterKey: MasterKeyMaterial
+    /// The address the HTTP server binds.
+    public var host: String
+    /// The port the HTTP server binds.
+    public var port: Int
+    /// The minimum level logged.
+    public var logLevel: Logger.Level
+    /// JSON lines or text.
+    public var logFormat: LogFormat
+    /// The largest request body, in bytes, any route accepts unless it sets its own limit.
+    public var maxBodyBytes: Int
+    /// Problems that did not stop the start but an operator should see (logged once logging is up).
+    public var warnings: [String]
+
+    /// The development database URL, matching what `./sesame-dev up` starts.
+    public static let developmentDatabaseURL = "postgres://sesame@127.0.0.1:5432/sesame"
+
+    /// Creates a configuration from explicit values (tests use this; services use `init(environment:defaultPort:)`).
+    public init(
+        environment: DeploymentEnvironment = .development,
+        databaseURL: String = ServiceConfiguration.developmentDatabaseURL,
+        kafkaBrokers: [String] = ["127.0.0.1:9092"],
+        masterKey: MasterKeyMaterial,
+        host: String = "127.0.0.1",
+        port: Int,
+        logLevel: Logger.Level = .info,
+        logFormat: LogFormat = .json,
+        maxBodyBytes: Int = 1 << 20,
+        warnings: [String] = []
+    ) {
+        self.environment = environment
+        self.databaseURL = databaseURL
+        self.kafkaBrokers = kafkaBrokers
+        self.masterKey = masterKey
+        self.host = host
+        self.port = port
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.maxBodyBytes = maxBodyBytes
+        self.warnings = warnings
+    }
+
+    /// Reads and validates the configuration from `variables` (normally the process environment).
+    ///
+    /// In production a missing or malformed secret throws; in development safe defaults are used
+    /// and a warning is recorded for each one.
+    public init(environment variables: [String: String], defaultPort: Int) throws(ConfigurationError) {
+        let reader = EnvironmentReader(variables)
+        let mode = try reader.value("SESAME_ENVIRONMENT", default: DeploymentEnvironment.development)
+        var warnings: [String] = []
+
+        let databaseURL: String
+        if let url = reader.string("SESAME_DATABASE_URL") {
+            databaseURL = url
+        } else if mode == .production {
+            throw ConfigurationError(
+                variable: "SESAME_DATABASE_URL",
+                expectation: "required in production: postgres://user:password@host:port/database"
+            )
+        } else {
+            databaseURL = Self.developmentDatabaseURL
+        }
+
+        let masterKey: MasterKeyMaterial
+        if let encoded = reader.string("SESAME_MASTER_KEY") {
+            let current = try MasterKeyMaterial.decodeKey(encoded, variable: "SESAME_MASTER_KEY")
+            var previous: [[UInt8]] = []
+            for item in (reader.string("SESAME_MASTER_KEY_PREVIOUS") ?? "").split(separator: ",") {
+                previous.append(try MasterKeyMaterial.decodeKey(String(item), variable: "SESAME_MASTER_KEY_PREVIOUS"))
+            }
+            masterKey = MasterKeyMaterial(current: current, previous: previous)
+        } else if mode == .production {
+            throw ConfigurationError(
+                variable: "SESAME_MASTER_KEY",
+                expectation: "required in production: base64 of exactly 32 random bytes (generate one with: openssl rand -base64 32)"
+            )
+        } else {
+            masterKey = MasterKeyMaterial(current: MasterKeyMaterial.generate(), isEphemeral: true)
+            warnings.append(
+                "SESAME_MASTER_KEY is not set: generated a key for this process only; data it encrypts will be unreadable after a restart"
+            )
+        }
+
+        let brokers = (reader.string("SESAME_KAFKA_BROKERS") ?? "127.0.0.1:9092")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !brokers.isEmpty else {
+            throw ConfigurationError(variable: "SESAME_KAFKA_BROKERS", expectation: "a comma-separated list of host:port")
+        }
+
+        let levelName = reader.string("SESAME_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            let allowed = Logger.Level.allCases.map(\.rawValue).joined(separator: " | ")
+            throw ConfigurationError(variable: "SESAME_LOG_LEVEL", expectation: "one of \(allowed), got \"\(levelName)\"")
+        }
+
+        self.init(
+            environment: mode,
+            databaseURL: databaseURL,
+            kafkaBrokers: brokers,
+            masterKey: masterKey,
+            host: reader.string("SESAME_HOST") ?? "127.0.0.1",
+            port: try reader.port("SESAME_PORT", default: defaultPort),
+            logLevel: level,
+            logFormat: try reader.value("SESAME_LOG_FORMAT", default: LogFormat.json),
+            maxBodyBytes: try reader.positiveInteger("SESAME_MAX_BODY_BYTES", default: 1 << 20),
+            warnings: warnings
+        )
+    }
+}

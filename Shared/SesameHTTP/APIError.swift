@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+
+/// An error a client may see: a stable machine `code`, a human `message`, and the HTTP status.
+///
+/// Renders as `{"error": {"code": "…", "message": "…"}}`. Messages are written for clients: never a
+/// database or Kafka message, a stack trace or a secret.
+public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
+    /// The HTTP status.
+    public var status: HTTPResponse.Status
+    /// A stable, snake_case code clients can switch on, e.g. `unknown_app`.
+    public var code: String
+    /// A sentence saying what went wrong and, where it helps, what to do.
+    public var message: String
+    /// Extra response headers, e.g. `Retry-After`.
+    public var headers: HTTPFields
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    private struct Body: Encodable {
+        struct Detail: Encodable {
+            let code: String
+            let message: String
+        }
+        let error: Detail
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message)))
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension APIError {
+    /// 500 with nothing of the cause: the cause goes to the log, with the request id.
+    public static let internalError = APIError(
+        .internalServerError, code: "internal_error", message: "An internal error occurred; it has been logged with this request's id."
+    )
+
+    /// The generic error for a status Hummingbird raised itself (no route, body too large, …).
+    public static func forStatus(_ status: HTTPResponse.Status) -> APIError {
+        switch status {
+        case .notFound: APIError(status, code: "not_found", message: "No such resource.")
+        case .methodNotAllowed: APIError(status, code: "method_not_allowed", message: "This method is not allowed here.")
+        case .contentTooLarge: APIError(status, code: "payload_too_large", message: "The request body is larger than this endpoint accepts.")
+        case .badRequest: APIError(status, code: "bad_request", message: "The request is malformed.")
+        case .unsupportedMediaType: APIError(status, code: "unsupported_media_type", message: "Send the body as application/json.")
+        default:
+            status.code >= 500
+                ? .internalError
+                : APIError(status, code: "http_\(status.code)", message: status.reasonPhrase)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import SesameConfiguration
+import SesameLogging
+import SesameStorage
+
+/// The command line of every Sesame service executable: `serve` (the default) and `migrate`.
+public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "sesame-\(Service.name)",
+            abstract: "The Sesame \(Service.name) service. Configured through SESAME_* environment variables (see README).",
+            subcommands: [Serve.self, Migrate.self],
+            defaultSubcommand: Serve.self
+        )
+    }
+
+    public init() {}
+
+    /// Runs the HTTP service until SIGTERM or SIGINT, then drains in-flight requests and stops.
+    public struct Serve: AsyncParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: "Migrate the database if needed, then serve HTTP.")
+        }
+
+        public init() {}
+
+        public func run() async throws {
+            let configuration = try loadConfiguration(Service.self)
+            SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
+            let app = try Service.buildApplication(configuration: configuration)
+            try await app.runService()
+        }
+    }
+
+    /// Applies pending migrations and exits.
+    public struct Migrate: AsyncParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(abstract: "Apply pending database migrations and exit.")
+        }
+
+        public init() {}
+
+        public func run() async throws {
+            let configuration = try loadConfiguration(Service.self)
+            SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
+            let logger = Logger(label: "sesame-\(Service.name).migrate")
+            let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+            let applied = try await withThrowingTaskGroup(of: [Int]?.self) { group in
+                group.addTask {
+                    await database.client.run()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await Migrator().migrate(database.client, logger: logger)
+            }
+            print(applied.isEmpty ? "Database is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+        }
+    }
+}
+
+/// Reads the configuration; on a problem prints one line naming the variable and exits non-zero.
+func loadConfiguration<Service: SesameServiceDefinition>(_ service: Service.Type) throws -> ServiceConfiguration {
+    do {
+        return try ServiceConfiguration(environment: ProcessInfo.processInfo.environment, defaultPort: Service.defaultPort)
+    } catch {
+        FileHandle.standardError.write(Data("sesame-\(Service.name): configuration error: \(error)\n".utf8))
+        throw ExitCode(78)  // EX_CONFIG
+    }
+}

@@ -1,0 +1,16 @@
+import Logging
+import SesameConfiguration
+import SesameEncryption
+import SesameStorage
+
+/// The long-lived things a service's handlers use, built once at start.
+public struct ServiceDependencies: Sendable {
+    /// The validated configuration.
+    public let configuration: ServiceConfiguration
+    /// The PostgreSQL pool.
+    public let database: Database
+    /// Envelope encryption under the configured master key.
+    public let encryption: EnvelopeEncryption
+    /// The service's logger.
+    public let logger: Logger
+}

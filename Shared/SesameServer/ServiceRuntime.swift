@@ -1,0 +1,56 @@
+import Hummingbird
+import Logging
+import SesameConfiguration
+import SesameEncryption
+import SesameHTTP
+import SesameStorage
+
+/// Builds a service's application the same way for the executable and for tests.
+public enum ServiceRuntime {
+    /// The application for `Service`: PostgreSQL pool (a service in the group, migrated before the
+    /// server listens), the shared middleware, health and metrics routes, and the service's routes.
+    public static func buildApplication<Service: SesameServiceDefinition>(
+        _ service: Service.Type,
+        configuration: ServiceConfiguration,
+        logger: Logger? = nil
+    ) throws -> some ApplicationProtocol {
+        var logger = logger ?? Logger(label: "sesame-\(Service.name)")
+        logger.logLevel = configuration.logLevel
+        for warning in configuration.warnings {
+            logger.warning("\(warning)")
+        }
+
+        let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+        let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
+        let dependencies = ServiceDependencies(
+            configuration: configuration,
+            database: database,
+            encryption: EnvelopeEncryption(keyring: keyring),
+            logger: logger
+        )
+
+        let router = Router(context: SesameRequestContext.self)
+        router.addMiddleware {
+            RequestIDMiddleware()
+            MetricsMiddleware()
+            AccessLogMiddleware()
+            ErrorRenderingMiddleware()
+            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes)
+        }
+        let migrations = MigrationService(database: database, logger: logger)
+        HealthRoutes(checks: [
+            ReadinessCheck(name: "postgres") { await database.isReachable() },
+            ReadinessCheck(name: "migrations") { migrations.isComplete },
+        ]).register(on: router)
+        PrometheusMetrics.register(on: router)
+        Service.addRoutes(to: router, dependencies: dependencies)
+
+        var app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sesame-\(Service.name)"),
+            logger: logger
+        )
+        app.addServices(database, migrations)
+        return app
+    }
+}

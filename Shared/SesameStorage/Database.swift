@@ -1,0 +1,34 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The PostgreSQL connection pool a service uses, run as a `Service` in the service group.
+public struct Database: Service {
+    /// The PostgresNIO client; queries go through it with `PostgresQuery` interpolation only.
+    public let client: PostgresClient
+    /// Where the database is (without password), for log lines.
+    public let url: DatabaseURL
+
+    /// Creates a pool for `url`; it connects once `run()` is running.
+    public init(url: DatabaseURL, logger: Logger) {
+        self.url = url
+        // The pool logs every failed connection attempt at info; during an outage that is a line a
+        // second per service. Readiness reports the outage; keep the pool's own logs to warnings.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        self.client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: poolLogger)
+    }
+
+    /// Runs the pool until graceful shutdown.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await client.run()
+        }
+    }
+
+    /// Whether PostgreSQL answers `SELECT 1` within `timeout`.
+    public func isReachable(timeout: Duration = .seconds(2)) async -> Bool {
+        let client = self.client
+        return (try? await withTimeout(timeout) { try await client.query("SELECT 1") }) != nil
+    }
+}

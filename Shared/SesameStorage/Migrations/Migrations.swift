@@ -1,0 +1,7 @@
+/// Every migration Sesame knows, in order. Append new ones; never edit a released one.
+public enum Migrations {
+    /// The full sequence.
+    public static let all: [Migration] = [
+        baseSchema
+    ]
+}

@@ -1,0 +1,109 @@
+import AdminService
+import AuthService
+import DeliveryService
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import SesameConfiguration
+import SesameHTTP
+import SesameServer
+import SesameStorage
+import SesameTestSupport
+import Testing
+
+/// What every service shares — health, metrics, request ids, JSON errors, body limits — checked on
+/// each of the three, running live against a real PostgreSQL.
+@Suite("Service plumbing, on every service")
+struct ServicePlumbingTests {
+    static let services: [any SesameServiceDefinition.Type] = [AuthService.self, DeliveryService.self, AdminService.self]
+
+    static func configuration(databaseURL: String) -> ServiceConfiguration {
+        ServiceConfiguration(
+            databaseURL: databaseURL,
+            masterKey: MasterKeyMaterial(current: Array(repeating: 1, count: 32)),
+            port: 0,
+            maxBodyBytes: 1024
+        )
+    }
+
+    @Test("live, ready, request ids, metrics, JSON errors and body limits", arguments: services)
+    func plumbing(service: any SesameServiceDefinition.Type) async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            let app = try service.buildApplication(configuration: Self.configuration(databaseURL: url.connectionString))
+            try await app.test(.live) { client in
+                try await client.execute(uri: "/health/live", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+
+                let ready = try await Self.waitUntilReady(client)
+                #expect(ready.status == .ok)
+                let readyBody = try Self.json(ready)
+                #expect(readyBody["status"] as? String == "ready")
+                #expect((readyBody["checks"] as? [String: String])?["postgres"] == "up")
+                #expect((readyBody["checks"] as? [String: String])?["migrations"] == "up")
+
+                let firstID = try await client.execute(uri: "/health/live", method: .get) { $0.headers[SesameHeaders.requestID] }
+                let secondID = try await client.execute(uri: "/health/live", method: .get) { $0.headers[SesameHeaders.requestID] }
+                #expect(firstID?.isEmpty == false)
+                #expect(firstID != secondID)
+
+                try await client.execute(uri: "/no/such/route", method: .get) { response in
+                    #expect(response.status == .notFound)
+                    #expect(response.headers[SesameHeaders.requestID] != nil)
+                    let error = try #require(try Self.json(response)["error"] as? [String: String])
+                    #expect(error["code"] == "not_found")
+                    #expect(error["message"]?.isEmpty == false)
+                }
+
+                try await client.execute(
+                    uri: "/health/live", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(bytes: Array(repeating: UInt8(ascii: "a"), count: 4096))
+                ) { response in
+                    #expect(response.status == .contentTooLarge)
+                    let error = try #require(try Self.json(response)["error"] as? [String: String])
+                    #expect(error["code"] == "payload_too_large")
+                }
+
+                try await client.execute(uri: "/metrics", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let text = String(buffer: response.body)
+                    #expect(text.contains("http_server_request_duration"))
+                    #expect(text.contains(#"http_route="/health/live""#))
+                    #expect(text.contains(#"http_response_status_code="200""#))
+                }
+            }
+        }
+    }
+
+    @Test("with PostgreSQL unreachable, live stays 200 and ready answers 503 naming postgres", arguments: services)
+    func readinessReportsDatabaseDown(service: any SesameServiceDefinition.Type) async throws {
+        // Port 1 on loopback: nothing listens there, connections are refused at once.
+        let app = try service.buildApplication(configuration: Self.configuration(databaseURL: "postgres://sesame@127.0.0.1:1/sesame"))
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/health/live", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            let started = ContinuousClock.now
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let body = try Self.json(response)
+                #expect(body["status"] as? String == "unavailable")
+                #expect((body["checks"] as? [String: String])?["postgres"] == "down")
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    static func waitUntilReady(_ client: some TestClientProtocol) async throws -> TestResponse {
+        var response = try await client.execute(uri: "/health/ready", method: .get)
+        for _ in 0..<50 where response.status != .ok {
+            try await Task.sleep(for: .milliseconds(200))
+            response = try await client.execute(uri: "/health/ready", method: .get)
+        }
+        return response
+    }
+
+    static func json(_ response: TestResponse) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+    }
+}
