@@ -93,6 +93,7 @@ let package = Package(
             path: "Tests/SesameTestSupport"
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
+        .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",
@@ -103,7 +104,10 @@ let package = Package(
             name: "ServiceTests",
             dependencies: [
                 "AuthService", "DeliveryService", "AdminService", "SesameServer", "SesameHTTP", "SesameStorage", "SesameTestSupport",
+                "SesameEncryption",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ServiceTests"
         ),

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SesameConfiguration
+import SesameEncryption
 import SesameLogging
 import SesameStorage
 
@@ -12,7 +13,7 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
         CommandConfiguration(
             commandName: "sesame-\(Service.name)",
             abstract: "The Sesame \(Service.name) service. Configured through SESAME_* environment variables (see README).",
-            subcommands: [Serve.self, Migrate.self],
+            subcommands: [Serve.self, Migrate.self, RewrapSecrets.self],
             defaultSubcommand: Serve.self
         )
     }
@@ -57,6 +58,40 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
                 return try await Migrator().migrate(database.client, logger: logger)
             }
             print(applied.isEmpty ? "Database is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+        }
+    }
+}
+
+extension ServiceCommand {
+    /// Re-wraps every stored secret under the current master key, after a rotation.
+    public struct RewrapSecrets: AsyncParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "rewrap-secrets",
+                abstract: "Re-wrap every secret at rest under SESAME_MASTER_KEY (old keys in SESAME_MASTER_KEY_PREVIOUS), then exit.",
+                discussion: "Run it after rotating the master key; when it reports no failures, drop the old key from SESAME_MASTER_KEY_PREVIOUS."
+            )
+        }
+
+        public init() {}
+
+        public func run() async throws {
+            let configuration = try loadConfiguration(Service.self)
+            SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
+            let logger = Logger(label: "sesame-\(Service.name).rewrap")
+            let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+            let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
+            let rewrapper = MasterKeyRewrapper(encryption: EnvelopeEncryption(keyring: keyring))
+            let report = try await withThrowingTaskGroup(of: MasterKeyRewrapper.Report?.self) { group in
+                group.addTask {
+                    await database.client.run()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await rewrapper.run(on: database.client, logger: logger)
+            }
+            print("Re-wrapped \(report.rewrapped) secret(s); \(report.failed) could not be opened.")
+            if report.failed > 0 { throw ExitCode.failure }
         }
     }
 }

@@ -1,0 +1,18 @@
+/// Every column that holds envelope ciphertext (see `SesameEncryption`), so master-key rotation can
+/// re-wrap all of them. A migration that adds such a column adds it here too.
+public enum EncryptedColumns {
+    /// A table and one of its ciphertext columns.
+    public struct Column: Sendable, Hashable {
+        /// The table name.
+        public let table: String
+        /// The `BYTEA` column holding the ciphertext.
+        public let column: String
+    }
+
+    /// All of them.
+    public static let all: [Column] = [
+        Column(table: "config_revisions", column: "body"),
+        Column(table: "signing_keys", column: "private_key_ciphertext"),
+        Column(table: "user_data", column: "body"),
+    ]
+}
