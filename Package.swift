@@ -21,10 +21,23 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
     ],
     targets: [
         // MARK: Shared libraries
 
+        .target(name: "CBOR", path: "Shared/CBOR"),
+        .target(
+            name: "AppAttest",
+            dependencies: [
+                "CBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Shared/AppAttest"
+        ),
         .target(
             name: "SesameConfiguration",
             dependencies: [.product(name: "Logging", package: "swift-log")],
@@ -91,6 +104,28 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/SesameTestSupport"
+        ),
+        .target(
+            name: "AppAttestTesting",
+            dependencies: [
+                "AppAttest", "CBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/AppAttestTesting"
+        ),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
+        .testTarget(
+            name: "AppAttestTests",
+            dependencies: [
+                "AppAttest", "AppAttestTesting", "CBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/AppAttestTests",
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
         .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),
