@@ -45,17 +45,8 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
         public init() {}
 
         public func run() async throws {
-            let configuration = try loadConfiguration(Service.self)
-            SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
-            let logger = Logger(label: "sesame-\(Service.name).migrate")
-            let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
-            let applied = try await withThrowingTaskGroup(of: [Int]?.self) { group in
-                group.addTask {
-                    await database.client.run()
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await Migrator().migrate(database.client, logger: logger)
+            let applied = try await withOneShotDatabase(Service.self, task: "migrate") { database, _, logger in
+                try await Migrator().migrate(database.client, logger: logger)
             }
             print(applied.isEmpty ? "Database is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
         }
@@ -76,23 +67,34 @@ extension ServiceCommand {
         public init() {}
 
         public func run() async throws {
-            let configuration = try loadConfiguration(Service.self)
-            SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
-            let logger = Logger(label: "sesame-\(Service.name).rewrap")
-            let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
-            let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
-            let rewrapper = MasterKeyRewrapper(encryption: EnvelopeEncryption(keyring: keyring))
-            let report = try await withThrowingTaskGroup(of: MasterKeyRewrapper.Report?.self) { group in
-                group.addTask {
-                    await database.client.run()
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await rewrapper.run(on: database.client, logger: logger)
+            let report = try await withOneShotDatabase(Service.self, task: "rewrap") { database, configuration, logger in
+                let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
+                return try await MasterKeyRewrapper(encryption: EnvelopeEncryption(keyring: keyring)).run(on: database.client, logger: logger)
             }
             print("Re-wrapped \(report.rewrapped) secret(s); \(report.failed) could not be opened.")
             if report.failed > 0 { throw ExitCode.failure }
         }
+    }
+}
+
+/// For one-shot subcommands: reads the configuration, sets up logging, runs a database pool for the
+/// duration of `body`, and shuts the pool down afterwards.
+func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendable>(
+    _ service: Service.Type,
+    task: String,
+    _ body: @Sendable (Database, ServiceConfiguration, Logger) async throws -> Result
+) async throws -> Result {
+    let configuration = try loadConfiguration(Service.self)
+    SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
+    let logger = Logger(label: "sesame-\(Service.name).\(task)")
+    let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+    return try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask {
+            await database.client.run()
+            return nil
+        }
+        defer { group.cancelAll() }
+        return try await body(database, configuration, logger)
     }
 }
 
