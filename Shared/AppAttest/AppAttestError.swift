@@ -35,5 +35,7 @@ public struct AppAttestError: Error, Equatable, Sendable, CustomStringConvertibl
 
     public var description: String { "\(step.rawValue): \(reason)" }
 
+    /// Errors are equal when they name the same step: callers (and tests) decide by step; the
+    /// reason is free text for logs.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.step == rhs.step }
 }

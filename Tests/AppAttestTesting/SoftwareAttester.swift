@@ -158,7 +158,8 @@ public struct SoftwareAttester: Sendable {
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    static func der(_ certificate: Certificate) throws -> [UInt8] {
+    /// The DER encoding of `certificate` (x5c entries, fingerprints).
+    public static func der(_ certificate: Certificate) throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         return serializer.serializedBytes

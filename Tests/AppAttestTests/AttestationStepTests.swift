@@ -45,7 +45,7 @@ struct AttestationStepTests {
         await #expect(throws: AppAttestError(.chain, "")) { try await verify(recipe, verifier: AppAttestVerifier()) }
     }
 
-    @Test("chain: without the intermediate there is no path to the root")
+    @Test("format: an x5c without the intermediate is refused before any chain is built")
     func missingIntermediate() async throws {
         var broken = recipe
         broken.includeIntermediate = false

@@ -1,4 +1,5 @@
 import AppAttest
+import AppAttestTesting
 import Crypto
 import Foundation
 import Testing
@@ -101,8 +102,7 @@ struct RealDeviceFixtureTests {
 
     @Test("the embedded Apple root is the published one")
     func appleRootFingerprint() throws {
-        var serializer = DERSerializerForTests()
-        let der = try serializer.der(AppleAppAttestRoot.certificate)
+        let der = try SoftwareAttester.der(AppleAppAttestRoot.certificate)
         let fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
         #expect(fingerprint == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
     }
