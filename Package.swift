@@ -64,6 +64,34 @@ let package = Package(
             ],
             path: "Shared/SesameStorage"
         ),
+        .systemLibrary(
+            name: "CRdKafka",
+            path: "Shared/CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .target(
+            name: "SesameKafka",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/SesameKafka"
+        ),
+        .target(name: "SesameEvents", path: "Shared/SesameEvents"),
+        .target(
+            name: "SesameEventBus",
+            dependencies: [
+                "SesameEvents", "SesameKafka", "SesameStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/SesameEventBus"
+        ),
         .target(
             name: "SesameHTTP",
             dependencies: [
@@ -77,7 +105,7 @@ let package = Package(
         .target(
             name: "SesameServer",
             dependencies: [
-                "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption",
+                "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,8 +120,27 @@ let package = Package(
         .target(name: "DeliveryService", dependencies: ["SesameServer"], path: "Services/delivery/DeliveryService"),
         .executableTarget(
             name: "sesame-delivery", dependencies: ["DeliveryService", "SesameServer"], path: "Services/delivery/sesame-delivery"),
-        .target(name: "AdminService", dependencies: ["SesameServer"], path: "Services/admin/AdminService"),
+        .target(
+            name: "AdminService",
+            dependencies: [
+                "SesameServer", "SesameEventBus", "SesameKafka",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/admin/AdminService"
+        ),
         .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
+
+        // MARK: Benchmarks (run with ./sesame-dev bench)
+
+        .executableTarget(
+            name: "sesame-eventbus-benchmark",
+            dependencies: [
+                "SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/EventBusBenchmark"
+        ),
 
         // MARK: Tests
 
@@ -102,6 +149,7 @@ let package = Package(
             dependencies: [
                 "SesameStorage", "SesameConfiguration",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/SesameTestSupport"
         ),
@@ -135,11 +183,32 @@ let package = Package(
             dependencies: ["SesameStorage", "SesameTestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/SesameStorageTests"
         ),
+        .testTarget(name: "SesameEventsTests", dependencies: ["SesameEvents"], path: "Tests/SesameEventsTests"),
+        .testTarget(
+            name: "SesameKafkaTests",
+            dependencies: [
+                "SesameKafka", "SesameTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SesameKafkaTests"
+        ),
+        .testTarget(
+            name: "SesameEventBusTests",
+            dependencies: [
+                "SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SesameEventBusTests"
+        ),
         .testTarget(
             name: "ServiceTests",
             dependencies: [
                 "AuthService", "DeliveryService", "AdminService", "SesameServer", "SesameHTTP", "SesameStorage", "SesameTestSupport",
-                "SesameEncryption",
+                "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameConfiguration",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

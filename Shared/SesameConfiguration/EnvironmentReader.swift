@@ -43,4 +43,14 @@ public struct EnvironmentReader: Sendable {
         }
         return value
     }
+
+    /// `name` as on/off (`on`, `off`, `true`, `false`, `1`, `0`), `defaultValue` when unset.
+    public func flag(_ name: String, default defaultValue: Bool) throws(ConfigurationError) -> Bool {
+        guard let raw = string(name) else { return defaultValue }
+        switch raw.lowercased() {
+        case "on", "true", "1", "yes": return true
+        case "off", "false", "0", "no": return false
+        default: throw ConfigurationError(variable: name, expectation: "on or off, got \"\(raw)\"")
+        }
+    }
 }

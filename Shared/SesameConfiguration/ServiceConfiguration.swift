@@ -8,6 +8,7 @@ import Logging
 /// | `SESAME_ENVIRONMENT` | `development` or `production` | `development` |
 /// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
 /// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
+/// | `SESAME_KAFKA_IDEMPOTENCE` | `on` or `off`: Kafka idempotent delivery; off only for a broker that forgets producer ids on restart (Tansu in memory) | `on` |
 /// | `SESAME_MASTER_KEY` | base64 of 32 bytes; wraps every key that encrypts data at rest | generated per process (development only) |
 /// | `SESAME_MASTER_KEY_PREVIOUS` | comma-separated earlier master keys, still accepted for reading | none |
 /// | `SESAME_HOST` | address to listen on | `127.0.0.1` |
@@ -22,6 +23,8 @@ public struct ServiceConfiguration: Sendable {
     public var databaseURL: String
     /// Kafka bootstrap servers.
     public var kafkaBrokers: [String]
+    /// Whether the Kafka producer uses idempotent delivery.
+    public var kafkaIdempotence: Bool
     /// The master key material for envelope encryption at rest.
     public var masterKey: MasterKeyMaterial
     /// The address the HTTP server binds.
@@ -45,6 +48,7 @@ public struct ServiceConfiguration: Sendable {
         environment: DeploymentEnvironment = .development,
         databaseURL: String = ServiceConfiguration.developmentDatabaseURL,
         kafkaBrokers: [String] = ["127.0.0.1:9092"],
+        kafkaIdempotence: Bool = true,
         masterKey: MasterKeyMaterial,
         host: String = "127.0.0.1",
         port: Int,
@@ -56,6 +60,7 @@ public struct ServiceConfiguration: Sendable {
         self.environment = environment
         self.databaseURL = databaseURL
         self.kafkaBrokers = kafkaBrokers
+        self.kafkaIdempotence = kafkaIdempotence
         self.masterKey = masterKey
         self.host = host
         self.port = port
@@ -122,6 +127,7 @@ public struct ServiceConfiguration: Sendable {
             environment: mode,
             databaseURL: databaseURL,
             kafkaBrokers: brokers,
+            kafkaIdempotence: try reader.flag("SESAME_KAFKA_IDEMPOTENCE", default: true),
             masterKey: masterKey,
             host: reader.string("SESAME_HOST") ?? "127.0.0.1",
             port: try reader.port("SESAME_PORT", default: defaultPort),

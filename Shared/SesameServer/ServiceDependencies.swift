@@ -1,6 +1,7 @@
 import Logging
 import SesameConfiguration
 import SesameEncryption
+import SesameKafka
 import SesameStorage
 
 /// The long-lived things a service's handlers use, built once at start.
@@ -9,6 +10,8 @@ public struct ServiceDependencies: Sendable {
     public let configuration: ServiceConfiguration
     /// The PostgreSQL pool.
     public let database: Database
+    /// How to reach Kafka.
+    public let kafka: KafkaConfiguration
     /// Envelope encryption under the configured master key.
     public let encryption: EnvelopeEncryption
     /// The service's logger.

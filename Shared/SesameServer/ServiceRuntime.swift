@@ -3,6 +3,7 @@ import Logging
 import SesameConfiguration
 import SesameEncryption
 import SesameHTTP
+import SesameKafka
 import SesameStorage
 
 /// Builds a service's application the same way for the executable and for tests.
@@ -25,6 +26,9 @@ public enum ServiceRuntime {
         let dependencies = ServiceDependencies(
             configuration: configuration,
             database: database,
+            kafka: KafkaConfiguration(
+                brokers: configuration.kafkaBrokers, clientID: "sesame-\(Service.name)",
+                idempotentDelivery: configuration.kafkaIdempotence),
             encryption: EnvelopeEncryption(keyring: keyring),
             logger: logger
         )
@@ -51,6 +55,7 @@ public enum ServiceRuntime {
             logger: logger
         )
         app.addServices(database, migrations)
+        app.addServices(try Service.makeBackgroundServices(dependencies: dependencies))
         return app
     }
 }

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import SesameConfiguration
 import SesameHTTP
 
@@ -14,6 +15,14 @@ public protocol SesameServiceDefinition: Sendable {
     static var defaultPort: Int { get }
     /// Adds the service's own routes.
     static func addRoutes(to router: Router<SesameRequestContext>, dependencies: ServiceDependencies)
+    /// Long-lived work of the service's own (Kafka producers, relays, consumers). They start after
+    /// PostgreSQL and its migrations and stop before them, after the HTTP server.
+    static func makeBackgroundServices(dependencies: ServiceDependencies) throws -> [any Service]
+}
+
+extension SesameServiceDefinition {
+    /// No background work unless the service says so.
+    public static func makeBackgroundServices(dependencies: ServiceDependencies) throws -> [any Service] { [] }
 }
 
 extension SesameServiceDefinition {

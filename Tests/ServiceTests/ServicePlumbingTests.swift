@@ -20,6 +20,7 @@ struct ServicePlumbingTests {
     static func configuration(databaseURL: String) -> ServiceConfiguration {
         ServiceConfiguration(
             databaseURL: databaseURL,
+            kafkaBrokers: (try? TestKafka.brokers()) ?? ["127.0.0.1:9092"],
             masterKey: MasterKeyMaterial(current: Array(repeating: 1, count: 32)),
             port: 0,
             maxBodyBytes: 1024

@@ -78,7 +78,7 @@ struct ServiceConfigurationTests {
             environment: [
                 "SESAME_ENVIRONMENT": "PRODUCTION", "SESAME_MASTER_KEY": validKey, "SESAME_MASTER_KEY_PREVIOUS": previous,
                 "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame", "SESAME_PORT": "9000", "SESAME_LOG_FORMAT": "text",
-                "SESAME_LOG_LEVEL": "debug", "SESAME_KAFKA_BROKERS": "k1:9092, k2:9092",
+                "SESAME_LOG_LEVEL": "debug", "SESAME_KAFKA_BROKERS": "k1:9092, k2:9092", "SESAME_KAFKA_IDEMPOTENCE": "off",
             ],
             defaultPort: 8081
         )
@@ -90,6 +90,7 @@ struct ServiceConfigurationTests {
         #expect(configuration.logFormat == .text)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.kafkaBrokers == ["k1:9092", "k2:9092"])
+        #expect(configuration.kafkaIdempotence == false)
         #expect(configuration.warnings.isEmpty)
     }
 
@@ -98,7 +99,7 @@ struct ServiceConfigurationTests {
         arguments: [
             ("SESAME_PORT", "70000"), ("SESAME_PORT", "http"), ("SESAME_ENVIRONMENT", "staging"),
             ("SESAME_LOG_FORMAT", "xml"), ("SESAME_LOG_LEVEL", "loud"), ("SESAME_MAX_BODY_BYTES", "-1"),
-            ("SESAME_KAFKA_BROKERS", ","),
+            ("SESAME_KAFKA_BROKERS", ","), ("SESAME_KAFKA_IDEMPOTENCE", "maybe"),
         ]
     )
     func invalidValues(variable: String, value: String) {

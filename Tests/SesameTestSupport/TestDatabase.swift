@@ -13,6 +13,10 @@ public enum TestDatabase {
     /// Why an integration test could not get a database.
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// The server URL from the environment, or an error telling how to run the tests.

@@ -1,0 +1,20 @@
+import Logging
+import PostgresNIO
+import SesameEvents
+
+/// The write side of the transactional outbox: an event is stored in the same PostgreSQL
+/// transaction as the state change it describes, so either both happen or neither does.
+/// `OutboxRelay` later publishes it to Kafka.
+public enum Outbox {
+    /// Appends `envelope` to the outbox on `connection`, which must be inside the caller's transaction.
+    public static func append(_ envelope: EventEnvelope, on connection: PostgresConnection, logger: Logger) async throws {
+        let payload = EventCodec.encode(envelope)
+        try await connection.query(
+            """
+            INSERT INTO outbox (topic, event_key, payload)
+            VALUES (\(envelope.topic), \(envelope.partitionKey), \(ByteBuffer(bytes: payload)))
+            """,
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+import Metrics
+import PostgresNIO
+import ServiceLifecycle
+import SesameEvents
+import SesameKafka
+import SesameStorage
+
+/// Publishes outbox rows to Kafka, in order, and marks each published only after the broker
+/// acknowledged it.
+///
+/// Several relays may run (one per admin instance): each batch runs in a transaction that first
+/// takes a transaction-level advisory lock, so exactly one relay publishes at a time and rows go
+/// out in id order — which keeps every app's events in order. A relay that finds the lock taken
+/// simply tries again later. While Kafka or PostgreSQL is down it retries with backoff; nothing is
+/// lost, because a row leaves the "unpublished" state only in the transaction that saw its
+/// acknowledgement. Delivery is at least once: a crash between acknowledgement and commit
+/// publishes a row again, and consumers drop it by event id.
+public final class OutboxRelay: Service, Sendable {
+    /// The advisory lock key relays agree on ("outbox" as a number).
+    static let advisoryLockKey: Int64 = 0x6F75_7462_6F78
+
+    private let database: Database
+    private let producer: KafkaProducer
+    private let topics: KafkaTopicAdministrator?
+    private let configuration: OutboxRelayConfiguration
+    private let logger: Logger
+    private let publishLatency = Timer(label: "sesame_outbox_publish_latency")
+    private let backlog = Gauge(label: "sesame_outbox_backlog")
+
+    /// Creates a relay. With `topics`, it first creates the Sesame topics (`EventTopic.all`).
+    public init(
+        database: Database, producer: KafkaProducer, topics: KafkaTopicAdministrator?,
+        configuration: OutboxRelayConfiguration = OutboxRelayConfiguration(), logger: Logger
+    ) {
+        self.database = database
+        self.producer = producer
+        self.topics = topics
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Publishes until graceful shutdown. A batch in flight is finished, never abandoned halfway.
+    public func run() async throws {
+        var backoff = configuration.retryBackoff
+        if let topics {
+            while !isStopping {
+                do {
+                    try await topics.ensureTopics(EventTopic.all, partitions: configuration.topicPartitions)
+                    logger.info("kafka topics ready", metadata: ["kafka.topics": "\(EventTopic.all.joined(separator: ","))"])
+                    break
+                } catch {
+                    logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(error)"])
+                    await pause(backoff)
+                    backoff = min(backoff * 2, configuration.maxRetryBackoff)
+                }
+            }
+        }
+
+        backoff = configuration.retryBackoff
+        var lastPrune = ContinuousClock.now
+        var lastBacklogReading = ContinuousClock.now - .seconds(60)
+        while !isStopping {
+            do {
+                let outcome = try await bounded { try await self.publishBatch() }
+                if let failure = outcome.failure {
+                    logger.warning(
+                        "outbox rows not acknowledged by kafka; retrying",
+                        metadata: ["outbox.published": "\(outcome.published)", "kafka.error": "\(failure)"])
+                    await pause(backoff)
+                    backoff = min(backoff * 2, configuration.maxRetryBackoff)
+                    continue
+                }
+                backoff = configuration.retryBackoff
+                if ContinuousClock.now - lastBacklogReading > .seconds(1) {
+                    lastBacklogReading = .now
+                    backlog.record(try await bounded { try await self.unpublishedCount() })
+                }
+                if ContinuousClock.now - lastPrune > configuration.pruneInterval {
+                    lastPrune = .now
+                    _ = try await bounded { try await self.prune() }
+                }
+                // A full batch means more may be waiting: go again at once.
+                if outcome.published < configuration.batchSize {
+                    await pause(configuration.pollInterval)
+                }
+            } catch {
+                if isStopping { break }
+                logger.warning("outbox relay could not reach postgresql; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                await pause(backoff)
+                backoff = min(backoff * 2, configuration.maxRetryBackoff)
+            }
+        }
+    }
+
+    /// What one batch did.
+    struct BatchOutcome {
+        /// Rows published and marked.
+        var published: Int
+        /// Why the rest of the batch was not, if it was not.
+        var failure: KafkaError?
+    }
+
+    /// Publishes the oldest unpublished rows, if this relay holds the lock; marks the acknowledged
+    /// prefix published in the same transaction.
+    func publishBatch() async throws -> BatchOutcome {
+        let logger = self.logger
+        let producer = self.producer
+        let batchSize = configuration.batchSize
+        let (outcome, latencies) = try await database.client.withTransaction(logger: logger) { connection in
+            let lock = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
+            var locked = false
+            for try await value in lock.decode(Bool.self) { locked = value }
+            guard locked else { return (BatchOutcome(published: 0, failure: nil), [Double]()) }
+
+            let rows = try await connection.query(
+                """
+                SELECT id, topic, event_key, payload FROM outbox
+                WHERE published_at IS NULL ORDER BY id LIMIT \(batchSize) FOR UPDATE
+                """,
+                logger: logger
+            )
+            var ids: [Int64] = []
+            var messages: [KafkaOutgoingMessage] = []
+            for try await (id, topic, key, payload) in rows.decode((Int64, String, String, ByteBuffer).self) {
+                ids.append(id)
+                messages.append(KafkaOutgoingMessage(topic: topic, key: key, value: Array(buffer: payload)))
+            }
+            guard !messages.isEmpty else { return (BatchOutcome(published: 0, failure: nil), []) }
+
+            let results = await producer.send(batch: messages)
+            // Only the acknowledged prefix is marked: a later row must not be marked while an
+            // earlier one of possibly the same app is retried.
+            let acknowledged = results.prefix { if case .success = $0 { true } else { false } }.count
+            var failure: KafkaError?
+            if acknowledged < results.count, case .failure(let error) = results[acknowledged] { failure = error }
+            guard acknowledged > 0 else { return (BatchOutcome(published: 0, failure: failure), []) }
+
+            let marked = try await connection.query(
+                """
+                UPDATE outbox SET published_at = clock_timestamp()
+                WHERE id = ANY(\(Array(ids.prefix(acknowledged))))
+                RETURNING EXTRACT(EPOCH FROM published_at - created_at)::float8
+                """,
+                logger: logger
+            )
+            var latencies: [Double] = []
+            for try await seconds in marked.decode(Double.self) { latencies.append(seconds) }
+            return (BatchOutcome(published: acknowledged, failure: failure), latencies)
+        }
+        for seconds in latencies { publishLatency.recordNanoseconds(Int64(seconds * 1_000_000_000)) }
+        return outcome
+    }
+
+    /// Rows not yet published.
+    func unpublishedCount() async throws -> Int {
+        let rows = try await database.client.query("SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: logger)
+        var count = 0
+        for try await value in rows.decode(Int.self) { count = value }
+        return count
+    }
+
+    /// Deletes published rows older than the retention period.
+    @discardableResult
+    func prune() async throws -> Int {
+        let seconds = Double(configuration.retention.components.seconds)
+        let rows = try await database.client.query(
+            """
+            WITH pruned AS (
+                DELETE FROM outbox
+                WHERE published_at IS NOT NULL AND published_at < now() - make_interval(secs => \(seconds))
+                RETURNING 1
+            ) SELECT count(*) FROM pruned
+            """,
+            logger: logger
+        )
+        var count = 0
+        for try await value in rows.decode(Int.self) { count = value }
+        if count > 0 { logger.info("pruned published outbox rows", metadata: ["outbox.pruned": "\(count)"]) }
+        return count
+    }
+
+    private var isStopping: Bool { Task.isShuttingDownGracefully || Task.isCancelled }
+
+    /// Runs one database step with a time limit (PostgresNIO waits a minute for a connection while
+    /// PostgreSQL is down), abandoning it on graceful shutdown. An abandoned batch rolls back: its
+    /// rows stay unpublished and go out again later, possibly twice, never lost.
+    private func bounded<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let limit = configuration.stepTimeout
+        return try await cancelWhenGracefulShutdown { try await withTimeout(limit, step) }
+    }
+
+    /// Sleeps, waking early on graceful shutdown.
+    private func pause(_ duration: Duration) async {
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// A consumer that reads every partition of its topics, so every instance of a service sees every
+/// event (cache invalidation, not a work queue).
+///
+/// It joins no consumer group: partitions are assigned directly, which takes effect at once
+/// instead of after a group rebalance, and a group id of its own keeps it apart from every other
+/// instance. Nothing is committed; a restarted instance starts again from `startPosition`.
+/// If a position no longer exists (retention, or a broker that lost its log) it restarts from the
+/// earliest offset: delivery is at least once, so callers must be idempotent.
+///
+/// Run it as a `Service` and iterate `messages`; the sequence ends after graceful shutdown.
+public final class KafkaBroadcastConsumer: Service, Sendable {
+    /// Where a new consumer starts reading.
+    public enum StartPosition: Sendable {
+        /// The oldest retained message.
+        case beginning
+        /// Only messages written after the consumer was assigned.
+        case end
+
+        var offset: Int64 {
+            switch self {
+            case .beginning: -2  // RD_KAFKA_OFFSET_BEGINNING
+            case .end: -1  // RD_KAFKA_OFFSET_END
+            }
+        }
+    }
+
+    /// Every message read, in partition order.
+    public let messages: AsyncStream<KafkaMessage>
+    private let sink: AsyncStream<KafkaMessage>.Continuation
+    private let client: RdKafkaClient
+    private let topics: [String]
+    private let startPosition: StartPosition
+    private let configuration: KafkaConfiguration
+    private let logger: Logger
+    private let stop = OneWayFlag()
+    private let assigned = OneWayFlag()
+
+    /// Whether every partition of every topic has been assigned: from now on nothing written to
+    /// them is missed.
+    public var isAssigned: Bool { assigned.isRaised }
+
+    /// Creates a consumer of `topics`; it starts reading when `run()` is called.
+    public init(
+        configuration: KafkaConfiguration, topics: [String], startPosition: StartPosition, logger: Logger
+    ) throws(KafkaError) {
+        let groupID = "\(configuration.clientID)-broadcast-\(UUID().uuidString.lowercased())"
+        self.client = try RdKafkaClient(kind: .consumer, properties: configuration.consumerProperties(groupID: groupID))
+        (self.messages, self.sink) = AsyncStream.makeStream(of: KafkaMessage.self)
+        self.topics = topics
+        self.startPosition = startPosition
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Reads until graceful shutdown, on a thread of its own.
+    public func run() async throws {
+        let loop = ConsumerLoop(
+            client: client, topics: topics, startPosition: startPosition, pollMilliseconds: configuration.pollTimeout.milliseconds,
+            sink: sink, stop: stop, assigned: assigned, logger: logger)
+        async let finished: Void = DedicatedThread.run(name: "sesame-kafka-consumer") { loop.run() }
+        try? await gracefulShutdown()
+        stop.raise()
+        await finished
+        sink.finish()
+    }
+}
+
+/// The blocking read loop of a broadcast consumer. Runs on its own thread only.
+private struct ConsumerLoop: Sendable {
+    let client: RdKafkaClient
+    let topics: [String]
+    let startPosition: KafkaBroadcastConsumer.StartPosition
+    let pollMilliseconds: Int
+    let sink: AsyncStream<KafkaMessage>.Continuation
+    let stop: OneWayFlag
+    let assigned: OneWayFlag
+    let logger: Logger
+
+    private struct PartitionID: Hashable {
+        var topic: String
+        var partition: Int32
+    }
+
+    private var isStopping: Bool { stop.isRaised }
+    private static let beginning = KafkaBroadcastConsumer.StartPosition.beginning.offset
+
+    func run() {
+        defer { client.close() }
+        var partitionCounts: [String: Int] = [:]
+        for topic in topics {
+            guard let count = waitForTopic(topic) else { return }
+            partitionCounts[topic] = count
+        }
+        var positions: [PartitionID: Int64] = [:]
+        guard assign(partitionCounts, positions: positions) else { return }
+        assigned.raise()
+
+        var lastHousekeeping = ContinuousClock.now
+        while !isStopping {
+            switch client.consumerPoll(milliseconds: pollMilliseconds) {
+            case .message(let message):
+                positions[PartitionID(topic: message.topic, partition: message.partition)] = message.offset + 1
+                sink.yield(message)
+            case .error(let reason):
+                // Transport errors while a broker restarts are routine; librdkafka reconnects itself.
+                logger.debug("kafka consumer error", metadata: ["kafka.error": "\(reason)"])
+            case .nothing:
+                break
+            }
+            if ContinuousClock.now - lastHousekeeping > .seconds(2) {
+                lastHousekeeping = .now
+                recordLag(positions: positions)
+                let grown = partitionsGrown(partitionCounts)
+                let shrunk = partitionsWhoseLogShrank(positions: positions)
+                if grown != partitionCounts || !shrunk.isEmpty {
+                    partitionCounts = grown
+                    for partition in shrunk { positions[partition] = Self.beginning }
+                    _ = assign(partitionCounts, positions: positions)
+                }
+            }
+        }
+    }
+
+    /// Waits until the broker knows `topic`; nil if stopped first.
+    private func waitForTopic(_ topic: String) -> Int? {
+        var warned = false
+        while !isStopping {
+            if let count = try? client.partitionCount(topic: topic, timeoutMilliseconds: 2000) { return count }
+            if !warned {
+                logger.warning("waiting for kafka topic", metadata: ["kafka.topic": "\(topic)"])
+                warned = true
+            }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        return nil
+    }
+
+    /// Assigns every partition, resuming where known and otherwise at the start position.
+    private func assign(_ partitionCounts: [String: Int], positions: [PartitionID: Int64]) -> Bool {
+        var assignments: [(topic: String, partition: Int32, offset: Int64)] = []
+        for (topic, count) in partitionCounts.sorted(by: { $0.key < $1.key }) {
+            for partition in 0..<Int32(count) {
+                let known = positions[PartitionID(topic: topic, partition: partition)]
+                assignments.append((topic, partition, known ?? startPosition.offset))
+            }
+        }
+        do {
+            try client.assign(assignments)
+            return true
+        } catch {
+            logger.error("kafka consumer could not assign partitions", metadata: ["kafka.error": "\(error)"])
+            return false
+        }
+    }
+
+    /// The partition counts now, larger where partitions were added since the consumer started.
+    private func partitionsGrown(_ counts: [String: Int]) -> [String: Int] {
+        var updated = counts
+        for topic in topics {
+            if let count = try? client.partitionCount(topic: topic, timeoutMilliseconds: 1000), count > (counts[topic] ?? 0) {
+                logger.notice("kafka topic gained partitions; reassigning", metadata: ["kafka.topic": "\(topic)"])
+                updated[topic] = count
+            }
+        }
+        return updated
+    }
+
+    /// Partitions whose log now ends before our position: the topic was recreated or the broker
+    /// lost its log (Tansu in memory after a restart). Such a broker answers fetches past its end
+    /// with nothing rather than "offset out of range", so without this the consumer would wait
+    /// forever; it starts over from the beginning instead (consumers drop repeats by event id).
+    private func partitionsWhoseLogShrank(positions: [PartitionID: Int64]) -> [PartitionID] {
+        positions.compactMap { id, position in
+            guard position >= 0, let high = client.cachedHighWatermark(topic: id.topic, partition: id.partition), high < position
+            else { return nil }
+            logger.warning(
+                "kafka log ends before this consumer's position; reading it again from the beginning",
+                metadata: ["kafka.topic": "\(id.topic)", "kafka.partition": "\(id.partition)"])
+            return id
+        }
+    }
+
+    /// Consumer lag per partition: messages on the broker this instance has not read yet.
+    private func recordLag(positions: [PartitionID: Int64]) {
+        for (id, position) in positions {
+            guard position >= 0, let high = client.cachedHighWatermark(topic: id.topic, partition: id.partition) else { continue }
+            Gauge(label: "sesame_kafka_consumer_lag", dimensions: [("topic", id.topic), ("partition", "\(id.partition)")])
+                .record(max(0, high - position))
+        }
+    }
+}
