@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "sesame-auth", targets: ["sesame-auth"]),
         .executable(name: "sesame-delivery", targets: ["sesame-delivery"]),
         .executable(name: "sesame-admin", targets: ["sesame-admin"]),
+        .executable(name: "sesame", targets: ["sesame"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
@@ -130,6 +131,20 @@ let package = Package(
         ),
         .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
 
+        // MARK: Clients
+
+        .target(
+            name: "SesameCLI",
+            dependencies: [
+                "AppAttest",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Clients/SesameCLI"
+        ),
+        .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
+
         // MARK: Benchmarks (run with ./sesame-dev bench)
 
         .executableTarget(
@@ -182,6 +197,16 @@ let package = Package(
             name: "SesameStorageTests",
             dependencies: ["SesameStorage", "SesameTestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/SesameStorageTests"
+        ),
+        .testTarget(
+            name: "SesameCLITests",
+            dependencies: [
+                "SesameCLI", "AppAttest", "AppAttestTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/SesameCLITests"
         ),
         .testTarget(name: "SesameEventsTests", dependencies: ["SesameEvents"], path: "Tests/SesameEventsTests"),
         .testTarget(
