@@ -156,6 +156,16 @@ let package = Package(
             ],
             path: "Benchmarks/EventBusBenchmark"
         ),
+        .executableTarget(
+            name: "sesame-appattest-benchmark",
+            dependencies: [
+                "AppAttest", "AppAttestTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Benchmarks/AppAttestBenchmark",
+            exclude: ["pyattest_benchmark.py"]
+        ),
 
         // MARK: Tests
 
@@ -188,7 +198,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Tests/AppAttestTests",
-            exclude: ["Fixtures"]
+            exclude: ["Fixtures", "Corpus"]
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
         .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),

@@ -34,7 +34,7 @@ struct RealDeviceFixtureTests {
         func bytes(_ base64: String) -> [UInt8] { Array(Data(base64Encoded: base64)!) }
     }
 
-    static let fixtures = ["ios-14.4-development.json", "apple-guide-production.json"]
+    static let fixtures = ["ios-14.4-development.json", "ios-14.2-development.json", "apple-guide-production.json"]
 
     @Test("every real-device attestation verifies against Apple's root at its capture time", arguments: fixtures)
     func attestationVerifies(name: String) async throws {
@@ -81,9 +81,11 @@ struct RealDeviceFixtureTests {
         }
     }
 
-    @Test("the real-device assertion verifies with the attested key, and its replay is refused")
-    func assertionVerifies() throws {
-        let fixture = try Fixture.load("ios-14.4-development.json")
+    static let fixturesWithAssertions = ["ios-14.4-development.json", "ios-14.2-development.json"]
+
+    @Test("a real-device assertion verifies with the attested key, and its replay is refused", arguments: fixturesWithAssertions)
+    func assertionVerifies(name: String) throws {
+        let fixture = try Fixture.load(name)
         let publicKey = try P256.Signing.PublicKey(x963Representation: fixture.bytes(try #require(fixture.expectedPublicKey)))
         let assertion = fixture.bytes(try #require(fixture.assertion))
         let clientDataHash = fixture.bytes(try #require(fixture.assertionClientDataHash))
