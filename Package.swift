@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -93,6 +94,18 @@ let package = Package(
             ],
             path: "Shared/SesameEventBus"
         ),
+        .target(name: "SesameDomain", path: "Shared/SesameDomain"),
+        .target(
+            name: "SesameTokens",
+            dependencies: [
+                "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/SesameTokens"
+        ),
         .target(
             name: "SesameHTTP",
             dependencies: [
@@ -116,7 +129,18 @@ let package = Package(
 
         // MARK: Services
 
-        .target(name: "AuthService", dependencies: ["SesameServer"], path: "Services/auth/AuthService"),
+        .target(
+            name: "AuthService",
+            dependencies: [
+                "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Services/auth/AuthService"
+        ),
         .executableTarget(name: "sesame-auth", dependencies: ["AuthService", "SesameServer"], path: "Services/auth/sesame-auth"),
         .target(name: "DeliveryService", dependencies: ["SesameServer"], path: "Services/delivery/DeliveryService"),
         .executableTarget(
@@ -136,7 +160,7 @@ let package = Package(
         .target(
             name: "SesameCLI",
             dependencies: [
-                "AppAttest",
+                "AppAttest", "SesameDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -249,6 +273,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ServiceTests"
+        ),
+        .testTarget(
+            name: "AuthServiceTests",
+            dependencies: [
+                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption",
+                "SesameStorage", "SesameTestSupport", "SesameTokens",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/AuthServiceTests"
         ),
     ]
 )

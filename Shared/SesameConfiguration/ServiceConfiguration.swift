@@ -16,6 +16,7 @@ import Logging
 /// | `SESAME_LOG_LEVEL` | `trace` … `critical` | `info` |
 /// | `SESAME_LOG_FORMAT` | `json` or `text` | `json` |
 /// | `SESAME_MAX_BODY_BYTES` | largest request body accepted | 1 MiB |
+/// | `SESAME_APP_ATTEST_EXTRA_ROOTS` | path of a PEM file of extra App Attest roots (software attesters); refused in production | none |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -37,6 +38,8 @@ public struct ServiceConfiguration: Sendable {
     public var logFormat: LogFormat
     /// The largest request body, in bytes, any route accepts unless it sets its own limit.
     public var maxBodyBytes: Int
+    /// PEM certificates trusted as App Attest roots besides Apple's (development and tests only).
+    public var appAttestExtraRootsPEM: String?
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -55,6 +58,7 @@ public struct ServiceConfiguration: Sendable {
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .json,
         maxBodyBytes: Int = 1 << 20,
+        appAttestExtraRootsPEM: String? = nil,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -67,6 +71,7 @@ public struct ServiceConfiguration: Sendable {
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
+        self.appAttestExtraRootsPEM = appAttestExtraRootsPEM
         self.warnings = warnings
     }
 
@@ -123,6 +128,20 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(variable: "SESAME_LOG_LEVEL", expectation: "one of \(allowed), got \"\(levelName)\"")
         }
 
+        var extraRootsPEM: String?
+        if let path = reader.string("SESAME_APP_ATTEST_EXTRA_ROOTS") {
+            guard mode == .development else {
+                throw ConfigurationError(
+                    variable: "SESAME_APP_ATTEST_EXTRA_ROOTS",
+                    expectation: "unset in production: only Apple's App Attest root is trusted there")
+            }
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8), pem.contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(variable: "SESAME_APP_ATTEST_EXTRA_ROOTS", expectation: "the path of a readable PEM certificate file")
+            }
+            extraRootsPEM = pem
+            warnings.append("SESAME_APP_ATTEST_EXTRA_ROOTS is set: attestations from a software attester are accepted (development only)")
+        }
+
         self.init(
             environment: mode,
             databaseURL: databaseURL,
@@ -134,6 +153,7 @@ public struct ServiceConfiguration: Sendable {
             logLevel: level,
             logFormat: try reader.value("SESAME_LOG_FORMAT", default: LogFormat.json),
             maxBodyBytes: try reader.positiveInteger("SESAME_MAX_BODY_BYTES", default: 1 << 20),
+            appAttestExtraRootsPEM: extraRootsPEM,
             warnings: warnings
         )
     }

@@ -47,7 +47,7 @@ public enum ServiceRuntime {
             ReadinessCheck(name: "migrations") { migrations.isComplete },
         ]).register(on: router)
         PrometheusMetrics.register(on: router)
-        Service.addRoutes(to: router, dependencies: dependencies)
+        let backgroundServices = try Service.configure(router, dependencies: dependencies)
 
         var app = Application(
             router: router,
@@ -55,7 +55,7 @@ public enum ServiceRuntime {
             logger: logger
         )
         app.addServices(database, migrations)
-        app.addServices(try Service.makeBackgroundServices(dependencies: dependencies))
+        app.addServices(backgroundServices)
         return app
     }
 }

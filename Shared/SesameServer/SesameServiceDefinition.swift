@@ -4,7 +4,8 @@ import ServiceLifecycle
 import SesameConfiguration
 import SesameHTTP
 
-/// What makes one Sesame service different from another: its name, default port and routes.
+/// What makes one Sesame service different from another: its name, default port, routes and
+/// background work.
 ///
 /// Everything else — configuration, logging, PostgreSQL, migrations, health, metrics, errors — is
 /// the same for every service and lives in `ServiceRuntime`.
@@ -13,16 +14,10 @@ public protocol SesameServiceDefinition: Sendable {
     static var name: String { get }
     /// The port used when `SESAME_PORT` is unset.
     static var defaultPort: Int { get }
-    /// Adds the service's own routes.
-    static func addRoutes(to router: Router<SesameRequestContext>, dependencies: ServiceDependencies)
-    /// Long-lived work of the service's own (Kafka producers, relays, consumers). They start after
-    /// PostgreSQL and its migrations and stop before them, after the HTTP server.
-    static func makeBackgroundServices(dependencies: ServiceDependencies) throws -> [any Service]
-}
-
-extension SesameServiceDefinition {
-    /// No background work unless the service says so.
-    public static func makeBackgroundServices(dependencies: ServiceDependencies) throws -> [any Service] { [] }
+    /// Adds the service's own routes and returns its long-lived work (Kafka producers, relays,
+    /// consumers, periodic jobs), which may share state with the routes. That work starts after
+    /// PostgreSQL and its migrations and stops before them, after the HTTP server.
+    static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service]
 }
 
 extension SesameServiceDefinition {

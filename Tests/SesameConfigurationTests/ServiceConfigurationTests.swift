@@ -110,4 +110,30 @@ struct ServiceConfigurationTests {
             #expect(error.variable == variable)
         }
     }
+
+    @Test("extra App Attest roots: read from a PEM file in development, refused in production")
+    func extraAppAttestRoots() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-test-root-\(UUID().uuidString).pem").path
+        try "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let development = try ServiceConfiguration(environment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": path], defaultPort: 1)
+        #expect(development.appAttestExtraRootsPEM?.contains("BEGIN CERTIFICATE") == true)
+        #expect(development.warnings.contains { $0.contains("SESAME_APP_ATTEST_EXTRA_ROOTS") })
+        do {
+            _ = try ServiceConfiguration(environment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": "/no/such/file.pem"], defaultPort: 1)
+            Issue.record("expected a configuration error for a missing file")
+        } catch {
+            #expect(error.variable == "SESAME_APP_ATTEST_EXTRA_ROOTS")
+        }
+        do {
+            _ = try ServiceConfiguration(
+                environment: [
+                    "SESAME_ENVIRONMENT": "production", "SESAME_DATABASE_URL": "postgres://u@h/d", "SESAME_MASTER_KEY": validKey,
+                    "SESAME_APP_ATTEST_EXTRA_ROOTS": path,
+                ], defaultPort: 1)
+            Issue.record("expected a configuration error in production")
+        } catch {
+            #expect(error.variable == "SESAME_APP_ATTEST_EXTRA_ROOTS")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import AppAttest
 import Crypto
 import Foundation
+import SesameDomain
 
 /// Input the CLI cannot use: not JSON, a missing field, bad base64. Exit status 2.
 public struct AttestInputError: Error, CustomStringConvertible {
@@ -48,10 +49,8 @@ enum AttestInputParsing {
 
     /// Standard or URL-safe base64, padded or not.
     static func base64(_ text: String, field: String) throws(AttestInputError) -> [UInt8] {
-        var normalized = text.filter { !$0.isWhitespace }.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        normalized += String(repeating: "=", count: (4 - normalized.count % 4) % 4)
-        guard let data = Data(base64Encoded: normalized) else { throw AttestInputError("\"\(field)\" is not base64") }
-        return Array(data)
+        guard let bytes = Base64.decode(text) else { throw AttestInputError("\"\(field)\" is not base64") }
+        return bytes
     }
 
     /// ISO 8601, with or without fractional seconds.

@@ -10,11 +10,9 @@ public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static let defaultPort = 8083
 
-    public static func addRoutes(to router: Router<SesameRequestContext>, dependencies: ServiceDependencies) {}
-
-    /// The Kafka producer and the outbox relay: admin publishes every event Sesame emits. The relay
-    /// creates the Sesame topics before publishing (see `OutboxRelay`).
-    public static func makeBackgroundServices(dependencies: ServiceDependencies) throws -> [any Service] {
+    /// No routes yet. In the background: the Kafka producer and the outbox relay (admin publishes
+    /// every event Sesame emits; the relay creates the Sesame topics before publishing).
+    public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: dependencies.logger)
         let relay = OutboxRelay(
             database: dependencies.database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka),

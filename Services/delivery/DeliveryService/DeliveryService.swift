@@ -1,4 +1,5 @@
 import Hummingbird
+import ServiceLifecycle
 import SesameHTTP
 import SesameServer
 
@@ -7,5 +8,5 @@ public enum DeliveryService: SesameServiceDefinition {
     public static let name = "delivery"
     public static let defaultPort = 8082
 
-    public static func addRoutes(to router: Router<SesameRequestContext>, dependencies: ServiceDependencies) {}
+    public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] { [] }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import Logging
+import SesameDomain
+import SesameStorage
+
+/// A registered app, as auth needs it.
+struct RegisteredApp: Sendable {
+    let appID: String
+    let policy: AppPolicy
+}
+
+/// Looks up registered apps (admin registers them when their first provisioning key is created).
+struct AppDirectory: Sendable {
+    let database: Database
+    let logger: Logger
+
+    func app(teamID: String, bundleID: String) async throws -> RegisteredApp? {
+        let rows = try await database.client.query(
+            "SELECT app_id, policy::text FROM apps WHERE team_id = \(teamID) AND bundle_id = \(bundleID)", logger: logger)
+        for try await (appID, policy) in rows.decode((String, String).self) {
+            return RegisteredApp(appID: appID, policy: try JSONDecoder().decode(AppPolicy.self, from: Data(policy.utf8)))
+        }
+        return nil
+    }
+}

@@ -1,0 +1,138 @@
+import AppAttest
+import Crypto
+import Foundation
+import Logging
+import SesameDomain
+import SesameHTTP
+import SesameTokens
+
+/// The three auth flows — challenge, attest, refresh — over the stores, the App Attest verifier and
+/// the token authority. Handlers only decode and encode.
+struct AuthFlows: Sendable {
+    let challenges: ChallengeStore
+    let apps: AppDirectory
+    let keys: AttestedKeyStore
+    let families: RefreshTokenFamilies
+    let tokens: TokenAuthority
+    let verifier: AppAttestVerifier
+    let logger: Logger
+
+    func challenge() async throws -> ChallengeResponse {
+        let nonce = try await challenges.issue()
+        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.components.seconds))
+    }
+
+    func attest(_ request: AttestRequest) async throws -> TokenResponse {
+        let attestation = try Self.bytes(request.attestationObject, field: "attestationObject")
+        let keyID = try Self.bytes(request.keyId, field: "keyId")
+        let nonce = try Self.bytes(request.nonce, field: "nonce")
+        guard keyID.count == 32 else { throw AuthErrors.invalidField("keyId", "must be the 32-byte key id generateKey returned") }
+        let appVersion = try Self.appVersion(request.appVersion)
+        guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
+
+        // The challenge is spent before the attestation is checked: a refused attempt burns it too.
+        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        let verified: AppAttestVerifier.Attestation
+        do {
+            verified = try await verifier.verifyAttestation(
+                attestation, keyId: keyID, clientDataHash: Array(SHA256.hash(data: nonce)), appId: app.appID, at: Date())
+        } catch {
+            logger.info("attestation refused", metadata: ["app": "\(app.appID)", "step": "\(error.step.rawValue)"])
+            throw AuthErrors.attestationRefused(error)
+        }
+        if verified.environment == .development, !app.policy.allowDevelopmentKeys { throw AuthErrors.environmentNotAllowed }
+        guard
+            let family = try await keys.register(
+                keyID: keyID, appID: app.appID, attestation: verified, familyLifetime: tokens.lifetimes.refresh)
+        else { throw AuthErrors.keyAlreadyAttested }
+
+        let subject = TokenAuthority.Subject(
+            keyID: Base64.urlEncode(keyID), appID: app.appID, environment: verified.environment.rawValue, appVersion: appVersion)
+        return try await respond(with: tokens.issue(for: subject, family: family, generation: 0))
+    }
+
+    func refresh(_ request: RefreshRequest) async throws -> TokenResponse {
+        let claims: RefreshTokenClaims
+        do {
+            claims = try await tokens.verifyRefreshToken(request.refreshToken)
+        } catch let error as TokenError {
+            logger.info("refresh token refused", metadata: ["reason": "\(error.reason)"])
+            throw AuthErrors.invalidToken
+        }
+        let appVersion = try Self.appVersion(request.appVersion) ?? claims.appVersion
+        guard let family = UUID(uuidString: claims.family), let state = try await families.state(of: family),
+            state.appID == claims.appID, Base64.urlEncode(state.keyID) == claims.subject.value
+        else { throw AuthErrors.invalidToken }
+        if state.revoked || state.keyRevoked { throw AuthErrors.tokenRevoked }
+        if state.expired { throw AuthErrors.invalidToken }
+        if try await families.isRevokedByEmergency(appID: state.appID, familyCreatedAt: state.createdAt, appVersion: appVersion) {
+            throw AuthErrors.tokenRevoked
+        }
+
+        switch (request.assertion, request.clientData) {
+        case (let assertion?, let clientData?):
+            try await checkAssertion(assertion, clientData: clientData, keyID: state.keyID, appID: state.appID)
+        case (nil, nil):
+            if state.policy.refreshRequiresAssertion { throw AuthErrors.assertionRequired }
+        default:
+            throw AuthErrors.invalidField("assertion", "and \"clientData\" must be sent together")
+        }
+
+        switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh) {
+        case .rotated(let generation):
+            let subject = TokenAuthority.Subject(
+                keyID: claims.subject.value, appID: state.appID, environment: claims.environment, appVersion: appVersion)
+            return try await respond(with: tokens.issue(for: subject, family: family, generation: generation))
+        case .reused:
+            logger.warning("refresh token reused: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
+            throw AuthErrors.refreshTokenReused
+        case .unusable:
+            throw AuthErrors.tokenRevoked
+        }
+    }
+
+    /// Verifies an assertion by the family's attested key over `clientData`, which must carry a
+    /// fresh challenge, and advances the key's counter.
+    private func checkAssertion(_ assertion: String, clientData: String, keyID: [UInt8], appID: String) async throws {
+        let assertionBytes = try Self.bytes(assertion, field: "assertion")
+        let clientDataBytes = try Self.bytes(clientData, field: "clientData")
+        guard let parsed = try? JSONDecoder().decode(AssertionClientData.self, from: Data(clientDataBytes)),
+            let nonce = Base64.decode(parsed.challenge)
+        else { throw AuthErrors.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
+        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        guard let key = try await keys.key(keyID), key.appID == appID else { throw AuthErrors.invalidToken }
+        if key.revoked { throw AuthErrors.tokenRevoked }
+        let publicKey = try P256.Signing.PublicKey(x963Representation: key.publicKey)
+        let counter: UInt32
+        do {
+            counter = try verifier.verifyAssertion(
+                assertionBytes, clientDataHash: Array(SHA256.hash(data: clientDataBytes)), publicKey: publicKey, appId: appID,
+                previousCounter: key.counter)
+        } catch {
+            throw AuthErrors.assertionRefused("step '\(error.step.rawValue)'")
+        }
+        // Another request may have advanced the counter since it was read.
+        guard try await keys.advanceCounter(of: keyID, to: counter) else { throw AuthErrors.assertionRefused("step 'counter'") }
+    }
+
+    private func respond(with pair: TokenAuthority.TokenPair) -> TokenResponse {
+        TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.components.seconds))
+    }
+
+    /// The bytes of a base64 field, refused with a 400 naming the field. The size bound is far
+    /// above any real App Attest object and keeps hostile input cheap.
+    static func bytes(_ text: String, field: String) throws -> [UInt8] {
+        guard text.utf8.count <= 64 * 1024, let bytes = Base64.decode(text), !bytes.isEmpty else {
+            throw AuthErrors.invalidField(field, "is not base64")
+        }
+        return bytes
+    }
+
+    static func appVersion(_ text: String?) throws -> String? {
+        guard let text else { return nil }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), text.utf8.count <= 32, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else { throw AuthErrors.invalidField("appVersion", "must look like 2.1.3") }
+        return text
+    }
+}

@@ -1,0 +1,43 @@
+import Crypto
+import Foundation
+import Logging
+import SesameStorage
+
+/// One-time challenges in PostgreSQL. Only SHA-256 of a nonce is stored, so a database reader cannot
+/// redeem one; consuming deletes the row, which makes a nonce single use even under concurrency.
+struct ChallengeStore: Sendable {
+    let database: Database
+    let lifetime: Duration
+    let logger: Logger
+
+    /// A fresh 32-byte nonce, stored until it expires.
+    func issue() async throws -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let nonce = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let hash = Data(SHA256.hash(data: nonce))
+        try await database.client.query(
+            """
+            INSERT INTO challenges (nonce_hash, purpose, expires_at)
+            VALUES (\(hash), 'app', now() + make_interval(secs => \(lifetime.components.seconds)))
+            """, logger: logger)
+        return nonce
+    }
+
+    /// Redeems `nonce`: true exactly once for an issued, unexpired nonce.
+    func consume(_ nonce: [UInt8]) async throws -> Bool {
+        guard nonce.count == 32 else { return false }
+        let hash = Data(SHA256.hash(data: nonce))
+        let rows = try await database.client.query(
+            "DELETE FROM challenges WHERE nonce_hash = \(hash) RETURNING expires_at > now()", logger: logger)
+        for try await unexpired in rows.decode(Bool.self) { return unexpired }
+        return false
+    }
+
+    /// Removes expired challenges; returns how many.
+    func pruneExpired() async throws -> Int {
+        let rows = try await database.client.query(
+            "WITH gone AS (DELETE FROM challenges WHERE expires_at < now() RETURNING 1) SELECT count(*) FROM gone", logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+}

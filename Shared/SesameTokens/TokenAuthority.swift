@@ -1,0 +1,134 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+
+/// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
+/// JWKS. Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
+/// event arrives), and also when a token names a `kid` not yet known (another instance rotated).
+public actor TokenAuthority {
+    /// The token pair the app receives.
+    public struct TokenPair: Sendable {
+        public let accessToken: String
+        public let refreshToken: String
+        public let access: AccessTokenClaims
+        public let refresh: RefreshTokenClaims
+    }
+
+    /// Whom tokens are for.
+    public struct Subject: Sendable, Equatable {
+        public var keyID: String
+        public var appID: String
+        public var environment: String
+        public var appVersion: String?
+
+        public init(keyID: String, appID: String, environment: String, appVersion: String?) {
+            self.keyID = keyID
+            self.appID = appID
+            self.environment = environment
+            self.appVersion = appVersion
+        }
+    }
+
+    public nonisolated let lifetimes: TokenLifetimes
+    private let store: SigningKeyStore
+    private let signs: Bool
+    private let logger: Logger
+    private var keys = JWTKeyCollection()
+    private var activeKid: String?
+    private var publicKeys: [(kid: String, key: P256.Signing.PublicKey)] = []
+    private var lastLoad: ContinuousClock.Instant?
+    /// An unknown `kid` triggers at most one reload per this interval, so garbage tokens cannot
+    /// turn into a database load.
+    private let unknownKidReloadInterval: Duration = .seconds(5)
+
+    /// - Parameter signs: true in auth (creates and decrypts the active key); false in verifiers.
+    public init(store: SigningKeyStore, lifetimes: TokenLifetimes = TokenLifetimes(), signs: Bool, logger: Logger) {
+        self.store = store
+        self.lifetimes = lifetimes
+        self.signs = signs
+        self.logger = logger
+    }
+
+    /// Loads the usable keys from PostgreSQL (creating the first one when this authority signs).
+    public func reload() async throws {
+        if signs { try await store.ensureActiveKey() }
+        let loaded = try await store.usableKeys(decryptActive: signs)
+        let collection = JWTKeyCollection()
+        var active: String?
+        for key in loaded {
+            if let privateKey = key.privateKey {
+                await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: key.kid))
+                active = key.kid
+            } else {
+                await collection.add(ecdsa: try ES256PublicKey(backing: key.publicKey), kid: JWKIdentifier(string: key.kid))
+            }
+        }
+        keys = collection
+        activeKid = active
+        publicKeys = loaded.map { ($0.kid, $0.publicKey) }
+        lastLoad = .now
+    }
+
+    private func loadIfNeeded() async throws {
+        if lastLoad == nil { try await reload() }
+    }
+
+    /// A new access and refresh token for `subject`, in refresh-token `family` at `generation`.
+    public func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
+        try await loadIfNeeded()
+        guard let activeKid else { throw TokenError("no active signing key") }
+        let access = AccessTokenClaims(
+            subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
+            appVersion: subject.appVersion, issuedAt: .init(value: now),
+            expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.access.wholeSeconds))),
+            id: .init(value: UUID().uuidString), type: AccessTokenClaims.typeValue)
+        let refresh = RefreshTokenClaims(
+            subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
+            appVersion: subject.appVersion, family: family.uuidString, generation: generation, issuedAt: .init(value: now),
+            expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.refresh.wholeSeconds))),
+            id: .init(value: UUID().uuidString), type: RefreshTokenClaims.typeValue)
+        let kid = JWKIdentifier(string: activeKid)
+        return TokenPair(
+            accessToken: try await keys.sign(access, kid: kid), refreshToken: try await keys.sign(refresh, kid: kid),
+            access: access, refresh: refresh)
+    }
+
+    /// The claims of a valid, unexpired access token.
+    /// - Throws: `TokenError` when the token is not acceptable; other errors when the keys could not
+    ///   be loaded (a server problem, not the client's).
+    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+        try await verify(token, as: AccessTokenClaims.self)
+    }
+
+    /// The claims of a validly signed, unexpired refresh token (whether it is still current is the
+    /// refresh-token family's business). Throws as `verifyAccessToken` does.
+    public func verifyRefreshToken(_ token: String) async throws -> RefreshTokenClaims {
+        try await verify(token, as: RefreshTokenClaims.self)
+    }
+
+    private func verify<Claims: JWTPayload>(_ token: String, as _: Claims.Type) async throws -> Claims {
+        guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
+        try await loadIfNeeded()
+        if let kid = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header.kid,
+            !publicKeys.contains(where: { $0.kid == kid }), let lastLoad, ContinuousClock.now - lastLoad > unknownKidReloadInterval
+        {
+            try await reload()
+        }
+        do {
+            return try await keys.verify(token, as: Claims.self)
+        } catch {
+            throw TokenError("\(error)")
+        }
+    }
+
+    /// The public keys that verify Sesame's tokens, as a JSON Web Key Set.
+    public func jwks() async throws -> JWKS {
+        try await loadIfNeeded()
+        return JWKS(
+            keys: try publicKeys.map { kid, key in
+                let parameters = try ES256PublicKey(backing: key).parameters
+                return JWK.ecdsa(.es256, identifier: JWKIdentifier(string: kid), x: parameters?.x, y: parameters?.y, curve: .p256)
+            })
+    }
+}

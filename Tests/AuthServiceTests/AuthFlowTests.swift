@@ -1,0 +1,218 @@
+import AppAttest
+import AppAttestTesting
+import Crypto
+import Foundation
+import JWTKit
+import SesameDomain
+import SesameTokens
+import Testing
+
+/// The auth flows end to end over HTTP, with a software attester, against a real PostgreSQL.
+@Suite("Auth flows", .timeLimit(.minutes(2)))
+struct AuthFlowTests {
+    /// Verifies `token` offline with the service's published JWKS, as delivery or a developer's backend would.
+    static func verifyWithJWKS(_ harness: AuthHarness, _ token: String) async throws -> AccessTokenClaims {
+        let (status, body) = try await harness.get("/.well-known/jwks.json")
+        #expect(status == .ok)
+        let keys = try await JWTKeyCollection().add(jwksJSON: String(decoding: body, as: UTF8.self))
+        return try await keys.verify(token, as: AccessTokenClaims.self)
+    }
+
+    @Test("challenge → attest → refresh → refresh with an assertion; tokens verify with the JWKS")
+    func fullFlow() async throws {
+        try await AuthHarness.run { harness in
+            let (key, attested) = try await harness.attestNewKey(appVersion: "2.1.3")
+            #expect(attested.status == .ok)
+            #expect(attested.json["expiresIn"] as? Int == 900)
+            let claims = try await Self.verifyWithJWKS(harness, try #require(attested["accessToken"]))
+            #expect(claims.subject.value == Base64.urlEncode(key.keyId))
+            #expect(claims.appID == AuthHarness.appID)
+            #expect(claims.environment == "development")
+            #expect(claims.appVersion == "2.1.3")
+            #expect(claims.expiration.value.timeIntervalSince(claims.issuedAt.value) == 900)
+
+            let refreshed = try await harness.refresh(try #require(attested["refreshToken"]))
+            #expect(refreshed.status == .ok)
+            #expect(refreshed["accessToken"] != attested["accessToken"])
+            _ = try await Self.verifyWithJWKS(harness, try #require(refreshed["accessToken"]))
+
+            let bound = try await harness.refresh(
+                try #require(refreshed["refreshToken"]), extra: try await harness.assertionFields(key, counter: 1))
+            #expect(bound.status == .ok, "\(bound.json)")
+            let counter = try await harness.database.query("SELECT counter FROM attested_keys")
+            for try await value in counter.decode(Int64.self) { #expect(value == 1) }
+        }
+    }
+
+    @Test("a production attestation is accepted and the token says so; a policy can refuse development keys")
+    func environments() async throws {
+        try await AuthHarness.run { harness in
+            let (_, production) = try await harness.attestNewKey(environment: .production)
+            #expect(production.status == .ok)
+            #expect(try await Self.verifyWithJWKS(harness, try #require(production["accessToken"])).environment == "production")
+        }
+        try await AuthHarness.run(policy: AppPolicy(allowDevelopmentKeys: false)) { harness in
+            let (_, development) = try await harness.attestNewKey(environment: .development)
+            #expect(development.status == .forbidden)
+            #expect(development.errorCode == "environment_not_allowed")
+            let (_, production) = try await harness.attestNewKey(environment: .production)
+            #expect(production.status == .ok)
+        }
+    }
+
+    @Test("unknown, used and expired nonces are refused")
+    func nonces() async throws {
+        try await AuthHarness.run { harness in
+            let key = harness.attester.generateKey()
+            let unknown = try await harness.post(
+                "/v1/auth/attest", try harness.attestBody(key, nonce: (0..<32).map { _ in UInt8.random(in: 0...255) }))
+            #expect(unknown.errorCode == "invalid_challenge")
+            #expect(unknown.status == .unauthorized)
+
+            let nonce = try await harness.challenge()
+            #expect(try await harness.post("/v1/auth/attest", try harness.attestBody(key, nonce: nonce)).status == .ok)
+            let other = harness.attester.generateKey()
+            #expect(try await harness.post("/v1/auth/attest", try harness.attestBody(other, nonce: nonce)).errorCode == "invalid_challenge")
+
+            let expiring = try await harness.challenge()
+            try await harness.database.query("UPDATE challenges SET expires_at = now() - interval '1 second'")
+            #expect(try await harness.post("/v1/auth/attest", try harness.attestBody(other, nonce: expiring)).errorCode == "invalid_challenge")
+        }
+    }
+
+    @Test("one nonce sent 50 times in parallel: exactly one attestation succeeds")
+    func parallelNonce() async throws {
+        try await AuthHarness.run { harness in
+            let nonce = try await harness.challenge()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<50 {
+                    let body = try harness.attestBody(harness.attester.generateKey(), nonce: nonce)
+                    group.addTask { Int(try await harness.post("/v1/auth/attest", body).status.code) }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            #expect(statuses.filter { $0 == 401 }.count == 49)
+        }
+    }
+
+    @Test("an unknown app, another app's attestation and a re-attested key are refused")
+    func attestationRefusals() async throws {
+        try await AuthHarness.run { harness in
+            var body = try harness.attestBody(harness.attester.generateKey(), nonce: try await harness.challenge())
+            body["bundleId"] = "com.example.other"
+            let unknown = try await harness.post("/v1/auth/attest", body)
+            #expect(unknown.status == .notFound)
+            #expect(unknown.errorCode == "unknown_app")
+
+            let key = harness.attester.generateKey()
+            let wrongApp = try await harness.post(
+                "/v1/auth/attest",
+                try harness.attestBody(key, nonce: try await harness.challenge()) {
+                    $0.rpIdHash = Array(SHA256.hash(data: Array("TEAMID1234.com.example.other".utf8)))
+                })
+            #expect(wrongApp.status == .unauthorized)
+            #expect(wrongApp.errorCode == "attestation_invalid")
+            #expect((wrongApp.json["error"] as? [String: Any])?["message"] as? String == "The App Attest attestation was refused at step 'rpIdHash'.")
+
+            #expect(try await harness.post("/v1/auth/attest", try harness.attestBody(key, nonce: try await harness.challenge())).status == .ok)
+            let again = try await harness.post("/v1/auth/attest", try harness.attestBody(key, nonce: try await harness.challenge()))
+            #expect(again.status == .conflict)
+            #expect(again.errorCode == "key_already_attested")
+        }
+    }
+
+    @Test("a reused refresh token revokes its whole family")
+    func refreshReuse() async throws {
+        try await AuthHarness.run { harness in
+            let (_, attested) = try await harness.attestNewKey()
+            let first = try #require(attested["refreshToken"])
+            let second = try #require(try await harness.refresh(first)["refreshToken"])
+            let reused = try await harness.refresh(first)
+            #expect(reused.status == .unauthorized)
+            #expect(reused.errorCode == "refresh_token_reused")
+            // The thief's replay also cut off the legitimate holder: the family is gone.
+            #expect(try await harness.refresh(second).errorCode == "token_revoked")
+        }
+    }
+
+    @Test("with refreshRequiresAssertion, a bare refresh is refused; a replayed assertion counter is refused")
+    func assertionBoundRefresh() async throws {
+        try await AuthHarness.run(policy: AppPolicy()) { harness in
+            let (key, attested) = try await harness.attestNewKey()
+            let token = try #require(attested["refreshToken"])
+            let bare = try await harness.refresh(token)
+            #expect(bare.status == .unauthorized)
+            #expect(bare.errorCode == "assertion_required")
+
+            let next = try await harness.refresh(token, extra: try await harness.assertionFields(key, counter: 5))
+            #expect(next.status == .ok)
+            let replayed = try await harness.refresh(
+                try #require(next["refreshToken"]), extra: try await harness.assertionFields(key, counter: 5))
+            #expect(replayed.errorCode == "assertion_invalid")
+
+            let otherKey = harness.attester.generateKey()
+            let forged = try await harness.refresh(
+                try #require(next["refreshToken"]), extra: try await harness.assertionFields(otherKey, counter: 9))
+            #expect(forged.errorCode == "assertion_invalid")
+            // Refusals did not spend the refresh token.
+            #expect(
+                try await harness.refresh(try #require(next["refreshToken"]), extra: try await harness.assertionFields(key, counter: 6))
+                    .status == .ok)
+        }
+    }
+
+    @Test("a revoked attested key and an emergency revocation make refresh fail with token_revoked")
+    func revocations() async throws {
+        try await AuthHarness.run { harness in
+            let (_, revokedKey) = try await harness.attestNewKey()
+            try await harness.database.query("UPDATE attested_keys SET revoked_at = now()")
+            #expect(try await harness.refresh(try #require(revokedKey["refreshToken"])).errorCode == "token_revoked")
+
+            let (_, old) = try await harness.attestNewKey(appVersion: "2.1.3")
+            let (_, unaffected) = try await harness.attestNewKey(appVersion: "3.0.0")
+            try await harness.database.query(
+                "INSERT INTO revocations (app_id, version_pattern, issued_before) VALUES (\(AuthHarness.appID), '2.*', now())")
+            #expect(try await harness.refresh(try #require(old["refreshToken"])).errorCode == "token_revoked")
+            #expect(try await harness.refresh(try #require(unaffected["refreshToken"])).status == .ok)
+            // Attesting again after the revocation gives tokens that refresh.
+            let (_, fresh) = try await harness.attestNewKey(appVersion: "2.1.3")
+            #expect(try await harness.refresh(try #require(fresh["refreshToken"])).status == .ok)
+        }
+    }
+
+    @Test("after a signing key rotation, the old key's tokens verify and refresh until its verification window ends")
+    func signingKeyRotation() async throws {
+        try await AuthHarness.run { harness in
+            let (_, before) = try await harness.attestNewKey()
+            let oldAccess = try #require(before["accessToken"])
+            try await harness.withTokenStore { store in
+                let newKid = try await store.rotate(verifyRetiredFor: .seconds(3600))
+                // A verifier that loads after the rotation knows both keys and publishes both.
+                let verifier = TokenAuthority(store: store, signs: false, logger: .init(label: "test"))
+                #expect(try await verifier.verifyAccessToken(oldAccess).appID == AuthHarness.appID)
+                #expect(try await verifier.jwks().keys.count == 2)
+                #expect(try await verifier.jwks().keys.contains { $0.keyIdentifier?.string == newKid })
+                // The rotation is announced to every verifier.
+                let events = try await harness.database.query("SELECT count(*) FROM outbox WHERE convert_from(payload, 'UTF8') LIKE '%signing_key.rotated%'")
+                for try await count in events.decode(Int.self) { #expect(count == 1) }
+
+                #expect(try await harness.refresh(try #require(before["refreshToken"])).status == .ok)
+
+                try await harness.database.query("UPDATE signing_keys SET verify_until = now() - interval '1 second' WHERE kid <> \(newKid)")
+                let later = TokenAuthority(store: store, signs: false, logger: .init(label: "test"))
+                await #expect(throws: TokenError.self) { try await later.verifyAccessToken(oldAccess) }
+            }
+        }
+    }
+
+    @Test("an access token is not a refresh token, and garbage is not a token")
+    func tokenConfusion() async throws {
+        try await AuthHarness.run { harness in
+            let (_, attested) = try await harness.attestNewKey()
+            #expect(try await harness.refresh(try #require(attested["accessToken"])).errorCode == "invalid_token")
+            #expect(try await harness.refresh("eyJhbGciOiJub25lIn0.e30.").errorCode == "invalid_token")
+            #expect(try await harness.refresh(String(repeating: "a", count: 10_000)).errorCode == "invalid_token")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import AppAttest
+import AppAttestTesting
+import AuthService
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import SesameConfiguration
+import SesameDomain
+import SesameEncryption
+import SesameTokens
+import Logging
+import SesameStorage
+import SesameTestSupport
+import Testing
+
+/// A live auth service on a fresh database with one registered app, a software attester it trusts
+/// (as `SESAME_APP_ATTEST_EXTRA_ROOTS` would configure), and helpers that play the app's part.
+struct AuthHarness: Sendable {
+    static let teamID = "TEAMID1234"
+    static let bundleID = "com.example.app"
+    static let appID = "\(teamID).\(bundleID)"
+
+    let client: any TestClientProtocol
+    let database: PostgresClient
+    let databaseURL: DatabaseURL
+    let attester: SoftwareAttester
+    static let masterKey = Array(repeating: UInt8(7), count: 32)
+
+    struct Reply: @unchecked Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let json: [String: Any]
+        var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+        subscript(key: String) -> String? { json[key] as? String }
+    }
+
+    static func run(policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), _ body: @Sendable (AuthHarness) async throws -> Void)
+        async throws
+    {
+        let attester = try SoftwareAttester()
+        try await TestDatabase.withFreshDatabase { url in
+            let configuration = ServiceConfiguration(
+                databaseURL: url.connectionString, masterKey: MasterKeyMaterial(current: masterKey), port: 0,
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString)
+            let app = try AuthService.buildApplication(configuration: configuration)
+            try await app.test(.live) { client in
+                try await eventually("auth ready") {
+                    try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
+                }
+                try await TestDatabase.withClient(url) { database in
+                    let policyJSON = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+                    let storageID = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+                    try await database.query(
+                        """
+                        INSERT INTO apps (app_id, team_id, bundle_id, storage_id, policy)
+                        VALUES (\(appID), \(teamID), \(bundleID), \(storageID), \(policyJSON)::jsonb)
+                        """)
+                    try await body(AuthHarness(client: client, database: database, databaseURL: url, attester: attester))
+                }
+            }
+        }
+    }
+
+    /// The service's signing key store, on a pool of the test's own.
+    func withTokenStore(_ body: (SigningKeyStore) async throws -> Void) async throws {
+        let pool = Database(url: databaseURL, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            let encryption = EnvelopeEncryption(keyring: try MasterKeyring(current: Self.masterKey))
+            try await body(SigningKeyStore(database: pool, encryption: encryption, logger: Logger(label: "test")))
+        }
+    }
+
+    func post(_ path: String, _ json: [String: Any]) async throws -> Reply {
+        try await post(path, body: JSONSerialization.data(withJSONObject: json))
+    }
+
+    func post(_ path: String, body: Data) async throws -> Reply {
+        try await client.execute(
+            uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body)
+        ) { response in
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+            return Reply(status: response.status, headers: response.headers, json: json)
+        }
+    }
+
+    func get(_ path: String) async throws -> (HTTPResponse.Status, Data) {
+        try await client.execute(uri: path, method: .get) { ($0.status, Data(buffer: $0.body)) }
+    }
+
+    /// A nonce from `POST /v1/auth/challenge`.
+    func challenge() async throws -> [UInt8] {
+        let reply = try await post("/v1/auth/challenge", [:])
+        #expect(reply.status == .ok)
+        return try #require(reply["nonce"].flatMap(Base64.decode))
+    }
+
+    /// The attest body the app sends for `key` over `nonce` (the attestation is made as `recipe` says).
+    func attestBody(
+        _ key: SoftwareAttester.DeviceKey, nonce: [UInt8], environment: AppAttestEnvironment = .development,
+        appVersion: String? = nil, adjust: (inout SoftwareAttester.Recipe) -> Void = { _ in }
+    ) throws -> [String: Any] {
+        var recipe = attester.recipe(
+            for: key, clientDataHash: Array(SHA256.hash(data: nonce)), appId: Self.appID, environment: environment)
+        adjust(&recipe)
+        var body: [String: Any] = [
+            "attestationObject": Data(try attester.attestation(from: recipe)).base64EncodedString(),
+            "keyId": Data(key.keyId).base64EncodedString(), "nonce": Data(nonce).base64EncodedString(),
+            "teamId": Self.teamID, "bundleId": Self.bundleID,
+        ]
+        if let appVersion { body["appVersion"] = appVersion }
+        return body
+    }
+
+    /// Attests a new key and returns it with the token reply.
+    func attestNewKey(environment: AppAttestEnvironment = .development, appVersion: String? = nil) async throws -> (
+        SoftwareAttester.DeviceKey, Reply
+    ) {
+        let key = attester.generateKey()
+        let reply = try await post(
+            "/v1/auth/attest", try attestBody(key, nonce: try await challenge(), environment: environment, appVersion: appVersion))
+        return (key, reply)
+    }
+
+    /// `assertion` and `clientData` for a refresh: client data carrying a fresh challenge, signed with `counter`.
+    func assertionFields(_ key: SoftwareAttester.DeviceKey, counter: UInt32) async throws -> [String: Any] {
+        let clientData = try JSONSerialization.data(withJSONObject: ["challenge": Data(try await challenge()).base64EncodedString()])
+        let assertion = try attester.assert(
+            key, clientDataHash: Array(SHA256.hash(data: clientData)), appId: Self.appID, counter: counter)
+        return ["assertion": Data(assertion).base64EncodedString(), "clientData": clientData.base64EncodedString()]
+    }
+
+    func refresh(_ refreshToken: String, extra: [String: Any] = [:]) async throws -> Reply {
+        try await post("/v1/auth/refresh", extra.merging(["refreshToken": refreshToken]) { $1 })
+    }
+}
