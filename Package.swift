@@ -138,6 +138,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Services/auth/AuthService"
         ),
@@ -274,6 +275,7 @@ let package = Package(
             ],
             path: "Tests/ServiceTests"
         ),
+        .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP"], path: "Tests/SesameHTTPTests"),
         .testTarget(
             name: "AuthServiceTests",
             dependencies: [

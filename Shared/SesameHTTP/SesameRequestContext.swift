@@ -6,9 +6,12 @@ public struct SesameRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The largest body this request may carry, in bytes; enforced by `request.decode` and body collection.
     public var maxUploadSize: Int
+    /// The peer's IP address (the gateway's, behind one: see `ClientAddress`).
+    public let remoteAddress: String?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.maxUploadSize = 1 << 20
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 }

@@ -85,9 +85,9 @@ struct AuthFlowTests {
         try await AuthHarness.run { harness in
             let nonce = try await harness.challenge()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<50 {
+                for index in 0..<50 {
                     let body = try harness.attestBody(harness.attester.generateKey(), nonce: nonce)
-                    group.addTask { Int(try await harness.post("/v1/auth/attest", body).status.code) }
+                    group.addTask { Int(try await harness.post("/v1/auth/attest", body, from: "10.0.0.\(index)").status.code) }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }

@@ -74,14 +74,15 @@ struct AuthHarness: Sendable {
         }
     }
 
-    func post(_ path: String, _ json: [String: Any]) async throws -> Reply {
-        try await post(path, body: JSONSerialization.data(withJSONObject: json))
+    func post(_ path: String, _ json: [String: Any], from clientAddress: String? = nil) async throws -> Reply {
+        try await post(path, body: JSONSerialization.data(withJSONObject: json), from: clientAddress)
     }
 
-    func post(_ path: String, body: Data) async throws -> Reply {
-        try await client.execute(
-            uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body)
-        ) { response in
+    /// POSTs `body`; `clientAddress` arrives as the gateway would forward it.
+    func post(_ path: String, body: Data, from clientAddress: String? = nil) async throws -> Reply {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let clientAddress { headers[.init("X-Forwarded-For")!] = "203.0.113.9, \(clientAddress)" }
+        return try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: body)) { response in
             let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
             return Reply(status: response.status, headers: response.headers, json: json)
         }

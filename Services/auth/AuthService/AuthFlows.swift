@@ -14,6 +14,7 @@ struct AuthFlows: Sendable {
     let keys: AttestedKeyStore
     let families: RefreshTokenFamilies
     let tokens: TokenAuthority
+    let limits: AuthLimits
     let verifier: AppAttestVerifier
     let logger: Logger
 
@@ -29,6 +30,8 @@ struct AuthFlows: Sendable {
         guard keyID.count == 32 else { throw AuthErrors.invalidField("keyId", "must be the 32-byte key id generateKey returned") }
         let appVersion = try Self.appVersion(request.appVersion)
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
+        // Before the challenge is spent: a client told to wait can retry with the same nonce.
+        try AuthLimits.enforce(limits.attestAdmissionPerApp, key: app.appID, jitterSeconds: 5)
 
         // The challenge is spent before the attestation is checked: a refused attempt burns it too.
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }

@@ -23,17 +23,22 @@ public enum AuthService: SesameServiceDefinition {
         let database = dependencies.database
         let tokens = TokenAuthority(
             store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger), signs: true, logger: logger)
+        let limits = AuthLimits()
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: AppDirectory(database: database, logger: logger),
             keys: AttestedKeyStore(database: database, logger: logger), families: RefreshTokenFamilies(database: database, logger: logger),
-            tokens: tokens, verifier: AppAttestVerifier(additionalRoots: try extraRoots(dependencies.configuration.appAttestExtraRootsPEM)),
+            tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(dependencies.configuration.appAttestExtraRootsPEM)),
             logger: logger)
 
         let auth = router.group("v1/auth").add(middleware: RequestLimitsMiddleware(maxBodyBytes: maxBodyBytes))
-        auth.post("challenge") { _, _ in try await flows.challenge() }
+        auth.post("challenge") { request, context in
+            try AuthLimits.enforce(limits.challengePerClient, key: ClientAddress.of(request, context: context))
+            return try await flows.challenge()
+        }
         auth.post("attest") { request, context in
-            try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
+            try AuthLimits.enforce(limits.attestPerClient, key: ClientAddress.of(request, context: context))
+            return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
         }
         auth.post("refresh") { request, context in
             try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))

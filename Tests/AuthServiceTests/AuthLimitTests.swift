@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+
+/// Per-client limits answer 429 with Retry-After, per address as the gateway forwards it.
+@Suite("Auth rate limits", .timeLimit(.minutes(2)))
+struct AuthLimitTests {
+    @Test("a challenge flood from one address gets 429 with Retry-After; another address is unaffected")
+    func challengeFlood() async throws {
+        try await AuthHarness.run { harness in
+            var limited: AuthHarness.Reply?
+            for _ in 0..<300 {
+                let reply = try await harness.post("/v1/auth/challenge", [:], from: "198.51.100.7")
+                if reply.status == .tooManyRequests {
+                    limited = reply
+                    break
+                }
+                #expect(reply.status == .ok)
+            }
+            let refused = try #require(limited, "300 challenges from one address were all served")
+            #expect(refused.errorCode == "rate_limited")
+            #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            #expect(try await harness.post("/v1/auth/challenge", [:], from: "198.51.100.8").status == .ok)
+        }
+    }
+}
