@@ -60,23 +60,5 @@ let fastRelay = OutboxRelayConfiguration(
 func collectEvents(
     from stream: EventStream, timeout: Duration = .seconds(30), until done: @escaping @Sendable ([EventEnvelope]) -> Bool
 ) async throws -> [EventEnvelope] {
-    try await withThrowingTaskGroup(of: [EventEnvelope]?.self) { group in
-        group.addTask {
-            var received: [EventEnvelope] = []
-            for await envelope in stream {
-                received.append(envelope)
-                if done(received) { break }
-            }
-            return received
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let received = first else {
-            throw TestDatabase.Unavailable(description: "timed out waiting for events")
-        }
-        return received
-    }
+    try await collect(from: stream, timeout: timeout, what: "events", until: done)
 }
