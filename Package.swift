@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "SesameTokens",
             dependencies: [
-                "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
+                "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -109,6 +109,7 @@ let package = Package(
         .target(
             name: "SesameHTTP",
             dependencies: [
+                "SesameConfiguration",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -132,7 +133,9 @@ let package = Package(
         .target(
             name: "AuthService",
             dependencies: [
-                "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage",
+                "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
+                "SesameEventBus", "SesameEvents", "SesameKafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -190,6 +193,19 @@ let package = Package(
             ],
             path: "Benchmarks/AppAttestBenchmark",
             exclude: ["pyattest_benchmark.py"]
+        ),
+        .executableTarget(
+            name: "sesame-auth-benchmark",
+            dependencies: [
+                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameStorage",
+                "SesameTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/AuthBenchmark",
+            exclude: ["replay.lua"]
         ),
 
         // MARK: Tests
@@ -275,12 +291,12 @@ let package = Package(
             ],
             path: "Tests/ServiceTests"
         ),
-        .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP"], path: "Tests/SesameHTTPTests"),
+        .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP", "SesameConfiguration"], path: "Tests/SesameHTTPTests"),
         .testTarget(
             name: "AuthServiceTests",
             dependencies: [
                 "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption",
-                "SesameStorage", "SesameTestSupport", "SesameTokens",
+                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameKafka",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

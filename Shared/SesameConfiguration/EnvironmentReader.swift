@@ -44,6 +44,35 @@ public struct EnvironmentReader: Sendable {
         return value
     }
 
+    /// `name` as a duration: whole seconds, or a number with `s`, `m`, `h` or `d` (`900`, `15m`, `30d`),
+    /// within `range`; `defaultValue` when unset.
+    public func duration(_ name: String, default defaultValue: Duration, within range: ClosedRange<Duration>)
+        throws(ConfigurationError) -> Duration
+    {
+        guard let raw = string(name) else { return defaultValue }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var digits = Substring(raw.lowercased())
+        var unit: Int64 = 1
+        if let last = digits.last, let multiplier = units[last] {
+            unit = multiplier
+            digits = digits.dropLast()
+        }
+        guard let count = Int64(digits), count >= 0, count <= Int64.max / 86400, range.contains(.seconds(count * unit)) else {
+            throw ConfigurationError(
+                variable: name,
+                expectation: "a duration from \(Self.describe(range.lowerBound)) to \(Self.describe(range.upperBound)) such as 900, 15m, 12h or 30d, got \"\(raw)\"")
+        }
+        return .seconds(count * unit)
+    }
+
+    private static func describe(_ duration: Duration) -> String {
+        let seconds = duration.components.seconds
+        for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 && seconds >= size {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+
     /// `name` as on/off (`on`, `off`, `true`, `false`, `1`, `0`), `defaultValue` when unset.
     public func flag(_ name: String, default defaultValue: Bool) throws(ConfigurationError) -> Bool {
         guard let raw = string(name) else { return defaultValue }

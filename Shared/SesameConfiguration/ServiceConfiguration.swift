@@ -17,6 +17,11 @@ import Logging
 /// | `SESAME_LOG_FORMAT` | `json` or `text` | `json` |
 /// | `SESAME_MAX_BODY_BYTES` | largest request body accepted | 1 MiB |
 /// | `SESAME_APP_ATTEST_EXTRA_ROOTS` | path of a PEM file of extra App Attest roots (software attesters); refused in production | none |
+/// | `SESAME_TRUSTED_PROXIES` | comma-separated addresses or CIDR ranges of the gateways whose `X-Forwarded-For` is believed | none |
+/// | `SESAME_ACCESS_TOKEN_TTL` | access token lifetime (1m to 24h) | `15m` |
+/// | `SESAME_REFRESH_TOKEN_TTL` | refresh token lifetime (1h to 365d, at least the access lifetime) | `30d` |
+/// | `SESAME_SIGNING_KEY_ROTATION` | how long a token signing key signs before auth replaces it (1h to 365d) | `30d` |
+/// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -40,6 +45,12 @@ public struct ServiceConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// PEM certificates trusted as App Attest roots besides Apple's (development and tests only).
     public var appAttestExtraRootsPEM: String?
+    /// The proxies whose `X-Forwarded-For` entries are believed.
+    public var trustedProxies: [IPAddressRange]
+    /// Token lifetimes and signing key rotation.
+    public var tokenLifetimes: TokenLifetimes
+    /// Attestations admitted per second per app; the burst is twice this.
+    public var attestAdmissionRate: Int
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -59,6 +70,9 @@ public struct ServiceConfiguration: Sendable {
         logFormat: LogFormat = .json,
         maxBodyBytes: Int = 1 << 20,
         appAttestExtraRootsPEM: String? = nil,
+        trustedProxies: [IPAddressRange] = [],
+        tokenLifetimes: TokenLifetimes = TokenLifetimes(),
+        attestAdmissionRate: Int = 50,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -72,6 +86,9 @@ public struct ServiceConfiguration: Sendable {
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
         self.appAttestExtraRootsPEM = appAttestExtraRootsPEM
+        self.trustedProxies = trustedProxies
+        self.tokenLifetimes = tokenLifetimes
+        self.attestAdmissionRate = attestAdmissionRate
         self.warnings = warnings
     }
 
@@ -142,6 +159,21 @@ public struct ServiceConfiguration: Sendable {
             warnings.append("SESAME_APP_ATTEST_EXTRA_ROOTS is set: attestations from a software attester are accepted (development only)")
         }
 
+        var trustedProxies: [IPAddressRange] = []
+        for item in (reader.string("SESAME_TRUSTED_PROXIES") ?? "").split(separator: ",") {
+            let text = item.trimmingCharacters(in: .whitespaces)
+            guard let range = IPAddressRange(text) else {
+                throw ConfigurationError(
+                    variable: "SESAME_TRUSTED_PROXIES", expectation: "comma-separated IP addresses or CIDR ranges, got \"\(text)\"")
+            }
+            trustedProxies.append(range)
+        }
+
+        let day = Duration.seconds(86400)
+        let access = try reader.duration("SESAME_ACCESS_TOKEN_TTL", default: .seconds(900), within: .seconds(60)...day)
+        let refresh = try reader.duration("SESAME_REFRESH_TOKEN_TTL", default: day * 30, within: max(access, .seconds(3600))...day * 365)
+        let rotation = try reader.duration("SESAME_SIGNING_KEY_ROTATION", default: day * 30, within: .seconds(3600)...day * 365)
+
         self.init(
             environment: mode,
             databaseURL: databaseURL,
@@ -154,6 +186,9 @@ public struct ServiceConfiguration: Sendable {
             logFormat: try reader.value("SESAME_LOG_FORMAT", default: LogFormat.json),
             maxBodyBytes: try reader.positiveInteger("SESAME_MAX_BODY_BYTES", default: 1 << 20),
             appAttestExtraRootsPEM: extraRootsPEM,
+            trustedProxies: trustedProxies,
+            tokenLifetimes: TokenLifetimes(access: access, refresh: refresh, signingKeyRotation: rotation),
+            attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
             warnings: warnings
         )
     }

@@ -7,13 +7,14 @@ import SesameEncryption
 import SesameLogging
 import SesameStorage
 
-/// The command line of every Sesame service executable: `serve` (the default) and `migrate`.
+/// The command line of every Sesame service executable: `serve` (the default), `migrate`,
+/// `rewrap-secrets` and the service's own `commands`.
 public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "sesame-\(Service.name)",
             abstract: "The Sesame \(Service.name) service. Configured through SESAME_* environment variables (see README).",
-            subcommands: [Serve.self, Migrate.self, RewrapSecrets.self],
+            subcommands: [Serve.self, Migrate.self, RewrapSecrets.self] + Service.commands,
             defaultSubcommand: Serve.self
         )
     }
@@ -79,7 +80,7 @@ extension ServiceCommand {
 
 /// For one-shot subcommands: reads the configuration, sets up logging, runs a database pool for the
 /// duration of `body`, and shuts the pool down afterwards.
-func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendable>(
+public func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendable>(
     _ service: Service.Type,
     task: String,
     _ body: @Sendable (Database, ServiceConfiguration, Logger) async throws -> Result

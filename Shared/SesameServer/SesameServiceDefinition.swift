@@ -1,3 +1,4 @@
+import ArgumentParser
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -18,9 +19,14 @@ public protocol SesameServiceDefinition: Sendable {
     /// consumers, periodic jobs), which may share state with the routes. That work starts after
     /// PostgreSQL and its migrations and stops before them, after the HTTP server.
     static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service]
+    /// Operator commands of this service besides `serve`, `migrate` and `rewrap-secrets`.
+    static var commands: [any ParsableCommand.Type] { get }
 }
 
 extension SesameServiceDefinition {
+    /// None by default.
+    public static var commands: [any ParsableCommand.Type] { [] }
+
     /// Builds this service's application: the one builder both the executable and the tests use.
     public static func buildApplication(
         configuration: ServiceConfiguration,

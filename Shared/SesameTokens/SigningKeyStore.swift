@@ -8,15 +8,28 @@ import SesameEventBus
 import SesameEvents
 import SesameStorage
 
-/// A token signing key as stored: the public part always, the private part while it signs.
+/// A token signing key as stored.
+///
+/// A key is published (in the JWKS) from its creation, signs from `activatesAt` until a newer key
+/// activates, and verifies until its `verify_until` has passed.
 public struct SigningKey: Sendable {
     /// The key id tokens carry in their header.
     public let kid: String
     public let publicKey: P256.Signing.PublicKey
-    /// Present only for the active key, and only where the store may decrypt it.
+    /// Present while the key signs or is about to, and only where the store may decrypt it.
     public let privateKey: P256.Signing.PrivateKey?
-    /// Nil while the key signs new tokens.
-    public let retiredAt: Date?
+    /// When the key starts signing (in the future for a key published ahead of use).
+    public let activatesAt: Date
+}
+
+/// What a rotation did.
+public struct SigningKeyRotation: Sendable {
+    /// The new key's id.
+    public let kid: String
+    /// When the new key starts signing.
+    public let activatesAt: Date
+    /// Until when the keys it replaced verify the tokens they signed.
+    public let previousVerifyUntil: Date
 }
 
 /// Token signing keys in PostgreSQL (`signing_keys`): ES256 keys whose private parts are sealed with
@@ -37,68 +50,135 @@ public struct SigningKeyStore: Sendable {
 
     static func sealingContext(kid: String) -> String { "signing_keys.private_key_ciphertext:\(kid)" }
 
-    /// Every key that still verifies: the active one and retired ones not yet past `verify_until`.
-    /// - Parameter decryptActive: whether to open the active key's private part (only auth signs).
-    public func usableKeys(decryptActive: Bool) async throws -> [SigningKey] {
+    /// Every key that still verifies, oldest activation first.
+    /// - Parameter decryptSigning: whether to open the private parts of keys that sign now or will
+    ///   (only auth signs).
+    public func usableKeys(decryptSigning: Bool) async throws -> [SigningKey] {
         let rows = try await database.client.query(
             """
-            SELECT kid, public_key, private_key_ciphertext, retired_at FROM signing_keys
-            WHERE retired_at IS NULL OR verify_until > now() ORDER BY created_at
+            SELECT kid, public_key, private_key_ciphertext, activates_at, retired_at IS NULL OR retired_at > now()
+            FROM signing_keys WHERE verify_until IS NULL OR verify_until > now() ORDER BY activates_at, created_at
             """, logger: logger)
         var keys: [SigningKey] = []
-        for try await (kid, publicKey, sealed, retiredAt) in rows.decode((String, Data, Data, Date?).self) {
+        for try await (kid, publicKey, sealed, activatesAt, maySign) in rows.decode((String, Data, Data, Date, Bool).self) {
             var privateKey: P256.Signing.PrivateKey?
-            if decryptActive, retiredAt == nil {
+            if decryptSigning, maySign {
                 let raw = try encryption.open(sealed, context: Self.sealingContext(kid: kid))
                 privateKey = try P256.Signing.PrivateKey(rawRepresentation: raw)
             }
             keys.append(
-                SigningKey(kid: kid, publicKey: try P256.Signing.PublicKey(x963Representation: publicKey), privateKey: privateKey, retiredAt: retiredAt))
+                SigningKey(
+                    kid: kid, publicKey: try P256.Signing.PublicKey(x963Representation: publicKey), privateKey: privateKey,
+                    activatesAt: activatesAt))
         }
         return keys
     }
 
-    /// Creates the first key when there is no active one (several instances may race; one wins).
+    /// Creates the first key when none is current (several instances may race; one wins).
     public func ensureActiveKey() async throws {
         try await database.client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockID))", logger: logger)
-            let active = try await connection.query("SELECT 1 FROM signing_keys WHERE retired_at IS NULL", logger: logger)
-            for try await _ in active { return }
-            let kid = try await insertKey(on: connection)
+            try await lock(connection)
+            guard try await newestCurrentKeyIsDue(within: nil, on: connection) else { return }
+            let (kid, _) = try await insertKey(activatingAfter: .zero, on: connection)
             logger.info("created the first token signing key", metadata: ["kid": "\(kid)"])
         }
     }
 
-    /// Retires the active key (it keeps verifying for `verifyRetiredFor`) and creates a new one; tells
-    /// every verifier through the outbox.
+    /// Replaces the current key by a new one that is published at once and signs after `lead`.
+    ///
+    /// - Parameters:
+    ///   - lead: how long verifiers have to learn the new key before tokens signed by it appear
+    ///     (JWKS caches must have expired); zero signs at once.
+    ///   - verifyRetiredFor: how long the replaced keys verify after they stop signing (the longest
+    ///     token lifetime), or nil to stop them verifying now, refusing every token they signed (a
+    ///     compromised key).
     @discardableResult
-    public func rotate(verifyRetiredFor: Duration) async throws -> String {
+    public func rotate(activatingAfter lead: Duration, verifyRetiredFor: Duration?) async throws -> SigningKeyRotation {
         try await database.client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockID))", logger: logger)
-            let seconds = verifyRetiredFor.wholeSeconds
-            try await connection.query(
-                """
-                UPDATE signing_keys SET retired_at = now(), verify_until = now() + make_interval(secs => \(seconds))
-                WHERE retired_at IS NULL
-                """, logger: logger)
-            let kid = try await insertKey(on: connection)
-            try await Outbox.append(
-                EventEnvelope(appID: nil, event: .signingKeyRotated(SigningKeyRotated(kid: kid))), on: connection, logger: logger)
-            logger.info("rotated the token signing key", metadata: ["kid": "\(kid)"])
-            return kid
+            try await lock(connection)
+            return try await rotate(activatingAfter: lead, verifyRetiredFor: verifyRetiredFor, on: connection)
         }
     }
 
-    private func insertKey(on connection: PostgresConnection) async throws -> String {
+    /// Rotates when the newest key started signing at least `interval` ago (and no successor is
+    /// already waiting); nil when not due. Safe to call from every instance.
+    @discardableResult
+    public func rotateIfDue(every interval: Duration, activatingAfter lead: Duration, verifyRetiredFor: Duration) async throws
+        -> SigningKeyRotation?
+    {
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await lock(connection)
+            guard try await newestCurrentKeyIsDue(within: interval, on: connection) else { return nil }
+            return try await rotate(activatingAfter: lead, verifyRetiredFor: verifyRetiredFor, on: connection)
+        }
+    }
+
+    private func lock(_ connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockID))", logger: logger)
+    }
+
+    /// Whether there is no current key (`within` nil), or the newest one activated more than
+    /// `within` ago.
+    private func newestCurrentKeyIsDue(within interval: Duration?, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT activates_at <= now() - make_interval(secs => \((interval ?? .zero).wholeSeconds)) FROM signing_keys WHERE retired_at IS NULL",
+            logger: logger)
+        for try await isOld in rows.decode(Bool.self) { return interval != nil && isOld }
+        return true
+    }
+
+    private func rotate(activatingAfter lead: Duration, verifyRetiredFor: Duration?, on connection: PostgresConnection) async throws
+        -> SigningKeyRotation
+    {
+        let leadSeconds = lead.wholeSeconds
+        let previousVerifyUntil: Date
+        if let verifyRetiredFor {
+            // Every key still signing then stops when the new one starts (a key waiting to start
+            // never will), and verifies the tokens it signed until they have expired.
+            let rows = try await connection.query(
+                """
+                WITH change AS (SELECT now() + make_interval(secs => \(leadSeconds)) AS handover)
+                UPDATE signing_keys SET retired_at = change.handover,
+                    verify_until = change.handover + make_interval(secs => \(verifyRetiredFor.wholeSeconds))
+                FROM change WHERE retired_at IS NULL OR retired_at > change.handover
+                RETURNING verify_until
+                """, logger: logger)
+            var latest = Date()
+            for try await until in rows.decode(Date.self) { latest = max(latest, until) }
+            previousVerifyUntil = latest
+        } else {
+            let rows = try await connection.query(
+                """
+                UPDATE signing_keys SET retired_at = LEAST(COALESCE(retired_at, now()), now()), verify_until = now()
+                WHERE verify_until IS NULL OR verify_until > now() RETURNING verify_until
+                """, logger: logger)
+            var latest = Date()
+            for try await until in rows.decode(Date.self) { latest = until }
+            previousVerifyUntil = latest
+        }
+        let (kid, activatesAt) = try await insertKey(activatingAfter: lead, on: connection)
+        try await Outbox.append(
+            EventEnvelope(appID: nil, event: .signingKeyRotated(SigningKeyRotated(kid: kid))), on: connection, logger: logger)
+        logger.notice(
+            "rotated the token signing key",
+            metadata: [
+                "kid": "\(kid)", "activates_at": "\(activatesAt)", "previous_keys_revoked": "\(verifyRetiredFor == nil)",
+            ])
+        return SigningKeyRotation(kid: kid, activatesAt: activatesAt, previousVerifyUntil: previousVerifyUntil)
+    }
+
+    private func insertKey(activatingAfter lead: Duration, on connection: PostgresConnection) async throws -> (String, Date) {
         let privateKey = P256.Signing.PrivateKey()
         let kid = Base64.urlEncode((0..<12).map { _ in UInt8.random(in: 0...255) })
         let sealed = Data(try encryption.seal(privateKey.rawRepresentation, context: Self.sealingContext(kid: kid)))
         let publicKey = Data(privateKey.publicKey.x963Representation)
-        try await connection.query(
+        let rows = try await connection.query(
             """
-            INSERT INTO signing_keys (kid, algorithm, public_key, private_key_ciphertext)
-            VALUES (\(kid), 'ES256', \(publicKey), \(sealed))
+            INSERT INTO signing_keys (kid, algorithm, public_key, private_key_ciphertext, activates_at)
+            VALUES (\(kid), 'ES256', \(publicKey), \(sealed), now() + make_interval(secs => \(lead.wholeSeconds)))
+            RETURNING activates_at
             """, logger: logger)
-        return kid
+        for try await activatesAt in rows.decode(Date.self) { return (kid, activatesAt) }
+        throw TokenError("the new signing key was not stored")
     }
 }

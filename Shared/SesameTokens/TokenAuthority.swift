@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Logging
+import SesameConfiguration
 
 /// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
 /// JWKS. Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
@@ -35,7 +36,8 @@ public actor TokenAuthority {
     private let signs: Bool
     private let logger: Logger
     private var keys = JWTKeyCollection()
-    private var activeKid: String?
+    /// The keys this authority may sign with, by activation time.
+    private var signers: [(kid: String, activatesAt: Date)] = []
     private var publicKeys: [(kid: String, key: P256.Signing.PublicKey)] = []
     private var lastLoad: ContinuousClock.Instant?
     /// An unknown `kid` triggers at most one reload per this interval, so garbage tokens cannot
@@ -53,19 +55,19 @@ public actor TokenAuthority {
     /// Loads the usable keys from PostgreSQL (creating the first one when this authority signs).
     public func reload() async throws {
         if signs { try await store.ensureActiveKey() }
-        let loaded = try await store.usableKeys(decryptActive: signs)
+        let loaded = try await store.usableKeys(decryptSigning: signs)
         let collection = JWTKeyCollection()
-        var active: String?
+        var signers: [(kid: String, activatesAt: Date)] = []
         for key in loaded {
             if let privateKey = key.privateKey {
                 await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: key.kid))
-                active = key.kid
+                signers.append((key.kid, key.activatesAt))
             } else {
                 await collection.add(ecdsa: try ES256PublicKey(backing: key.publicKey), kid: JWKIdentifier(string: key.kid))
             }
         }
         keys = collection
-        activeKid = active
+        self.signers = signers
         publicKeys = loaded.map { ($0.kid, $0.publicKey) }
         lastLoad = .now
     }
@@ -74,10 +76,23 @@ public actor TokenAuthority {
         if lastLoad == nil { try await reload() }
     }
 
+    /// The key that signs at `now`: the newest one already active. Before the first activation
+    /// (clocks may differ slightly from PostgreSQL's) the earliest one.
+    private func signer(at now: Date) -> String? {
+        (signers.last { $0.activatesAt <= now } ?? signers.first)?.kid
+    }
+
+    /// The id of the key that signs tokens issued now.
+    public func signingKeyID(now: Date = Date()) async throws -> String? {
+        try await loadIfNeeded()
+        return signer(at: now)
+    }
+
     /// A new access and refresh token for `subject`, in refresh-token `family` at `generation`.
     public func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
         try await loadIfNeeded()
-        guard let activeKid else { throw TokenError("no active signing key") }
+        if signer(at: now) == nil { try await reload() }
+        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
         let access = AccessTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, issuedAt: .init(value: now),

@@ -64,3 +64,8 @@ public struct RefreshTokenClaims: JWTPayload, Equatable {
         }
     }
 }
+
+extension Duration {
+    /// The duration in whole seconds, as PostgreSQL intervals and JWT claims use them.
+    var wholeSeconds: Int64 { components.seconds }
+}

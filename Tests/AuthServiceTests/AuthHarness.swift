@@ -42,8 +42,11 @@ struct AuthHarness: Sendable {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
-                databaseURL: url.connectionString, masterKey: MasterKeyMaterial(current: masterKey), port: 0,
-                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString)
+                databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
+                masterKey: MasterKeyMaterial(current: masterKey), port: 0,
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
+                // The test client is the gateway: `post(from:)` says which client it forwards for.
+                trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!])
             let app = try AuthService.buildApplication(configuration: configuration)
             try await app.test(.live) { client in
                 try await eventually("auth ready") {

@@ -100,6 +100,10 @@ struct ServiceConfigurationTests {
             ("SESAME_PORT", "70000"), ("SESAME_PORT", "http"), ("SESAME_ENVIRONMENT", "staging"),
             ("SESAME_LOG_FORMAT", "xml"), ("SESAME_LOG_LEVEL", "loud"), ("SESAME_MAX_BODY_BYTES", "-1"),
             ("SESAME_KAFKA_BROKERS", ","), ("SESAME_KAFKA_IDEMPOTENCE", "maybe"),
+            ("SESAME_TRUSTED_PROXIES", "10.0.0.0/33"), ("SESAME_TRUSTED_PROXIES", "gateway"), ("SESAME_TRUSTED_PROXIES", "10.1.2.3/8/1"),
+            ("SESAME_ACCESS_TOKEN_TTL", "30s"), ("SESAME_ACCESS_TOKEN_TTL", "2d"), ("SESAME_ACCESS_TOKEN_TTL", "15 minutes"),
+            ("SESAME_REFRESH_TOKEN_TTL", "10m"), ("SESAME_REFRESH_TOKEN_TTL", "-1d"), ("SESAME_SIGNING_KEY_ROTATION", "400d"),
+            ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"),
         ]
     )
     func invalidValues(variable: String, value: String) {
@@ -108,6 +112,52 @@ struct ServiceConfigurationTests {
             Issue.record("expected \(variable)=\(value) to be refused")
         } catch {
             #expect(error.variable == variable)
+        }
+    }
+
+    @Test("token lifetimes, trusted proxies and the admission rate are read with units and defaults")
+    func tokensAndProxies() throws {
+        let defaults = try ServiceConfiguration(environment: [:], defaultPort: 1)
+        #expect(defaults.tokenLifetimes == TokenLifetimes())
+        #expect(defaults.tokenLifetimes.access == .seconds(900))
+        #expect(defaults.trustedProxies.isEmpty)
+        #expect(defaults.attestAdmissionRate == 50)
+
+        let configured = try ServiceConfiguration(
+            environment: [
+                "SESAME_ACCESS_TOKEN_TTL": "5m", "SESAME_REFRESH_TOKEN_TTL": "7d", "SESAME_SIGNING_KEY_ROTATION": "3600",
+                "SESAME_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8,fd00::/8", "SESAME_ATTEST_ADMISSION_RATE": "90",
+            ], defaultPort: 1)
+        #expect(configured.tokenLifetimes == TokenLifetimes(access: .seconds(300), refresh: .seconds(7 * 86400), signingKeyRotation: .seconds(3600)))
+        #expect(configured.trustedProxies.map(\.description) == ["127.0.0.1", "10.0.0.0/8", "fd00::/8"])
+        #expect(configured.attestAdmissionRate == 90)
+
+        // A refresh token may not live shorter than the access token it renews.
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration(environment: ["SESAME_ACCESS_TOKEN_TTL": "24h", "SESAME_REFRESH_TOKEN_TTL": "2h"], defaultPort: 1)
+        }
+    }
+
+    @Test("IP ranges: CIDR membership for IPv4 and IPv6, IPv4-mapped peers, garbage refused")
+    func ipAddressRanges() throws {
+        let private10 = try #require(IPAddressRange("10.0.0.0/8"))
+        #expect(private10.contains("10.255.1.2"))
+        #expect(!private10.contains("11.0.0.1"))
+        #expect(private10.contains("::ffff:10.0.0.7"))
+        #expect(!private10.contains("not an address"))
+        let odd = try #require(IPAddressRange("192.168.1.128/25"))
+        #expect(odd.contains("192.168.1.200"))
+        #expect(!odd.contains("192.168.1.127"))
+        let single = try #require(IPAddressRange("127.0.0.1"))
+        #expect(single.contains("127.0.0.1"))
+        #expect(!single.contains("127.0.0.2"))
+        let v6 = try #require(IPAddressRange("fd00::/8"))
+        #expect(v6.contains("fd12:3456::1"))
+        #expect(!v6.contains("fe80::1"))
+        #expect(!v6.contains("10.0.0.1"))
+        #expect(try #require(IPAddressRange("0.0.0.0/0")).contains("8.8.8.8"))
+        for garbage in ["", "10.0.0.0/", "10.0.0.0/x", "10.0.0.256", "::1/129", "example.com"] {
+            #expect(IPAddressRange(garbage) == nil, "\(garbage)")
         }
     }
 

@@ -10,7 +10,12 @@ struct AuthLimits: Sendable {
     // Generous per address: many devices can share one behind carrier-grade NAT.
     var challengePerClient = RateLimiter(.init(rate: 20, burst: 100))
     var attestPerClient = RateLimiter(.init(rate: 10, burst: 50))
-    var attestAdmissionPerApp = RateLimiter(.init(rate: 50, burst: 100))
+    var attestAdmissionPerApp: RateLimiter
+
+    /// - Parameter admissionRate: attestations admitted per second per app (`SESAME_ATTEST_ADMISSION_RATE`).
+    init(admissionRate: Int) {
+        attestAdmissionPerApp = RateLimiter(.init(rate: Double(admissionRate), burst: Double(admissionRate * 2)))
+    }
 
     /// Spends a token of `key` in `limiter`, or throws 429 with `Retry-After` (plus up to
     /// `jitterSeconds` random seconds).

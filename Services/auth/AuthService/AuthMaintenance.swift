@@ -1,27 +1,30 @@
 import Logging
 import ServiceLifecycle
+import SesameConfiguration
 import SesameStorage
 import SesameTokens
 
-/// Periodic upkeep: reload the token signing keys (another instance may have rotated them) and
-/// delete expired challenges.
+/// Periodic upkeep: rotate the token signing key when it is due, reload the signing keys (another
+/// instance may have rotated them) and delete expired challenges.
 struct AuthMaintenance: Service {
     let tokens: TokenAuthority
+    let signingKeys: SigningKeyStore
     let challenges: ChallengeStore
     let logger: Logger
     var interval: Duration = .seconds(60)
+
+    /// How long a scheduled new key is published before it signs: longer than the JWKS may be
+    /// cached (`Cache-Control: max-age=300`), so no verifier meets a token signed by a key it
+    /// cannot know yet.
+    static let publicationLead: Duration = .seconds(600)
 
     func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 // Bounded, and abandoned on shutdown: PostgresNIO waits a minute for a connection
                 // while PostgreSQL is down, which would hold up a graceful stop.
-                let (tokens, challenges) = (tokens, challenges)
-                let pruned = try await cancelWhenGracefulShutdown {
-                    try await withTimeout(.seconds(30)) {
-                        try await tokens.reload()
-                        return try await challenges.pruneExpired()
-                    }
+                let pruned = try await cancelWhenGracefulShutdown { [self] in
+                    try await withTimeout(.seconds(30)) { try await upkeep() }
                 }
                 if pruned > 0 { logger.debug("pruned expired challenges", metadata: ["count": "\(pruned)"]) }
             } catch {
@@ -30,5 +33,14 @@ struct AuthMaintenance: Service {
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
+    }
+
+    /// One round; returns the number of challenges pruned.
+    func upkeep() async throws -> Int {
+        let lifetimes = tokens.lifetimes
+        try await signingKeys.rotateIfDue(
+            every: lifetimes.signingKeyRotation, activatingAfter: Self.publicationLead, verifyRetiredFor: lifetimes.retiredKeyVerification)
+        try await tokens.reload()
+        return try await challenges.pruneExpired()
     }
 }

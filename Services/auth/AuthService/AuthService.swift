@@ -1,10 +1,14 @@
 import AppAttest
+import ArgumentParser
 import Foundation
 import Hummingbird
 import ServiceLifecycle
 import SwiftASN1
 import X509
+import SesameEventBus
+import SesameEvents
 import SesameHTTP
+import SesameKafka
 import SesameServer
 import SesameTokens
 
@@ -18,26 +22,31 @@ public enum AuthService: SesameServiceDefinition {
     /// How long a challenge stays redeemable.
     static let challengeLifetime: Duration = .seconds(300)
 
+    /// `rotate-signing-key`.
+    public static var commands: [any ParsableCommand.Type] { [RotateSigningKeyCommand.self] }
+
     public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
         let logger = dependencies.logger
         let database = dependencies.database
-        let tokens = TokenAuthority(
-            store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger), signs: true, logger: logger)
-        let limits = AuthLimits()
+        let configuration = dependencies.configuration
+        let signingKeys = SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger)
+        let tokens = TokenAuthority(store: signingKeys, lifetimes: configuration.tokenLifetimes, signs: true, logger: logger)
+        let limits = AuthLimits(admissionRate: configuration.attestAdmissionRate)
+        let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: AppDirectory(database: database, logger: logger),
             keys: AttestedKeyStore(database: database, logger: logger), families: RefreshTokenFamilies(database: database, logger: logger),
-            tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(dependencies.configuration.appAttestExtraRootsPEM)),
+            tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
             logger: logger)
 
         let auth = router.group("v1/auth").add(middleware: RequestLimitsMiddleware(maxBodyBytes: maxBodyBytes))
         auth.post("challenge") { request, context in
-            try AuthLimits.enforce(limits.challengePerClient, key: ClientAddress.of(request, context: context))
+            try AuthLimits.enforce(limits.challengePerClient, key: clients.address(of: request, context: context))
             return try await flows.challenge()
         }
         auth.post("attest") { request, context in
-            try AuthLimits.enforce(limits.attestPerClient, key: ClientAddress.of(request, context: context))
+            try AuthLimits.enforce(limits.attestPerClient, key: clients.address(of: request, context: context))
             return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
         }
         auth.post("refresh") { request, context in
@@ -54,7 +63,13 @@ public enum AuthService: SesameServiceDefinition {
         auth.get("jwks", use: jwks)
         router.get(".well-known/jwks.json", use: jwks)
 
-        return [AuthMaintenance(tokens: tokens, challenges: challenges, logger: logger)]
+        let revocations = try KafkaBroadcastConsumer(
+            configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
+        return [
+            AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, logger: logger),
+            revocations,
+            SigningKeyWatcher(events: EventStream(consumer: revocations, logger: logger), tokens: tokens, logger: logger),
+        ]
     }
 
     /// The certificates of a PEM bundle (configuration allows one only in development).

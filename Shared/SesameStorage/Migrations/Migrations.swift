@@ -2,6 +2,7 @@
 public enum Migrations {
     /// The full sequence.
     public static let all: [Migration] = [
-        baseSchema
+        baseSchema,
+        signingKeyActivation,
     ]
 }
