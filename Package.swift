@@ -96,6 +96,11 @@ let package = Package(
         ),
         .target(name: "SesameDomain", path: "Shared/SesameDomain"),
         .target(
+            name: "SesameVault",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            path: "Shared/SesameVault"
+        ),
+        .target(
             name: "SesameTokens",
             dependencies: [
                 "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
@@ -152,8 +157,13 @@ let package = Package(
         .target(
             name: "AdminService",
             dependencies: [
-                "SesameServer", "SesameEventBus", "SesameKafka",
+                "SesameServer", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "SesameEncryption", "SesameStorage",
+                "SesameHTTP", "SesameVault",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/admin/AdminService"
         ),
@@ -292,6 +302,18 @@ let package = Package(
             path: "Tests/ServiceTests"
         ),
         .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP", "SesameConfiguration"], path: "Tests/SesameHTTPTests"),
+        .testTarget(
+            name: "AdminServiceTests",
+            dependencies: [
+                "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport", "SesameVault",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/AdminServiceTests"
+        ),
+        .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
+        .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Tests/SesameVaultTests", resources: [.copy("Vectors")]),
         .testTarget(
             name: "AuthServiceTests",
             dependencies: [

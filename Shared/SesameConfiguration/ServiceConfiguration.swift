@@ -22,6 +22,8 @@ import Logging
 /// | `SESAME_REFRESH_TOKEN_TTL` | refresh token lifetime (1h to 365d, at least the access lifetime) | `30d` |
 /// | `SESAME_SIGNING_KEY_ROTATION` | how long a token signing key signs before auth replaces it (1h to 365d) | `30d` |
 /// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
+/// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
+/// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -51,6 +53,10 @@ public struct ServiceConfiguration: Sendable {
     public var tokenLifetimes: TokenLifetimes
     /// Attestations admitted per second per app; the burst is twice this.
     public var attestAdmissionRate: Int
+    /// The operator credential for registering apps over the management API.
+    public var operatorToken: String?
+    /// The largest config document, in bytes.
+    public var maxConfigBytes: Int
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -73,6 +79,8 @@ public struct ServiceConfiguration: Sendable {
         trustedProxies: [IPAddressRange] = [],
         tokenLifetimes: TokenLifetimes = TokenLifetimes(),
         attestAdmissionRate: Int = 50,
+        operatorToken: String? = nil,
+        maxConfigBytes: Int = 1 << 20,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -89,6 +97,8 @@ public struct ServiceConfiguration: Sendable {
         self.trustedProxies = trustedProxies
         self.tokenLifetimes = tokenLifetimes
         self.attestAdmissionRate = attestAdmissionRate
+        self.operatorToken = operatorToken
+        self.maxConfigBytes = maxConfigBytes
         self.warnings = warnings
     }
 
@@ -169,6 +179,17 @@ public struct ServiceConfiguration: Sendable {
             trustedProxies.append(range)
         }
 
+        let operatorToken = reader.string("SESAME_OPERATOR_TOKEN")
+        if let operatorToken, operatorToken.utf8.count < 32 {
+            throw ConfigurationError(
+                variable: "SESAME_OPERATOR_TOKEN", expectation: "at least 32 characters (generate one with: openssl rand -base64 32)")
+        }
+        if operatorToken == nil, mode == .production {
+            throw ConfigurationError(
+                variable: "SESAME_OPERATOR_TOKEN",
+                expectation: "required in production: at least 32 characters (generate one with: openssl rand -base64 32)")
+        }
+
         let day = Duration.seconds(86400)
         let access = try reader.duration("SESAME_ACCESS_TOKEN_TTL", default: .seconds(900), within: .seconds(60)...day)
         let refresh = try reader.duration("SESAME_REFRESH_TOKEN_TTL", default: day * 30, within: max(access, .seconds(3600))...day * 365)
@@ -189,6 +210,8 @@ public struct ServiceConfiguration: Sendable {
             trustedProxies: trustedProxies,
             tokenLifetimes: TokenLifetimes(access: access, refresh: refresh, signingKeyRotation: rotation),
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
+            operatorToken: operatorToken,
+            maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),
             warnings: warnings
         )
     }

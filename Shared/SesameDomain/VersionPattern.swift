@@ -40,6 +40,18 @@ public struct VersionPattern: Sendable, Hashable, CustomStringConvertible {
         return isWildcard ? Array(numbers.prefix(components.count)) == components : numbers == components
     }
 
+    /// The patterns that could serve an app at `version`, most specific first: `2.1.3`, `2.1.*`,
+    /// `2.*`, `*` (the first one that exists wins); nil when `version` is not `N`, `N.N` or `N.N.N`.
+    public static func lookupOrder(for version: String) -> [String]? {
+        let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), version.utf8.count <= 32,
+            parts.allSatisfy({ !$0.isEmpty && $0.count <= 9 && $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else { return nil }
+        var numbers = parts.compactMap { Int($0) }.map(String.init)
+        while numbers.count < 3 { numbers.append("0") }
+        return [numbers.joined(separator: "."), "\(numbers[0]).\(numbers[1]).*", "\(numbers[0]).*", "*"]
+    }
+
     public var description: String {
         (components.map(String.init) + (isWildcard ? ["*"] : [])).joined(separator: ".")
     }

@@ -32,7 +32,10 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder().encode(Body(error: .init(code: code, message: message)))
+        // Sorted keys: the same refusal is the same bytes, whatever the cause behind it.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(Body(error: .init(code: code, message: message)))
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// The request context every Sesame service uses: Hummingbird's core storage plus a per-request
@@ -8,6 +9,13 @@ public struct SesameRequestContext: RequestContext {
     public var maxUploadSize: Int
     /// The peer's IP address (the gateway's, behind one: see `ClientAddress`).
     public let remoteAddress: String?
+
+    /// JSON responses write dates as ISO 8601 (`2026-11-22T21:04:11Z`), not Foundation's default.
+    public var responseEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

@@ -42,6 +42,19 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("production without an operator token refuses to start; development runs without one")
+    func productionRequiresOperatorToken() throws {
+        do {
+            _ = try ServiceConfiguration(
+                environment: ["SESAME_ENVIRONMENT": "production", "SESAME_MASTER_KEY": validKey, "SESAME_DATABASE_URL": "postgres://u@h/d"],
+                defaultPort: 1)
+            Issue.record("expected a configuration error")
+        } catch {
+            #expect(error.variable == "SESAME_OPERATOR_TOKEN")
+        }
+        #expect(try ServiceConfiguration(environment: [:], defaultPort: 1).operatorToken == nil)
+    }
+
     @Test("production without a database URL refuses to start")
     func productionRequiresDatabase() {
         do {
@@ -79,6 +92,7 @@ struct ServiceConfigurationTests {
                 "SESAME_ENVIRONMENT": "PRODUCTION", "SESAME_MASTER_KEY": validKey, "SESAME_MASTER_KEY_PREVIOUS": previous,
                 "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame", "SESAME_PORT": "9000", "SESAME_LOG_FORMAT": "text",
                 "SESAME_LOG_LEVEL": "debug", "SESAME_KAFKA_BROKERS": "k1:9092, k2:9092", "SESAME_KAFKA_IDEMPOTENCE": "off",
+                "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32),
             ],
             defaultPort: 8081
         )
@@ -103,7 +117,7 @@ struct ServiceConfigurationTests {
             ("SESAME_TRUSTED_PROXIES", "10.0.0.0/33"), ("SESAME_TRUSTED_PROXIES", "gateway"), ("SESAME_TRUSTED_PROXIES", "10.1.2.3/8/1"),
             ("SESAME_ACCESS_TOKEN_TTL", "30s"), ("SESAME_ACCESS_TOKEN_TTL", "2d"), ("SESAME_ACCESS_TOKEN_TTL", "15 minutes"),
             ("SESAME_REFRESH_TOKEN_TTL", "10m"), ("SESAME_REFRESH_TOKEN_TTL", "-1d"), ("SESAME_SIGNING_KEY_ROTATION", "400d"),
-            ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"),
+            ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"), ("SESAME_OPERATOR_TOKEN", "short"), ("SESAME_MAX_CONFIG_BYTES", "0"),
         ]
     )
     func invalidValues(variable: String, value: String) {

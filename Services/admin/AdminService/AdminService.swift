@@ -1,3 +1,6 @@
+import ArgumentParser
+import Crypto
+import Foundation
 import Hummingbird
 import ServiceLifecycle
 import SesameEventBus
@@ -5,18 +8,38 @@ import SesameHTTP
 import SesameKafka
 import SesameServer
 
-/// The `sesame-admin` service: its name, default port, routes and background work.
+/// The `sesame-admin` service: the management API (provisioning keys, configs, audit) and, in the
+/// background, the outbox relay that publishes every event Sesame emits (it creates the Sesame
+/// topics before publishing).
 public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static let defaultPort = 8083
 
-    /// No routes yet. In the background: the Kafka producer and the outbox relay (admin publishes
-    /// every event Sesame emits; the relay creates the Sesame topics before publishing).
+    /// `keys create`.
+    public static var commands: [any ParsableCommand.Type] { [KeysCommand.self] }
+
     public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
-        let producer = try KafkaProducer(configuration: dependencies.kafka, logger: dependencies.logger)
+        let (database, logger, configuration) = (dependencies.database, dependencies.logger, dependencies.configuration)
+        let keys = ProvisioningKeyStore(database: database, pathKey: storageIDKey(masterKey: configuration.masterKey.current), logger: logger)
+        let authenticator = AdminAuthenticator(keys: keys, operatorToken: configuration.operatorToken)
+        let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
+
+        // Room for the largest config plus its JSON wrapping.
+        let admin = router.group("v1/admin").add(middleware: RequestLimitsMiddleware(maxBodyBytes: configuration.maxConfigBytes + 64 * 1024))
+        KeyRoutes.add(to: admin, authenticator: authenticator, keys: keys)
+        ConfigRoutes.add(to: admin, authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes)
+        AuditRoutes.add(to: admin, authenticator: authenticator, audit: AuditLog(database: database, logger: logger))
+
+        let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(
-            database: dependencies.database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka),
-            logger: dependencies.logger)
+            database: database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka), logger: logger)
         return [producer, relay]
+    }
+
+    /// The key app storage ids are derived from. Derived from the master key in use when the app is
+    /// registered; the id is stored then, so a later master key rotation does not move it.
+    static func storageIDKey(masterKey: [UInt8]) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: masterKey), info: Data("sesame storage id".utf8), outputByteCount: 32)
     }
 }

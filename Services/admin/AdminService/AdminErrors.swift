@@ -1,0 +1,39 @@
+import HTTPTypes
+import SesameHTTP
+
+/// Every refusal the management API answers with: a stable code, and a message that says what to do.
+enum AdminErrors {
+    static let missingCredential = APIError(
+        .unauthorized, code: "unauthorized",
+        message: "Send a provisioning key as 'Authorization: Bearer sk_prod_…' (the sesame CLI reads it from SESAME_KEY).")
+    static let invalidCredential = APIError(
+        .unauthorized, code: "unauthorized", message: "This provisioning key is unknown or revoked; ask for a new one.")
+    static let operatorRequired = APIError(
+        .unauthorized, code: "unauthorized",
+        message: "Registering a new app needs the operator token (SESAME_OPERATOR_TOKEN) or 'sesame-admin keys create' run next to the database.")
+    /// The same answer whether the app does not exist or belongs to another key: no hint either way.
+    static let appNotFound = APIError(
+        .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
+    static let keyNotFound = APIError(
+        .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static func invalidField(_ field: String, _ problem: String) -> APIError {
+        APIError(.badRequest, code: "invalid_request", message: "\"\(field)\" \(problem).")
+    }
+    static func invalidPattern(_ description: String) -> APIError {
+        APIError(.badRequest, code: "invalid_version_pattern", message: description + ".")
+    }
+    static func configTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: "config_too_large", message: "The config is larger than \(limit) bytes (SESAME_MAX_CONFIG_BYTES).")
+    }
+    static func patternNotFound(_ pattern: String) -> APIError {
+        APIError(.notFound, code: "pattern_not_found", message: "No config is published for version pattern '\(pattern)'; see 'sesame config:view'.")
+    }
+    static func revisionNotFound(_ pattern: String, _ revision: Int64) -> APIError {
+        APIError(
+            .notFound, code: "revision_not_found",
+            message: "Version pattern '\(pattern)' has no revision \(revision) with a config to restore; see 'sesame config:history'.")
+    }
+    static func noMatch(_ version: String) -> APIError {
+        APIError(.notFound, code: "no_matching_config", message: "No published pattern matches version \(version); upload one for '*' as a default.")
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+import SesameVault
+
+/// `config/…`: upload, view, delete, history, rollback, resolve.
+enum ConfigRoutes {
+    static func add(
+        to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, configs: ConfigStore, maxConfigBytes: Int
+    ) {
+        group.post("config/upload") { request, context -> UploadResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: UploadRequest.self, context: context)
+            let pattern = try validPattern(body.version)
+            guard body.config.objectValue != nil else { throw AdminErrors.invalidField("config", "must be a JSON object") }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let document = Array(try encoder.encode(body.config))
+            guard document.count <= maxConfigBytes else { throw AdminErrors.configTooLarge(limit: maxConfigBytes) }
+            // A vault envelope is stored as the opaque ciphertext it is; Sesame cannot open it.
+            let zeroKnowledge: Bool
+            do {
+                zeroKnowledge = try VaultEnvelope.decode(document) != nil
+            } catch {
+                throw AdminErrors.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
+            }
+            let revision = try await configs.upload(appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, caller: caller)
+            let patterns = try await configs.manifest(appID: appID).map(\.pattern)
+            return UploadResponse(
+                message: "Published revision \(revision) for version pattern '\(pattern)'\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").", pattern: pattern, revision: revision,
+                totalPatterns: patterns.count, allPatterns: patterns)
+        }
+
+        group.get("config") { request, _ -> ManifestResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return ManifestResponse(appId: appID, patterns: try await configs.manifest(appID: appID))
+        }
+
+        group.delete("config") { request, _ -> DeleteResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let pattern = try request.uri.queryParameters.get("version").map { try validPattern(String($0)) }
+            let deleted = try await configs.delete(appID: appID, pattern: pattern, caller: caller)
+            if let pattern, deleted.isEmpty { throw AdminErrors.patternNotFound(pattern) }
+            let message =
+                pattern == nil
+                ? "Deleted every pattern (\(deleted.count)): apps now get no config until you upload one."
+                : "Deleted version pattern '\(deleted[0])'; its history is kept."
+            return DeleteResponse(message: message, deleted: deleted)
+        }
+
+        group.get("config/history") { request, _ -> HistoryResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            let pattern = try request.uri.queryParameters.get("version").map { try validPattern(String($0)) }
+            return HistoryResponse(revisions: try await configs.history(appID: appID, pattern: pattern))
+        }
+
+        group.post("config/rollback") { request, context -> RollbackResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: RollbackRequest.self, context: context)
+            let pattern = try validPattern(body.version)
+            guard let revision = try await configs.rollback(appID: appID, pattern: pattern, to: body.revision, caller: caller) else {
+                throw AdminErrors.revisionNotFound(pattern, body.revision)
+            }
+            return RollbackResponse(
+                message: "Version pattern '\(pattern)' now serves the config of revision \(body.revision), as revision \(revision).",
+                pattern: pattern, revision: revision, restoredFrom: body.revision)
+        }
+
+        group.get("config/resolve") { request, _ -> ResolveResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            guard let version = request.uri.queryParameters.get("version") else {
+                throw AdminErrors.invalidField("version", "is required: the app version to resolve, such as 2.1.3")
+            }
+            guard let candidates = VersionPattern.lookupOrder(for: String(version)) else {
+                throw AdminErrors.invalidField("version", "must be an app version such as 2.1.3")
+            }
+            let live = try await configs.manifest(appID: appID)
+            for candidate in candidates {
+                if let state = live.first(where: { $0.pattern == candidate }) {
+                    return ResolveResponse(
+                        requestedVersion: String(version), matchedPattern: state.pattern, revision: state.revision,
+                        zeroKnowledge: state.zeroKnowledge)
+                }
+            }
+            throw AdminErrors.noMatch(String(version))
+        }
+    }
+
+    /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.
+    static func validPattern(_ text: String) throws -> String {
+        do {
+            return try VersionPattern(text).description
+        } catch {
+            throw AdminErrors.invalidPattern(error.description)
+        }
+    }
+}

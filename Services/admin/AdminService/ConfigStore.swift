@@ -1,0 +1,176 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEncryption
+import SesameEventBus
+import SesameEvents
+import SesameStorage
+
+/// A pattern's current state, as the manifest shows it.
+struct PatternState: Codable, Sendable {
+    let pattern: String
+    let revision: Int64
+    let sizeBytes: Int
+    let zeroKnowledge: Bool
+    let updatedAt: Date
+    let updatedBy: String?
+}
+
+/// One revision, as the history shows it.
+struct RevisionInfo: Codable, Sendable {
+    let pattern: String
+    let revision: Int64
+    let action: String
+    let sizeBytes: Int
+    let sha256: String?
+    let zeroKnowledge: Bool
+    let restoredFrom: Int64?
+    let createdAt: Date
+    let createdBy: String?
+}
+
+/// Config revisions: every upload, delete and rollback is a new row; nothing is overwritten. Each
+/// mutation writes its audit entry and its outbox event in the same transaction.
+struct ConfigStore: Sendable {
+    let database: Database
+    let encryption: EnvelopeEncryption
+    let logger: Logger
+
+    /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns that revision.
+    func upload(appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, caller: Caller) async throws -> Int64 {
+        let sealed = Data(try encryption.seal(body, context: ConfigDocument.sealingContext(appID: appID, pattern: pattern)))
+        let digest = Data(SHA256.hash(data: body))
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
+            try await connection.query(
+                """
+                INSERT INTO config_revisions (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, created_by_key)
+                VALUES (\(appID), \(pattern), \(revision), 'upload', \(sealed), \(zeroKnowledge), \(body.count), \(digest), \(caller.keyID))
+                """, logger: logger)
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "config.upload", pattern: pattern, revision: revision,
+                    details: ["sizeBytes": .integer(Int64(body.count)), "zeroKnowledge": .bool(zeroKnowledge)]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(
+                    appID: appID, event: .configPublished(ConfigPublished(pattern: pattern, revision: revision, zeroKnowledge: zeroKnowledge))),
+                on: connection, logger: logger)
+            return revision
+        }
+    }
+
+    /// Publishes the body of an earlier `revision` of `pattern` as its next revision; nil when that
+    /// revision does not exist or holds no body (a delete).
+    func rollback(appID: String, pattern: String, to revision: Int64, caller: Caller) async throws -> Int64? {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let next = try await nextRevision(appID: appID, pattern: pattern, on: connection)
+            let rows = try await connection.query(
+                """
+                INSERT INTO config_revisions
+                    (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, restored_from, created_by_key)
+                SELECT app_id, pattern, \(next), 'rollback', body, zero_knowledge, size_bytes, body_sha256, revision, \(caller.keyID)
+                FROM config_revisions
+                WHERE app_id = \(appID) AND pattern = \(pattern) AND revision = \(revision) AND body IS NOT NULL
+                RETURNING zero_knowledge
+                """, logger: logger)
+            var restored = false
+            for try await _ in rows.decode(Bool.self) { restored = true }
+            guard restored else { return nil }
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "config.rollback", pattern: pattern, revision: next, details: ["restoredFrom": .integer(revision)]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(appID: appID, event: .configRolledBack(ConfigRolledBack(pattern: pattern, revision: next, previousRevision: revision))),
+                on: connection, logger: logger)
+            return next
+        }
+    }
+
+    /// Deletes `pattern` (every pattern when nil) by recording a delete revision; returns the
+    /// patterns deleted (none when nothing was published there).
+    func delete(appID: String, pattern: String?, caller: Caller) async throws -> [String] {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let live = try await livePatterns(appID: appID, on: connection).map(\.pattern).filter { pattern == nil || $0 == pattern }
+            for target in live {
+                let revision = try await nextRevision(appID: appID, pattern: target, on: connection)
+                try await connection.query(
+                    """
+                    INSERT INTO config_revisions (app_id, pattern, revision, action, created_by_key)
+                    VALUES (\(appID), \(target), \(revision), 'delete', \(caller.keyID))
+                    """, logger: logger)
+                try await AuditLog.append(
+                    AuditEntry(actor: caller.auditName, action: "config.delete", pattern: target, revision: revision),
+                    appID: appID, on: connection, logger: logger)
+            }
+            if !live.isEmpty {
+                try await Outbox.append(
+                    EventEnvelope(appID: appID, event: .configDeleted(ConfigDeleted(patterns: live))), on: connection, logger: logger)
+            }
+            return live
+        }
+    }
+
+    /// The patterns with a published config, and their current revisions.
+    func manifest(appID: String) async throws -> [PatternState] {
+        try await database.client.withConnection { connection in try await livePatterns(appID: appID, on: connection) }
+    }
+
+    /// Every revision of `pattern` (of every pattern when nil), newest first.
+    func history(appID: String, pattern: String?) async throws -> [RevisionInfo] {
+        let rows = try await database.client.query(
+            """
+            SELECT r.pattern, r.revision, r.action, r.size_bytes, r.body_sha256, r.zero_knowledge, r.restored_from, r.created_at,
+                   k.name || ' (' || k.key_hint || ')'
+            FROM config_revisions r LEFT JOIN provisioning_keys k ON k.key_id = r.created_by_key
+            WHERE r.app_id = \(appID) AND (\(pattern)::text IS NULL OR r.pattern = \(pattern))
+            ORDER BY r.pattern, r.revision DESC
+            """, logger: logger)
+        var revisions: [RevisionInfo] = []
+        for try await (pattern, revision, action, size, digest, zeroKnowledge, restoredFrom, createdAt, createdBy) in rows.decode(
+            (String, Int64, String, Int, Data?, Bool, Int64?, Date, String?).self)
+        {
+            revisions.append(
+                RevisionInfo(
+                    pattern: pattern, revision: revision, action: action, sizeBytes: size,
+                    sha256: digest.map { $0.map { String(format: "%02x", $0) }.joined() }, zeroKnowledge: zeroKnowledge,
+                    restoredFrom: restoredFrom, createdAt: createdAt, createdBy: createdBy))
+        }
+        return revisions
+    }
+
+    private func livePatterns(appID: String, on connection: PostgresConnection) async throws -> [PatternState] {
+        let rows = try await connection.query(
+            """
+            SELECT latest.pattern, latest.revision, latest.size_bytes, latest.zero_knowledge, latest.created_at,
+                   k.name || ' (' || k.key_hint || ')'
+            FROM (
+                SELECT DISTINCT ON (pattern) pattern, revision, action, size_bytes, zero_knowledge, created_at, created_by_key
+                FROM config_revisions WHERE app_id = \(appID) ORDER BY pattern, revision DESC
+            ) latest
+            LEFT JOIN provisioning_keys k ON k.key_id = latest.created_by_key
+            WHERE latest.action <> 'delete' ORDER BY latest.pattern
+            """, logger: logger)
+        var states: [PatternState] = []
+        for try await (pattern, revision, size, zeroKnowledge, updatedAt, updatedBy) in rows.decode(
+            (String, Int64, Int, Bool, Date, String?).self)
+        {
+            states.append(
+                PatternState(pattern: pattern, revision: revision, sizeBytes: size, zeroKnowledge: zeroKnowledge, updatedAt: updatedAt, updatedBy: updatedBy))
+        }
+        return states
+    }
+
+    /// The next revision of `pattern`, holding a lock on it until the transaction ends, so
+    /// concurrent uploads get distinct, increasing revisions.
+    private func nextRevision(appID: String, pattern: String, on connection: PostgresConnection) async throws -> Int64 {
+        let lockKey = "config:\(appID):\(pattern)"
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
+        let rows = try await connection.query(
+            "SELECT COALESCE(MAX(revision), 0) + 1 FROM config_revisions WHERE app_id = \(appID) AND pattern = \(pattern)", logger: logger)
+        for try await next in rows.decode(Int64.self) { return next }
+        return 1
+    }
+}

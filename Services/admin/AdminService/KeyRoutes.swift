@@ -1,0 +1,42 @@
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+
+/// `keys/create` and `keys/revoke`.
+enum KeyRoutes {
+    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, keys: ProvisioningKeyStore) {
+        group.post("keys/create") { request, context -> CreateKeyResponse in
+            let caller = try await authenticator.caller(of: request)
+            let body = try await request.decode(as: CreateKeyRequest.self, context: context)
+            let app: AppIdentifier
+            do {
+                app = try AppIdentifier(teamID: body.teamId, bundleID: body.bundleId)
+            } catch let error as AppIdentifier.Invalid {
+                throw APIError(.badRequest, code: "invalid_request", message: error.description + ".")
+            }
+            let name = (body.keyName ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard name.count <= 100 else { throw AdminErrors.invalidField("keyName", "must be at most 100 characters") }
+            // A key manages its own app only; the operator may register new ones.
+            if case .provisioningKey(_, let appID) = caller, appID != app.description { throw AdminErrors.appNotFound }
+            guard
+                let created = try await keys.create(
+                    for: app, name: name.isEmpty ? "unnamed" : name, caller: caller, register: caller == .operator)
+            else { throw AdminErrors.appNotFound }
+            return CreateKeyResponse(
+                key: created.key, keyId: created.summary.keyId, name: created.summary.name, appId: app.description,
+                message: "Save this key now: Sesame keeps only its hash and cannot show it again. Give it to the CLI as SESAME_KEY.")
+        }
+
+        group.post("keys/revoke") { request, context -> RevokeKeyResponse in
+            let caller = try await authenticator.caller(of: request)
+            let body = try await request.decode(as: RevokeKeyRequest.self, context: context)
+            let appID: String? =
+                switch caller {
+                case .provisioningKey(_, let appID): appID
+                case .operator: nil
+                }
+            guard let revoked = try await keys.revoke(body.key, appID: appID, caller: caller) else { throw AdminErrors.keyNotFound }
+            return RevokeKeyResponse(keyId: revoked.keyId, message: "Key \(revoked.name) (\(revoked.hint)) is revoked; it is refused from now on.")
+        }
+    }
+}

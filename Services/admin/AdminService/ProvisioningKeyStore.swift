@@ -1,0 +1,102 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEventBus
+import SesameEvents
+import SesameStorage
+
+/// A provisioning key as the management API shows it: never the key, only a hint.
+struct ProvisioningKeySummary: Codable, Sendable {
+    let keyId: UUID
+    let name: String
+    let hint: String
+}
+
+/// Provisioning keys (`sk_prod_` + 32 random bytes, base64url). Only their SHA-256 is stored, so a
+/// database leak gives no usable key; the plaintext is shown once, at creation.
+struct ProvisioningKeyStore: Sendable {
+    static let prefix = "sk_prod_"
+    /// The prefix and 43 base64url characters.
+    static let length = prefix.count + 43
+
+    let database: Database
+    /// The key from which app storage ids are derived (`HMAC-SHA256(pathKey, TEAMID.bundle.id)`).
+    let pathKey: SymmetricKey
+    let logger: Logger
+
+    static func hash(_ key: String) -> Data { Data(SHA256.hash(data: Data(key.utf8))) }
+
+    /// What listings show instead of the key: its prefix and last four characters.
+    static func hint(_ key: String) -> String { "\(prefix)…\(key.suffix(4))" }
+
+    /// The caller a presented key stands for, or nil when it is malformed, unknown or revoked.
+    func authenticate(_ key: String) async throws -> Caller? {
+        guard key.utf8.count == Self.length else { return nil }
+        let hash = Self.hash(key)
+        let rows = try await database.client.query(
+            "SELECT key_id, app_id, key_hash FROM provisioning_keys WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
+        for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
+            // The index found it by hash; compare once more without an early exit.
+            guard ConstantTime.equals(stored, hash) else { return nil }
+            return .provisioningKey(keyID: keyID, appID: appID)
+        }
+        return nil
+    }
+
+    /// Creates a key for `app`, registering the app first when `register` allows it; nil when the
+    /// app is not registered and may not be. Audited; the plaintext key is returned once.
+    func create(for app: AppIdentifier, name: String, caller: Caller, register: Bool) async throws -> (key: String, summary: ProvisioningKeySummary)? {
+        let appID = app.description
+        return try await database.client.withTransaction(logger: logger) { connection in
+            if register {
+                let storageID = Data(HMAC<SHA256>.authenticationCode(for: Data(appID.utf8), using: pathKey))
+                try await connection.query(
+                    """
+                    INSERT INTO apps (app_id, team_id, bundle_id, storage_id) VALUES (\(appID), \(app.teamID), \(app.bundleID), \(storageID))
+                    ON CONFLICT (app_id) DO NOTHING
+                    """, logger: logger)
+            }
+            let exists = try await connection.query("SELECT 1 FROM apps WHERE app_id = \(appID)", logger: logger)
+            var found = false
+            for try await _ in exists { found = true }
+            guard found else { return nil }
+
+            let key = Self.prefix + Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) })
+            let keyID = UUID()
+            try await connection.query(
+                """
+                INSERT INTO provisioning_keys (key_id, app_id, name, key_hash, key_hint)
+                VALUES (\(keyID), \(appID), \(name), \(Self.hash(key)), \(Self.hint(key)))
+                """, logger: logger)
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "key.create", details: ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]),
+                appID: appID, on: connection, logger: logger)
+            return (key, ProvisioningKeySummary(keyId: keyID, name: name, hint: Self.hint(key)))
+        }
+    }
+
+    /// Revokes `key` if it is an active key of `appID` (any app for the operator); nil otherwise.
+    /// Tells every service through the outbox.
+    func revoke(_ key: String, appID: String?, caller: Caller) async throws -> ProvisioningKeySummary? {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE provisioning_keys SET revoked_at = now()
+                WHERE key_hash = \(Self.hash(key)) AND revoked_at IS NULL AND (\(appID)::text IS NULL OR app_id = \(appID))
+                RETURNING key_id, app_id, name, key_hint
+                """, logger: logger)
+            for try await (keyID, keyAppID, name, hint) in rows.decode((UUID, String, String, String).self) {
+                try await AuditLog.append(
+                    AuditEntry(actor: caller.auditName, action: "key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
+                    appID: keyAppID, on: connection, logger: logger)
+                try await Outbox.append(
+                    EventEnvelope(appID: keyAppID, event: .provisioningKeyRevoked(ProvisioningKeyRevoked(keyID: keyID.uuidString.lowercased()))),
+                    on: connection, logger: logger)
+                return ProvisioningKeySummary(keyId: keyID, name: name, hint: hint)
+            }
+            return nil
+        }
+    }
+}

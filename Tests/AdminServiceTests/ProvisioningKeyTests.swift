@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@Suite("Admin: provisioning keys", .timeLimit(.minutes(2)))
+struct ProvisioningKeyTests {
+    @Test("the operator registers an app and its first key; the key works, is stored only as a hash, and names no secret in the audit")
+    func createAndUse() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            #expect(key.hasPrefix("sk_prod_"))
+            #expect(key.count == 51)
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: key).status == .ok)
+
+            // Only the SHA-256 of the key is kept, and nothing stored contains the key.
+            let rows = try await harness.database.query("SELECT key_hash, key_hint FROM provisioning_keys")
+            for try await (hash, hint) in rows.decode((Data, String).self) {
+                #expect(hash == Data(SHA256.hash(data: Data(key.utf8))))
+                #expect(hint == "sk_prod_…" + key.suffix(4))
+            }
+            let everything = try await harness.database.query(
+                "SELECT (SELECT string_agg(details::text || actor, '') FROM audit_log) || (SELECT string_agg(name, '') FROM provisioning_keys)")
+            for try await text in everything.decode(String.self) { #expect(!text.contains(key.dropFirst(8).prefix(20))) }
+
+            // A key creates more keys for its own app.
+            let second = try await harness.call(
+                .post, "/v1/admin/keys/create", credential: key,
+                json: ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "laptop"])
+            #expect(second.status == .ok)
+            #expect(second["key"] as? String != key)
+        }
+    }
+
+    @Test("missing, malformed, unknown, wrong-operator and revoked credentials get 401 with a JSON error")
+    func refusedCredentials() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            let unknown = "sk_prod_" + String(repeating: "A", count: 43)
+            for credential in [nil, "sk_prod_short", unknown, "not-the-operator-token-0123456789abcdef", "", String(key.dropLast())] {
+                let reply = try await harness.call(.get, "/v1/admin/config", credential: credential)
+                #expect(reply.status == .unauthorized, "\(credential ?? "nil")")
+                #expect(reply.errorCode == "unauthorized")
+            }
+            let revoked = try await harness.call(.post, "/v1/admin/keys/revoke", credential: key, json: ["key": key])
+            #expect(revoked.status == .ok)
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: key).status == .unauthorized)
+            // Revocation is announced to every service.
+            let events = try await harness.database.query(
+                "SELECT count(*) FROM outbox WHERE convert_from(payload, 'UTF8') LIKE '%provisioning_key.revoked%'")
+            for try await count in events.decode(Int.self) { #expect(count == 1) }
+            // Registering an app needs the operator token, not a key.
+            let noOperator = try await harness.call(
+                .post, "/v1/admin/keys/create", credential: nil, json: ["teamId": "NEWTEAM123", "bundleId": "com.example.new"])
+            #expect(noOperator.status == .unauthorized)
+        }
+    }
+
+    @Test("another app's key gets 404, exactly as for an app that does not exist")
+    func otherAppsAreInvisible() async throws {
+        try await AdminHarness.run { harness in
+            let mine = try await harness.createKey()
+            let theirs = try await harness.createKey(teamID: "OTHERTEAM1", bundleID: "com.example.other")
+            let existing = try await harness.call(
+                .post, "/v1/admin/keys/create", credential: mine, json: ["teamId": "OTHERTEAM1", "bundleId": "com.example.other"])
+            let missing = try await harness.call(
+                .post, "/v1/admin/keys/create", credential: mine, json: ["teamId": "NOSUCHTEAM", "bundleId": "com.example.none"])
+            #expect(existing.status == .notFound)
+            #expect(existing.body == missing.body)
+            // Revoking another app's key is refused the same way, and the key keeps working.
+            let revoke = try await harness.call(.post, "/v1/admin/keys/revoke", credential: mine, json: ["key": theirs])
+            #expect(revoke.status == .notFound)
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: theirs).status == .ok)
+            // And each key sees only its own app's configs.
+            #expect(try await harness.upload(["a": 1], version: "*", key: theirs).status == .ok)
+            let manifest = try await harness.call(.get, "/v1/admin/config", credential: mine)
+            #expect((manifest["patterns"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("malformed create requests are 400s naming the field")
+    func malformedCreate() async throws {
+        try await AdminHarness.run { harness in
+            for body: [String: Any] in [
+                ["teamId": "short", "bundleId": "com.example.app"], ["teamId": "TEAMID1234", "bundleId": "bad bundle"],
+                ["teamId": "TEAMID1234"], ["teamId": 12, "bundleId": "com.example.app"],
+            ] {
+                let reply = try await harness.call(.post, "/v1/admin/keys/create", credential: AdminHarness.operatorToken, json: body)
+                #expect(reply.status == .badRequest, "\(body)")
+                #expect(reply.errorCode != nil)
+            }
+        }
+    }
+}
