@@ -174,7 +174,7 @@ let package = Package(
         .target(
             name: "SesameCLI",
             dependencies: [
-                "AppAttest", "SesameDomain",
+                "AppAttest", "SesameDomain", "SesameVault",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -262,7 +262,9 @@ let package = Package(
         .testTarget(
             name: "SesameCLITests",
             dependencies: [
-                "SesameCLI", "AppAttest", "AppAttestTesting",
+                "SesameCLI", "AppAttest", "AppAttestTesting", "AdminService", "SesameConfiguration", "SesameTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -4,6 +4,6 @@ import SesameCLI
 @main
 enum App {
     static func main() async {
-        await SesameCommand.main()
+        await SesameCommand.runAndExit()
     }
 }

@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import SesameVault
+
+/// `sesame upload`: publish a config file for a version pattern.
+struct UploadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upload", abstract: "Publish a JSON config file for a version pattern (a new revision).",
+        discussion: "With --encrypt the file is encrypted here first (zero-knowledge): Sesame stores ciphertext it cannot read.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "The JSON config file (an object), or an envelope from 'sesame encrypt'.") var file: String
+    @Option(help: "The version pattern: *, N.*, N.N.* or N.N.N.") var ver: String
+    @Flag(help: "Encrypt the file with the vault password before uploading.") var encrypt = false
+    @OptionGroup var vault: VaultPasswordOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            var document = try readFile(file)
+            if encrypt {
+                guard (try? JSONSerialization.jsonObject(with: document)) is [String: Any] else {
+                    throw CLIFailure("\(file) is not a JSON object; only JSON configs can be uploaded", exitCode: 2)
+                }
+                document = try VaultEnvelope.seal(document, password: try vault.password()).encoded()
+            }
+            guard let config = try? JSONSerialization.jsonObject(with: document) else {
+                throw CLIFailure("\(file) is not valid JSON", exitCode: 2)
+            }
+            let reply = try await server.client().post("config/upload", ["version": ver, "config": config])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(reply.object["message"] as? String ?? "Published.")
+            let patterns = (reply.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
+            Console.current.out("Patterns now published: \(patterns)")
+        }
+    }
+}
+
+/// `sesame config:view`.
+struct ConfigViewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "config:view", abstract: "Show the config manifest: every published pattern.")
+
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("config")
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            let patterns = reply.object["patterns"] as? [[String: Any]] ?? []
+            guard !patterns.isEmpty else {
+                return Console.current.out("No config is published. Upload one with: sesame upload --file config.json --ver '*'")
+            }
+            Console.current.out(Table.render(
+                ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "UPDATED", "BY"],
+                patterns.map { [
+                    text($0["pattern"]), text($0["revision"]), text($0["sizeBytes"]), ($0["zeroKnowledge"] as? Bool) == true ? "yes" : "no",
+                    text($0["updatedAt"]), text($0["updatedBy"]),
+                ] }))
+        }
+    }
+}
+
+/// `sesame config:delete`.
+struct ConfigDeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config:delete", abstract: "Delete one version pattern (--ver) or, with --all, every pattern. History is kept.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "The version pattern to delete.") var ver: String?
+    @Flag(help: "Delete every pattern: apps get no config until the next upload.") var all = false
+
+    func validate() throws {
+        guard (ver == nil) != !all else { throw ValidationError("give either --ver PATTERN or --all") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().delete("config", query: ver.map { ["version": $0] } ?? [:])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(reply.object["message"] as? String ?? "Deleted.")
+        }
+    }
+}
+
+/// `sesame config:history`.
+struct ConfigHistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "config:history", abstract: "List the revisions of a pattern (or of all).")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "Only this version pattern.") var ver: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("config/history", query: ver.map { ["version": $0] } ?? [:])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            let revisions = reply.object["revisions"] as? [[String: Any]] ?? []
+            guard !revisions.isEmpty else { return Console.current.out("No revisions.") }
+            Console.current.out(Table.render(
+                ["PATTERN", "REVISION", "ACTION", "BYTES", "SHA-256", "AT", "BY"],
+                revisions.map { revision in
+                    var action = text(revision["action"])
+                    if let from = revision["restoredFrom"] as? Int { action += " of \(from)" }
+                    return [
+                        text(revision["pattern"]), text(revision["revision"]), action, text(revision["sizeBytes"]),
+                        String(text(revision["sha256"]).prefix(12)), text(revision["createdAt"]), text(revision["createdBy"]),
+                    ]
+                }))
+        }
+    }
+}
+
+/// `sesame config:rollback`.
+struct ConfigRollbackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config:rollback", abstract: "Publish an earlier revision's exact config again, as a new revision.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "The version pattern.") var ver: String
+    @Option(help: "The revision to restore (see config:history).") var revision: Int
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().post("config/rollback", ["version": ver, "revision": revision])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(reply.object["message"] as? String ?? "Rolled back.")
+        }
+    }
+}
+
+/// `sesame config:resolve`.
+struct ConfigResolveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config:resolve", abstract: "Show which pattern and revision an app at a version gets (a dry run).")
+
+    @OptionGroup var server: ServerOptions
+    @Option(name: .customLong("app-version"), help: "The app version, such as 2.1.3.") var appVersion: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("config/resolve", query: ["version": appVersion])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out("Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"])).")
+        }
+    }
+}
+
+/// The contents of `path`, or a failure naming it.
+func readFile(_ path: String) throws(CLIFailure) -> Data {
+    guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure("cannot read \(path)", exitCode: 2) }
+    return data
+}
+
+/// A JSON value as table text.
+func text(_ value: Any?) -> String {
+    switch value {
+    case let string as String: string
+    case let number as NSNumber: number.stringValue
+    default: "-"
+    }
+}
+
+/// Plain-text columns.
+enum Table {
+    static func render(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+}

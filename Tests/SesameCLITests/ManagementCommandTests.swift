@@ -1,0 +1,144 @@
+import AdminService
+import ArgumentParser
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import SesameConfiguration
+@testable import SesameCLI
+import SesameTestSupport
+import Testing
+
+/// The CLI end to end against a live admin service on a fresh database.
+@Suite("sesame CLI against a running admin", .timeLimit(.minutes(2)))
+struct ManagementCommandTests {
+    static let operatorToken = "cli-test-operator-token-0123456789abcdef"
+
+    /// Runs `arguments` as the `sesame` command line; returns stdout, stderr and the exit status.
+    static func sesame(_ arguments: [String]) async -> (out: String, error: String, status: Int32) {
+        let console = Console(capturing: true)
+        var status: Int32 = 0
+        await Console.$current.withValue(console) {
+            do {
+                var command = try SesameCommand.parseAsRoot(arguments)
+                if var asynchronous = command as? any AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    try command.run()
+                }
+            } catch let exit as ExitCode {
+                status = exit.rawValue
+            } catch {
+                console.error("\(error)")
+                status = SesameCommand.exitCode(for: error).rawValue
+            }
+        }
+        return (console.output.out, console.output.error, status)
+    }
+
+    static func withAdmin(_ body: @Sendable (_ url: String) async throws -> Void) async throws {
+        try await TestDatabase.withFreshDatabase { databaseURL in
+            let configuration = ServiceConfiguration(
+                databaseURL: databaseURL.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
+                masterKey: MasterKeyMaterial(current: Array(repeating: 3, count: 32)), port: 0, operatorToken: operatorToken)
+            let app = try AdminService.buildApplication(configuration: configuration)
+            try await app.test(.live) { client in
+                try await eventually("admin ready") { try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok } }
+                try await body("http://127.0.0.1:\(try #require(client.port))")
+            }
+        }
+    }
+
+    func temporaryFile(_ contents: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-cli-\(UUID().uuidString).json").path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("keys:create, upload, config:view, history, rollback, resolve and delete, in human and JSON form")
+    func manageConfig() async throws {
+        try await Self.withAdmin { url in
+            // Registering an app needs the operator token, which the command takes from the environment only.
+            let noOperator = await Self.sesame(["keys:create", "--url", url, "--key", "sk_prod_" + String(repeating: "x", count: 43),
+                "--team-id", "TEAMID1234", "--bundle-id", "com.example.app"])
+            #expect(noOperator.status == 1)
+            #expect(noOperator.error.contains("SESAME_KEY"))
+
+            let created = await Self.sesame(["keys:create", "--url", url, "--key", Self.operatorToken, "--team-id", "TEAMID1234",
+                "--bundle-id", "com.example.app", "--name", "ci"])
+            #expect(created.status == 0, "\(created.error)")
+            let key = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(key.hasPrefix("sk_prod_") && key.count == 51)
+            #expect(created.error.contains("Save this key"))
+            let server = ["--url", url, "--key", key]
+
+            let v1 = try temporaryFile(#"{"api_keys":{"stripe":"sk_live_1"}}"#)
+            let v2 = try temporaryFile(#"{"api_keys":{"stripe":"sk_live_2"}}"#)
+            let upload = await Self.sesame(["upload", "--file", v1, "--ver", "*"] + server)
+            #expect(upload.status == 0)
+            #expect(upload.out.contains("revision 1"))
+            #expect(await Self.sesame(["upload", "--file", v2, "--ver", "*"] + server).status == 0)
+            let bad = await Self.sesame(["upload", "--file", v2, "--ver", "2.x"] + server)
+            #expect(bad.status == 1)
+            #expect(bad.error.contains("N.N.N"))
+            #expect(await Self.sesame(["upload", "--file", "/no/such/file.json", "--ver", "*"] + server).status == 2)
+
+            let view = await Self.sesame(["config:view"] + server)
+            #expect(view.out.contains("PATTERN"))
+            #expect(view.out.contains("ci (sk_prod_…"))
+            let viewJSON = await Self.sesame(["config:view", "--json"] + server)
+            let manifest = try #require(try JSONSerialization.jsonObject(with: Data(viewJSON.out.utf8)) as? [String: Any])
+            #expect((manifest["patterns"] as? [[String: Any]])?.first?["revision"] as? Int == 2)
+
+            let rollback = await Self.sesame(["config:rollback", "--ver", "*", "--revision", "1"] + server)
+            #expect(rollback.status == 0)
+            #expect(rollback.out.contains("as revision 3"))
+            let history = await Self.sesame(["config:history", "--ver", "*"] + server)
+            #expect(history.out.contains("rollback of 1"))
+            let resolve = await Self.sesame(["config:resolve", "--app-version", "2.1.3"] + server)
+            #expect(resolve.out.contains("pattern '*', revision 3"))
+
+            // Deleting everything must be asked for explicitly.
+            #expect(await Self.sesame(["config:delete"] + server).status != 0)
+            let deleted = await Self.sesame(["config:delete", "--all"] + server)
+            #expect(deleted.out.contains("every pattern"))
+            #expect(await Self.sesame(["config:view"] + server).out.contains("No config is published"))
+
+            // A revoked key is refused, with a hint about SESAME_KEY.
+            let revoke = try KeysRevokeCommand.parse(server)
+            try await Console.$current.withValue(Console(capturing: true)) { try await revoke.revoke(key) }
+            let refused = await Self.sesame(["config:view"] + server)
+            #expect(refused.status == 1)
+            #expect(refused.error.contains("unknown or revoked"))
+            // The key never appears in what the CLI printed after creating it.
+            #expect(!view.out.contains(key) && !history.out.contains(key) && !refused.error.contains(key))
+        }
+    }
+
+    @Test("encrypt → upload → decrypt round trip; a wrong password says so and prints nothing")
+    func zeroKnowledgeRoundTrip() async throws {
+        try await Self.withAdmin { url in
+            let created = await Self.sesame(["keys:create", "--url", url, "--key", Self.operatorToken, "--team-id", "TEAMID1234",
+                "--bundle-id", "com.example.app"])
+            let server = ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+            let plaintext = #"{"api_keys":{"stripe":"sk_live_zero_knowledge"}}"#
+            let file = try temporaryFile(plaintext)
+            let encrypted = await Self.sesame(["encrypt", "--file", file, "--vault-pass", "vault password"])
+            #expect(encrypted.status == 0)
+            let envelope = try String(contentsOfFile: file + ".enc", encoding: .utf8)
+            #expect(!envelope.contains("sk_live_zero_knowledge"))
+
+            let upload = await Self.sesame(["upload", "--file", file + ".enc", "--ver", "*"] + server)
+            #expect(upload.out.contains("zero-knowledge"))
+            let direct = await Self.sesame(["upload", "--file", file, "--ver", "2.*", "--encrypt", "--vault-pass", "vault password"] + server)
+            #expect(direct.out.contains("zero-knowledge"))
+
+            let decrypted = await Self.sesame(["decrypt", "--file", file + ".enc", "--vault-pass", "vault password"])
+            #expect(decrypted.status == 0)
+            #expect(decrypted.out.trimmingCharacters(in: .whitespacesAndNewlines) == plaintext)
+            let wrong = await Self.sesame(["decrypt", "--file", file + ".enc", "--vault-pass", "not it"])
+            #expect(wrong.status == 1)
+            #expect(wrong.out.isEmpty)
+            #expect(wrong.error.contains("wrong vault password or corrupted file"))
+        }
+    }
+}
