@@ -157,7 +157,8 @@ let package = Package(
         .target(
             name: "AdminService",
             dependencies: [
-                "SesameServer", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "SesameEncryption", "SesameStorage",
+                "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "SesameEncryption",
+                "SesameStorage",
                 "SesameHTTP", "SesameVault",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -24,6 +24,7 @@ import Logging
 /// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
+/// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -57,6 +58,8 @@ public struct ServiceConfiguration: Sendable {
     public var operatorToken: String?
     /// The largest config document, in bytes.
     public var maxConfigBytes: Int
+    /// The largest blob, in bytes.
+    public var maxBlobBytes: Int
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -81,6 +84,7 @@ public struct ServiceConfiguration: Sendable {
         attestAdmissionRate: Int = 50,
         operatorToken: String? = nil,
         maxConfigBytes: Int = 1 << 20,
+        maxBlobBytes: Int = 50 << 20,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -99,6 +103,7 @@ public struct ServiceConfiguration: Sendable {
         self.attestAdmissionRate = attestAdmissionRate
         self.operatorToken = operatorToken
         self.maxConfigBytes = maxConfigBytes
+        self.maxBlobBytes = maxBlobBytes
         self.warnings = warnings
     }
 
@@ -212,6 +217,7 @@ public struct ServiceConfiguration: Sendable {
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
             operatorToken: operatorToken,
             maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),
+            maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
             warnings: warnings
         )
     }

@@ -97,7 +97,11 @@ private struct ConsumerLoop: Sendable {
             partitionCounts[topic] = count
         }
         var positions: [PartitionID: Int64] = [:]
-        guard assign(partitionCounts, positions: positions) else { return }
+        // Finding the end offsets needs the broker: keep trying while it is away.
+        while !assign(partitionCounts, positions: positions) {
+            if isStopping { return }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
         assigned.raise()
 
         var lastHousekeeping = ContinuousClock.now
@@ -143,18 +147,28 @@ private struct ConsumerLoop: Sendable {
     /// Assigns every partition, resuming where known and otherwise at the start position.
     private func assign(_ partitionCounts: [String: Int], positions: [PartitionID: Int64]) -> Bool {
         var assignments: [(topic: String, partition: Int32, offset: Int64)] = []
-        for (topic, count) in partitionCounts.sorted(by: { $0.key < $1.key }) {
-            for partition in 0..<Int32(count) {
-                let known = positions[PartitionID(topic: topic, partition: partition)]
-                assignments.append((topic, partition, known ?? startPosition.offset))
-            }
-        }
         do {
+            for (topic, count) in partitionCounts.sorted(by: { $0.key < $1.key }) {
+                for partition in 0..<Int32(count) {
+                    let known = positions[PartitionID(topic: topic, partition: partition)]
+                    assignments.append((topic, partition, try known ?? startOffset(topic: topic, partition: partition)))
+                }
+            }
             try client.assign(assignments)
             return true
         } catch {
             logger.error("kafka consumer could not assign partitions", metadata: ["kafka.error": "\(error)"])
             return false
+        }
+    }
+
+    /// Where a partition without a known position starts. "The end" is asked of the broker now:
+    /// librdkafka would resolve its logical end offset only at the first fetch, after `assigned`
+    /// is raised, and miss what is written in between.
+    private func startOffset(topic: String, partition: Int32) throws(KafkaError) -> Int64 {
+        switch startPosition {
+        case .beginning: startPosition.offset
+        case .end: try client.queryHighWatermark(topic: topic, partition: partition, timeoutMilliseconds: 5000)
         }
     }
 

@@ -152,6 +152,17 @@ final class RdKafkaClient: @unchecked Sendable {
         }
     }
 
+    /// The partition's high watermark (the offset the next message will get), asked of the broker.
+    func queryHighWatermark(topic: String, partition: Int32, timeoutMilliseconds: Int) throws(KafkaError) -> Int64 {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let result = rd_kafka_query_watermark_offsets(handle, topic, partition, &low, &high, Int32(timeoutMilliseconds))
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(.request, "watermarks of \(topic)/\(partition): \(String(cString: rd_kafka_err2str(result)))")
+        }
+        return high
+    }
+
     /// The high watermark last seen for a partition (from fetch responses; no request is made).
     func cachedHighWatermark(topic: String, partition: Int32) -> Int64? {
         var low: Int64 = 0

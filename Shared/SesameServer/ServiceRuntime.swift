@@ -39,7 +39,7 @@ public enum ServiceRuntime {
             MetricsMiddleware()
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
-            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes)
+            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: Service.bodyLimits(configuration))
         }
         let migrations = MigrationService(database: database, logger: logger)
         HealthRoutes(checks: [

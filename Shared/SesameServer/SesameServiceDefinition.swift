@@ -19,11 +19,16 @@ public protocol SesameServiceDefinition: Sendable {
     /// consumers, periodic jobs), which may share state with the routes. That work starts after
     /// PostgreSQL and its migrations and stops before them, after the HTTP server.
     static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service]
+    /// Body limits of this service's paths that differ from `SESAME_MAX_BODY_BYTES`, by path prefix.
+    static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int]
     /// Operator commands of this service besides `serve`, `migrate` and `rewrap-secrets`.
     static var commands: [any ParsableCommand.Type] { get }
 }
 
 extension SesameServiceDefinition {
+    /// None by default.
+    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] { [:] }
+
     /// None by default.
     public static var commands: [any ParsableCommand.Type] { [] }
 

@@ -28,11 +28,13 @@ struct AdminHarness: Sendable {
         subscript(key: String) -> Any? { json[key] }
     }
 
-    static func run(maxConfigBytes: Int = 1 << 20, _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
+    static func run(
+        maxConfigBytes: Int = 1 << 20, maxBodyBytes: Int = 1 << 20, maxBlobBytes: Int = 50 << 20, _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
-                masterKey: MasterKeyMaterial(current: masterKey), port: 0, operatorToken: operatorToken, maxConfigBytes: maxConfigBytes)
+                masterKey: MasterKeyMaterial(current: masterKey), port: 0, maxBodyBytes: maxBodyBytes,
+                operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes)
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(.live) { client in
                 try await eventually("admin ready") {
@@ -62,6 +64,15 @@ struct AdminHarness: Sendable {
             .post, "/v1/admin/keys/create", credential: Self.operatorToken, json: ["teamId": teamID, "bundleId": bundleID, "keyName": name])
         #expect(reply.status == .ok, "\(String(decoding: reply.body, as: UTF8.self))")
         return try #require(reply["key"] as? String)
+    }
+
+    /// PUTs raw `bytes` as a blob.
+    func putBlob(_ key: String, bytes: [UInt8], contentType: String, credential: String) async throws -> Reply {
+        let headers: HTTPFields = [.contentType: contentType, .authorization: "Bearer \(credential)"]
+        return try await client.execute(uri: "/v1/admin/blob/\(key)", method: .put, headers: headers, body: ByteBuffer(bytes: bytes)) {
+            let data = Data(buffer: $0.body)
+            return Reply(status: $0.status, json: (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:], body: data)
+        }
     }
 
     func upload(_ config: Any, version: String, key: String) async throws -> Reply {

@@ -119,6 +119,16 @@ struct ConfigManagementTests {
         }
     }
 
+    @Test("a config larger than the service-wide body limit is accepted up to SESAME_MAX_CONFIG_BYTES")
+    func configLimitRaisesBodyLimit() async throws {
+        try await AdminHarness.run(maxConfigBytes: 64 * 1024, maxBodyBytes: 1024) { harness in
+            let key = try await harness.createKey()
+            #expect(try await harness.upload(["blob": String(repeating: "x", count: 20_000)], version: "*", key: key).status == .ok)
+            let tooLarge = try await harness.upload(["blob": String(repeating: "x", count: 70_000)], version: "*", key: key)
+            #expect(tooLarge.status == .contentTooLarge)
+        }
+    }
+
     @Test("twenty concurrent uploads to one pattern get twenty distinct, increasing revisions")
     func concurrentUploads() async throws {
         try await AdminHarness.run { harness in

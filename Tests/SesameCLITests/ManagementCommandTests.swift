@@ -97,6 +97,21 @@ struct ManagementCommandTests {
             let resolve = await Self.sesame(["config:resolve", "--app-version", "2.1.3"] + server)
             #expect(resolve.out.contains("pattern '*', revision 3"))
 
+            // Kill switch, emergency revocation, blob upload.
+            #expect(await Self.sesame(["kill-switch", "--versions", "2.1.3"] + server).status != 0)
+            let off = await Self.sesame(["kill-switch", "--versions", "2.1.3,1.*", "--reason", "Crashes at launch"] + server)
+            #expect(off.status == 0)
+            #expect(off.out.contains("Switched 2.1.3, 1.* off"))
+            #expect(await Self.sesame(["kill-switch", "--list"] + server).out.contains("Crashes at launch"))
+            #expect(await Self.sesame(["kill-switch", "--clear", "--versions", "2.1.3,1.*"] + server).status == 0)
+            #expect(await Self.sesame(["kill-switch", "--list"] + server).out.contains("No version is switched off"))
+            let revoked = await Self.sesame(["revoke", "--ver", "2.*", "--force-refresh-ttl", "300"] + server)
+            #expect(revoked.out.contains("must attest again"))
+            let blobFile = try temporaryFile(String(repeating: "weights ", count: 1000))
+            let blob = await Self.sesame(["blob:upload", "--file", blobFile, "--blob-key", "model.bin"] + server)
+            #expect(blob.status == 0, "\(blob.error)")
+            #expect(blob.out.contains("8000 bytes"))
+
             // Deleting everything must be asked for explicitly.
             #expect(await Self.sesame(["config:delete"] + server).status != 0)
             let deleted = await Self.sesame(["config:delete", "--all"] + server)

@@ -27,7 +27,14 @@ struct ManagementClient: Sendable {
         try await send("DELETE", path, query: query, body: nil)
     }
 
-    private func send(_ method: String, _ path: String, query: [String: String], body: [String: Any]?) async throws(CLIFailure) -> Reply {
+    /// PUTs raw bytes (a blob) with their content type.
+    func put(_ path: String, data: Data, contentType: String) async throws(CLIFailure) -> Reply {
+        try await send("PUT", path, query: [:], body: nil, raw: (data, contentType))
+    }
+
+    private func send(
+        _ method: String, _ path: String, query: [String: String], body: [String: Any]?, raw: (Data, String)? = nil
+    ) async throws(CLIFailure) -> Reply {
         var components = URLComponents(url: baseURL.appendingPathComponent("v1/admin/" + path), resolvingAgainstBaseURL: false)
         if !query.isEmpty { components?.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
         guard let url = components?.url else { throw CLIFailure("cannot build a URL from \(baseURL)", exitCode: 2) }
@@ -41,6 +48,9 @@ struct ManagementClient: Sendable {
             if let body {
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
                 request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            } else if let (data, contentType) = raw {
+                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+                request.httpBody = data
             }
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {

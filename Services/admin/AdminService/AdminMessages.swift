@@ -85,3 +85,62 @@ struct AuditResponse: ResponseEncodable {
     /// Pass as `after` for the next page; absent on the last page.
     let next: Int64?
 }
+
+/// `POST /v1/admin/kill-switch`: `enabled: false` switches the versions off.
+struct KillSwitchRequest: Decodable {
+    let versions: [String]
+    let enabled: Bool
+    let reason: String?
+}
+
+struct KillSwitchResponse: ResponseEncodable {
+    let message: String
+    let versions: [String]
+    let enabled: Bool
+}
+
+/// `GET /v1/admin/kill-switch`.
+struct KilledVersionsResponse: ResponseEncodable {
+    let killed: [KilledVersion]
+}
+
+/// `POST /v1/admin/emergency-revoke`.
+struct EmergencyRevokeRequest: Decodable {
+    let version: String
+    let forceRefreshTTL: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case version
+        case forceRefreshTTL = "force_refresh_ttl"
+    }
+}
+
+struct EmergencyRevokeResponse: ResponseEncodable {
+    let message: String
+    let versionPattern: String
+    let revokedBefore: Date
+    let forceRefreshTTL: Int
+}
+
+/// `POST /v1/admin/blob/upload`.
+struct BlobUploadRequest: Decodable {
+    let blobKey: String
+    let dataBase64: String
+    let contentType: String?
+
+    enum CodingKeys: String, CodingKey {
+        case blobKey = "blob_key"
+        case dataBase64 = "data_base64"
+        case contentType = "content_type"
+    }
+}
+
+struct BlobUploadResponse: ResponseEncodable {
+    let message: String
+    let blob: BlobInfo
+}
+
+/// `GET /v1/admin/blob`.
+struct BlobListResponse: ResponseEncodable {
+    let blobs: [BlobInfo]
+}

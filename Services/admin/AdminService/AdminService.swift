@@ -3,17 +3,27 @@ import Crypto
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import SesameConfiguration
 import SesameEventBus
 import SesameHTTP
 import SesameKafka
 import SesameServer
 
-/// The `sesame-admin` service: the management API (provisioning keys, configs, audit) and, in the
+/// The `sesame-admin` service: the management API (provisioning keys, configs, kill switches,
+/// emergency revocations, blobs, audit) and, in the
 /// background, the outbox relay that publishes every event Sesame emits (it creates the Sesame
 /// topics before publishing).
 public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static let defaultPort = 8083
+
+    /// Room for the largest config, and the largest blob as base64, plus their JSON wrapping.
+    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
+        [
+            "/v1/admin/": configuration.maxConfigBytes + 64 * 1024,
+            "/v1/admin/blob/": configuration.maxBlobBytes / 3 * 4 + 64 * 1024,
+        ]
+    }
 
     /// `keys create`.
     public static var commands: [any ParsableCommand.Type] { [KeysCommand.self] }
@@ -24,10 +34,13 @@ public enum AdminService: SesameServiceDefinition {
         let authenticator = AdminAuthenticator(keys: keys, operatorToken: configuration.operatorToken)
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
 
-        // Room for the largest config plus its JSON wrapping.
-        let admin = router.group("v1/admin").add(middleware: RequestLimitsMiddleware(maxBodyBytes: configuration.maxConfigBytes + 64 * 1024))
+        let admin = router.group("v1/admin")
         KeyRoutes.add(to: admin, authenticator: authenticator, keys: keys)
         ConfigRoutes.add(to: admin, authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes)
+        SafetyRoutes.add(to: admin, authenticator: authenticator, safety: SafetyStore(database: database, logger: logger))
+        BlobRoutes.add(
+            to: admin, authenticator: authenticator, blobs: BlobStore(database: database, logger: logger),
+            maxBlobBytes: configuration.maxBlobBytes)
         AuditRoutes.add(to: admin, authenticator: authenticator, audit: AuditLog(database: database, logger: logger))
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)

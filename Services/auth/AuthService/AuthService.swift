@@ -5,6 +5,7 @@ import Hummingbird
 import ServiceLifecycle
 import SwiftASN1
 import X509
+import SesameConfiguration
 import SesameEventBus
 import SesameEvents
 import SesameHTTP
@@ -21,6 +22,9 @@ public enum AuthService: SesameServiceDefinition {
     static let maxBodyBytes = 64 * 1024
     /// How long a challenge stays redeemable.
     static let challengeLifetime: Duration = .seconds(300)
+
+    /// Every auth endpoint takes small JSON bodies.
+    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] { ["/v1/auth/": maxBodyBytes] }
 
     /// `rotate-signing-key`.
     public static var commands: [any ParsableCommand.Type] { [RotateSigningKeyCommand.self] }
@@ -40,7 +44,7 @@ public enum AuthService: SesameServiceDefinition {
             tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
             logger: logger)
 
-        let auth = router.group("v1/auth").add(middleware: RequestLimitsMiddleware(maxBodyBytes: maxBodyBytes))
+        let auth = router.group("v1/auth")
         auth.post("challenge") { request, context in
             try AuthLimits.enforce(limits.challengePerClient, key: clients.address(of: request, context: context))
             return try await flows.challenge()

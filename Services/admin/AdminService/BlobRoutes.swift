@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import SesameHTTP
+
+/// `blob/upload` (JSON, base64), `PUT blob/{key}` (raw bytes, for large blobs) and `GET blob`.
+enum BlobRoutes {
+    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, blobs: BlobStore, maxBlobBytes: Int) {
+        group.post("blob/upload") { request, context -> BlobUploadResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: BlobUploadRequest.self, context: context)
+            let key = try validKey(body.blobKey)
+            let contentType = try validContentType(body.contentType)
+            guard let data = Data(base64Encoded: body.dataBase64) else { throw AdminErrors.invalidField("data_base64", "is not valid base64") }
+            guard data.count <= maxBlobBytes else { throw blobTooLarge(maxBlobBytes) }
+            let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: ByteBuffer(data: data), caller: caller)
+            return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
+        }
+
+        group.put("blob/{key}") { request, context -> BlobUploadResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let key = try validKey(context.parameters.get("key") ?? "")
+            let contentType = try validContentType(request.headers[.contentType])
+            // Collection stops at the limit the path allows (see AdminService.bodyLimits).
+            let data = try await request.body.collect(upTo: maxBlobBytes)
+            let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: data, caller: caller)
+            return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
+        }
+
+        group.get("blob") { request, _ -> BlobListResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return BlobListResponse(blobs: try await blobs.list(appID: appID))
+        }
+    }
+
+    static func blobTooLarge(_ limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: "blob_too_large", message: "The blob is larger than \(limit) bytes (SESAME_MAX_BLOB_BYTES).")
+    }
+
+    /// A blob key: 1–200 of letters, digits, `.`, `_` and `-` (one path segment, no `..`).
+    static func validKey(_ key: String) throws -> String {
+        let allowed = key.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F
+                || byte == 0x2D
+        }
+        guard (1...200).contains(key.utf8.count), allowed, !key.hasPrefix(".") else {
+            throw AdminErrors.invalidField("blob_key", "must be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'")
+        }
+        return key
+    }
+
+    /// `type/subtype` (parameters allowed), default `application/octet-stream`.
+    static func validContentType(_ text: String?) throws -> String {
+        guard let text, !text.isEmpty else { return "application/octet-stream" }
+        let mediaType = text.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let parts = mediaType.split(separator: "/", omittingEmptySubsequences: false)
+        guard text.count <= 200, parts.count == 2, parts.allSatisfy({ !$0.isEmpty && !$0.contains(" ") }) else {
+            throw AdminErrors.invalidField("content_type", "must be a media type such as application/octet-stream")
+        }
+        return text
+    }
+}

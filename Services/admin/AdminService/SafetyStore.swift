@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameEventBus
+import SesameEvents
+import SesameStorage
+
+/// A version that is switched off, and why.
+struct KilledVersion: Codable, Sendable {
+    let version: String
+    let reason: String
+    let createdAt: Date
+}
+
+/// The two emergency brakes: kill switches (a version gets an error carrying the reason instead of
+/// its config) and emergency revocations (tokens issued before now, for versions under a pattern,
+/// stop working and those apps attest again).
+struct SafetyStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// Switches `versions` off with `reason` (`enabled` false) or back on; returns the versions
+    /// whose state changed.
+    func setKillSwitch(appID: String, versions: [String], enabled: Bool, reason: String?, caller: Caller) async throws -> [String] {
+        try await database.client.withTransaction(logger: logger) { connection in
+            var changed: [String] = []
+            for version in versions {
+                let rows =
+                    enabled
+                    ? try await connection.query(
+                        "DELETE FROM kill_switches WHERE app_id = \(appID) AND version = \(version) RETURNING version", logger: logger)
+                    : try await connection.query(
+                        """
+                        INSERT INTO kill_switches (app_id, version, reason, created_by_key) VALUES (\(appID), \(version), \(reason ?? ""), \(caller.keyID))
+                        ON CONFLICT (app_id, version) DO UPDATE SET reason = EXCLUDED.reason, created_by_key = EXCLUDED.created_by_key,
+                            created_at = now()
+                        RETURNING version
+                        """, logger: logger)
+                for try await changedVersion in rows.decode(String.self) { changed.append(changedVersion) }
+            }
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: enabled ? "kill_switch.clear" : "kill_switch.set",
+                    details: ["versions": .array(versions.map { .string($0) }), "reason": reason.map { .string($0) } ?? .null]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(appID: appID, event: .killSwitchChanged(KillSwitchChanged(versions: versions, enabled: enabled, reason: reason))),
+                on: connection, logger: logger)
+            return changed
+        }
+    }
+
+    /// The versions switched off now.
+    func killedVersions(appID: String) async throws -> [KilledVersion] {
+        let rows = try await database.client.query(
+            "SELECT version, reason, created_at FROM kill_switches WHERE app_id = \(appID) ORDER BY version", logger: logger)
+        var killed: [KilledVersion] = []
+        for try await (version, reason, createdAt) in rows.decode((String, String, Date).self) {
+            killed.append(KilledVersion(version: version, reason: reason, createdAt: createdAt))
+        }
+        return killed
+    }
+
+    /// Revokes every token of `appID` issued before now for versions under `pattern`; returns the
+    /// cut-off time.
+    func emergencyRevoke(appID: String, pattern: String, forceRefreshTTL: Int, caller: Caller) async throws -> Date {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO revocations (app_id, version_pattern, issued_before, force_refresh_ttl, created_by_key)
+                VALUES (\(appID), \(pattern), now(), \(forceRefreshTTL), \(caller.keyID)) RETURNING issued_before
+                """, logger: logger)
+            var cutOff = Date()
+            for try await issuedBefore in rows.decode(Date.self) { cutOff = issuedBefore }
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "emergency_revoke", pattern: pattern,
+                    details: ["forceRefreshTTL": .integer(Int64(forceRefreshTTL))]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(
+                    appID: appID,
+                    event: .emergencyRevocation(EmergencyRevocation(versionPattern: pattern, revokedBefore: cutOff, forceRefreshTTL: forceRefreshTTL))),
+                on: connection, logger: logger)
+            return cutOff
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@Suite("Admin: kill switch, emergency revoke, blobs", .timeLimit(.minutes(2)))
+struct SafetyAndBlobTests {
+    func count(_ harness: AdminHarness, events type: String) async throws -> Int {
+        let rows = try await harness.database.query(
+            "SELECT count(*) FROM outbox WHERE convert_from(payload, 'UTF8') LIKE \("%\"" + type + "\"%")")
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
+    @Test("a kill switch needs a reason, lists what is off, turns back on, and is announced")
+    func killSwitch() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            let noReason = try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["2.1.3"], "enabled": false])
+            #expect(noReason.status == .badRequest)
+            #expect(noReason.errorMessage?.contains("reason") == true)
+            #expect(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["2.1.x"], "enabled": false, "reason": "r"])
+                    .errorCode == "invalid_version_pattern")
+
+            let off = try await harness.call(
+                .post, "/v1/admin/kill-switch", credential: key,
+                json: ["versions": ["2.1.3", "1.*", "2.1.3"], "enabled": false, "reason": "Crashes on launch; update from the App Store."])
+            #expect(off.status == .ok)
+            #expect(off["versions"] as? [String] == ["2.1.3", "1.*"])
+            let listed = try await harness.call(.get, "/v1/admin/kill-switch", credential: key)
+            let killed = try #require(listed["killed"] as? [[String: Any]])
+            #expect(killed.compactMap { $0["version"] as? String } == ["1.*", "2.1.3"])
+            #expect(killed.first?["reason"] as? String == "Crashes on launch; update from the App Store.")
+
+            #expect(try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["1.*"], "enabled": true]).status == .ok)
+            let after = try await harness.call(.get, "/v1/admin/kill-switch", credential: key)
+            #expect((after["killed"] as? [[String: Any]])?.compactMap { $0["version"] as? String } == ["2.1.3"])
+            #expect(try await count(harness, events: "kill_switch.changed") == 2)
+        }
+    }
+
+    @Test("an emergency revocation records the cut-off for auth and delivery, validates its input, and is announced")
+    func emergencyRevoke() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            let reply = try await harness.call(.post, "/v1/admin/emergency-revoke", credential: key, json: ["version": "2.*", "force_refresh_ttl": 300])
+            #expect(reply.status == .ok)
+            #expect(reply["versionPattern"] as? String == "2.*")
+            let rows = try await harness.database.query(
+                "SELECT version_pattern, force_refresh_ttl, issued_before <= now() FROM revocations WHERE app_id = \(AdminHarness.appID)")
+            var stored: [(String, Int, Bool)] = []
+            for try await row in rows.decode((String, Int, Bool).self) { stored.append(row) }
+            #expect(stored.count == 1)
+            #expect(stored.first?.0 == "2.*" && stored.first?.1 == 300 && stored.first?.2 == true)
+            #expect(try await count(harness, events: "emergency_revocation") == 1)
+
+            for body: [String: Any] in [["version": "two"], ["version": "*", "force_refresh_ttl": -1], ["version": "*", "force_refresh_ttl": 100_000]] {
+                #expect(try await harness.call(.post, "/v1/admin/emergency-revoke", credential: key, json: body).status == .badRequest, "\(body)")
+            }
+        }
+    }
+
+    @Test("blobs: base64 upload and raw PUT store exact bytes with their digest; limits and keys are enforced; apps are separate")
+    func blobs() async throws {
+        try await AdminHarness.run(maxBlobBytes: 1 << 20) { harness in
+            let key = try await harness.createKey()
+            let small = Array("model weights".utf8)
+            let json = try await harness.call(
+                .post, "/v1/admin/blob/upload", credential: key,
+                json: ["blob_key": "model.bin", "data_base64": Data(small).base64EncodedString(), "content_type": "application/octet-stream"])
+            #expect(json.status == .ok)
+            let large = (0..<(700 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let put = try await harness.putBlob("images-v2.zip", bytes: large, contentType: "application/zip", credential: key)
+            #expect(put.status == .ok, "\(String(decoding: put.body, as: UTF8.self))")
+            #expect((put["blob"] as? [String: Any])?["sha256"] as? String == SHA256.hash(data: large).map { String(format: "%02x", $0) }.joined())
+
+            let rows = try await harness.database.query("SELECT data FROM blobs WHERE blob_key = 'images-v2.zip'")
+            for try await data in rows.decode(Data.self) { #expect(Array(data) == large) }
+
+            let tooLarge = try await harness.putBlob("huge.bin", bytes: Array(repeating: 1, count: (1 << 20) + 1), contentType: "application/octet-stream", credential: key)
+            #expect(tooLarge.status == .contentTooLarge)
+            for badKey in ["../etc", ".hidden", String(repeating: "k", count: 201)] {
+                let reply = try await harness.call(
+                    .post, "/v1/admin/blob/upload", credential: key, json: ["blob_key": badKey, "data_base64": "AAAA"])
+                #expect(reply.status == .badRequest, "\(badKey)")
+            }
+            #expect(
+                try await harness.call(.post, "/v1/admin/blob/upload", credential: key, json: ["blob_key": "x", "data_base64": "%%%"]).status
+                    == .badRequest)
+
+            let listed = try await harness.call(.get, "/v1/admin/blob", credential: key)
+            #expect((listed["blobs"] as? [[String: Any]])?.compactMap { $0["blobKey"] as? String } == ["images-v2.zip", "model.bin"])
+            let other = try await harness.createKey(teamID: "OTHERTEAM1", bundleID: "com.example.other")
+            #expect((try await harness.call(.get, "/v1/admin/blob", credential: other)["blobs"] as? [Any])?.isEmpty == true)
+        }
+    }
+}
