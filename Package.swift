@@ -151,7 +151,18 @@ let package = Package(
             path: "Services/auth/AuthService"
         ),
         .executableTarget(name: "sesame-auth", dependencies: ["AuthService", "SesameServer"], path: "Services/auth/sesame-auth"),
-        .target(name: "DeliveryService", dependencies: ["SesameServer"], path: "Services/delivery/DeliveryService"),
+        .target(
+            name: "DeliveryService",
+            dependencies: [
+                "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
+                "SesameStorage", "SesameTokens",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/delivery/DeliveryService"
+        ),
         .executableTarget(
             name: "sesame-delivery", dependencies: ["DeliveryService", "SesameServer"], path: "Services/delivery/sesame-delivery"),
         .target(
@@ -224,9 +235,11 @@ let package = Package(
         .target(
             name: "SesameTestSupport",
             dependencies: [
-                "SesameStorage", "SesameConfiguration",
+                "SesameStorage", "SesameConfiguration", "AppAttestTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/SesameTestSupport"
         ),
@@ -314,6 +327,16 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/AdminServiceTests"
+        ),
+        .testTarget(
+            name: "DeliveryServiceTests",
+            dependencies: [
+                "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
+                "SesameDomain", "SesameKafka", "SesameEvents",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/DeliveryServiceTests"
         ),
         .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
         .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Tests/SesameVaultTests", resources: [.copy("Vectors")]),

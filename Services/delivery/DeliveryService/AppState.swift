@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import SesameDomain
+
+/// A published config, ready to serve: decrypted once per revision.
+struct ServedConfig: Sendable {
+    let pattern: String
+    let revision: Int64
+    /// The config as stored: a JSON object (or a zero-knowledge envelope).
+    let body: [UInt8]
+    /// Parsed, for `scope`; nil for zero-knowledge configs, which cannot be filtered.
+    let parsed: JSONValue?
+    let zeroKnowledge: Bool
+    /// The ETag of the whole config at this revision.
+    let etag: String
+
+    init(pattern: String, revision: Int64, body: [UInt8], zeroKnowledge: Bool) {
+        self.pattern = pattern
+        self.revision = revision
+        self.body = body
+        self.zeroKnowledge = zeroKnowledge
+        self.parsed = zeroKnowledge ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body))
+        self.etag = ServedConfig.etag(revision: revision, bytes: body)
+    }
+
+    /// A strong ETag over what is served.
+    static func etag(revision: Int64, bytes: some Sequence<UInt8>) -> String {
+        let digest = SHA256.hash(data: Array(bytes)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        return "\"\(revision)-\(digest)\""
+    }
+}
+
+/// An emergency revocation as delivery enforces it.
+struct Revocation: Sendable {
+    let pattern: VersionPattern
+    /// Tokens issued before this are refused.
+    let issuedBefore: Date
+    /// Until when apps are told to refresh soon.
+    let refreshDeadline: Date?
+}
+
+/// Everything delivery knows about one app, replaced whole when it changes.
+struct AppState: Sendable {
+    var configs: [String: ServedConfig] = [:]
+    /// Killed version patterns and the reason apps are shown.
+    var killSwitches: [(pattern: VersionPattern, reason: String)] = []
+    var revocations: [Revocation] = []
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+import SesameTokens
+
+/// `GET /v1/config?version=2.1.3[&scope=a.b,c]`: the config an attested app at that version gets,
+/// from memory.
+struct ConfigEndpoint: Sendable {
+    let cache: DeliveryCache
+    let tokens: AccessTokenVerifier
+
+    func respond(to request: Request, now: Date = Date()) async throws -> Response {
+        let claims = try await verifiedClaims(of: request)
+        guard let requested = request.uri.queryParameters.get("version") else { throw DeliveryErrors.invalidVersion }
+        let version = String(requested)
+        guard let lookupOrder = VersionPattern.lookupOrder(for: version) else { throw DeliveryErrors.invalidVersion }
+        let state = cache.state(of: claims.appID) ?? AppState()
+
+        if let killed = state.killSwitches.first(where: { $0.pattern.matches(version) }) {
+            throw DeliveryErrors.versionDisabled(killed.reason)
+        }
+        var refreshAfter: Int?
+        for revocation in state.revocations
+        where revocation.pattern.matches(version) || (claims.appVersion.map(revocation.pattern.matches) ?? false) {
+            if claims.issuedAt.value < revocation.issuedBefore { throw DeliveryErrors.tokenRevoked }
+            if let deadline = revocation.refreshDeadline, deadline > now {
+                refreshAfter = min(refreshAfter ?? .max, max(1, Int(deadline.timeIntervalSince(now).rounded(.up))))
+            }
+        }
+        guard let served = lookupOrder.lazy.compactMap({ state.configs[$0] }).first else { throw DeliveryErrors.noConfig(version) }
+
+        let config: [UInt8]
+        let etag: String
+        if let scope = request.uri.queryParameters.get("scope") {
+            guard !served.zeroKnowledge else { throw DeliveryErrors.scopeUnavailable }
+            let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }),
+                let selected = served.parsed?.selecting(paths: paths)
+            else { throw DeliveryErrors.invalidScope }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            config = Array(try encoder.encode(selected))
+            etag = ServedConfig.etag(revision: served.revision, bytes: config)
+        } else {
+            config = served.body
+            etag = served.etag
+        }
+
+        var headers: HTTPFields = [.eTag: etag]
+        headers[.cacheControl] = refreshAfter.map { "private, max-age=\($0)" } ?? "private, no-cache"
+        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        // The stored config is JSON already: wrap it without decoding and encoding it again. The
+        // version and pattern are validated digits, dots and `*`.
+        var body = ByteBuffer()
+        body.reserveCapacity(config.count + 160)
+        body.writeString(#"{"config":"#)
+        body.writeBytes(config)
+        body.writeString(#","matchedPattern":""#)
+        body.writeString(served.pattern)
+        body.writeString(#"","requestedVersion":""#)
+        body.writeString(version)
+        body.writeString(#"","revision":"#)
+        body.writeString(String(served.revision))
+        if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
+        body.writeString("}")
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    private func verifiedClaims(of request: Request) async throws -> AccessTokenClaims {
+        guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
+            throw DeliveryErrors.missingToken
+        }
+        do {
+            return try await tokens.verify(String(header.dropFirst(7)))
+        } catch is TokenError {
+            throw DeliveryErrors.invalidToken
+        }
+    }
+
+    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak comparison, as RFC 9110 asks.
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { candidate in
+            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
+        }
+    }
+}

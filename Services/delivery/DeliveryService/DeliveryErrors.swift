@@ -1,0 +1,25 @@
+import HTTPTypes
+import SesameHTTP
+
+/// Every refusal delivery answers with.
+enum DeliveryErrors {
+    static let missingToken = APIError(
+        .unauthorized, code: "invalid_token", message: "Send the access token from /v1/auth/attest as 'Authorization: Bearer …'.")
+    static let invalidToken = APIError(
+        .unauthorized, code: "invalid_token", message: "The access token is invalid or expired; refresh it or attest again.")
+    static let tokenRevoked = APIError(
+        .unauthorized, code: "token_revoked", message: "This app version's tokens were revoked; attest again with a new key.")
+    static let invalidVersion = APIError(
+        .badRequest, code: "invalid_version", message: "\"version\" must be the app version: N, N.N or N.N.N with whole numbers.")
+    static func versionDisabled(_ reason: String) -> APIError {
+        APIError(.forbidden, code: "version_disabled", message: reason)
+    }
+    static func noConfig(_ version: String) -> APIError {
+        APIError(.notFound, code: "no_config", message: "No config is published for version \(version).")
+    }
+    static let scopeUnavailable = APIError(
+        .badRequest, code: "scope_unavailable_zero_knowledge",
+        message: "This config is zero-knowledge: Sesame cannot read it, so it is only served whole. Drop the scope parameter.")
+    static let invalidScope = APIError(
+        .badRequest, code: "invalid_scope", message: "\"scope\" is a comma-separated list of dot paths such as api_keys.stripe,features.")
+}

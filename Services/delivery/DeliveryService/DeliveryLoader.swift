@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEncryption
+import SesameStorage
+
+/// Reads delivery's state from PostgreSQL: the current revision of every pattern, kill switches
+/// and emergency revocations. A config already held at the same revision is reused, so each
+/// revision is decrypted once.
+struct DeliveryLoader: Sendable {
+    let database: Database
+    let encryption: EnvelopeEncryption
+    let logger: Logger
+
+    /// One app's state, or nil when it has nothing to serve and nothing switched off.
+    func load(appID: String, previous: [String: ServedConfig]) async throws -> AppState? {
+        try await loadAll(only: appID, previous: [appID: previous])[appID]
+    }
+
+    /// Every app's state (or only `only`'s).
+    func loadAll(only: String? = nil, previous: [String: [String: ServedConfig]]) async throws -> [String: AppState] {
+        var states: [String: AppState] = [:]
+        let current = try await database.client.query(
+            """
+            SELECT app_id, pattern, revision, action, zero_knowledge FROM (
+                SELECT DISTINCT ON (app_id, pattern) app_id, pattern, revision, action, zero_knowledge
+                FROM config_revisions WHERE \(only)::text IS NULL OR app_id = \(only)
+                ORDER BY app_id, pattern, revision DESC
+            ) latest WHERE action <> 'delete'
+            """, logger: logger)
+        var wanted: [(appID: String, pattern: String, revision: Int64, zeroKnowledge: Bool)] = []
+        for try await (appID, pattern, revision, _, zeroKnowledge) in current.decode((String, String, Int64, String, Bool).self) {
+            if let held = previous[appID]?[pattern], held.revision == revision {
+                states[appID, default: AppState()].configs[pattern] = held
+            } else {
+                wanted.append((appID, pattern, revision, zeroKnowledge))
+            }
+        }
+        for item in wanted {
+            let rows = try await database.client.query(
+                """
+                SELECT body FROM config_revisions
+                WHERE app_id = \(item.appID) AND pattern = \(item.pattern) AND revision = \(item.revision)
+                """, logger: logger)
+            for try await sealed in rows.decode(Data.self) {
+                let body = try encryption.open(sealed, context: ConfigDocument.sealingContext(appID: item.appID, pattern: item.pattern))
+                states[item.appID, default: AppState()].configs[item.pattern] = ServedConfig(
+                    pattern: item.pattern, revision: item.revision, body: body, zeroKnowledge: item.zeroKnowledge)
+            }
+        }
+
+        let kills = try await database.client.query(
+            "SELECT app_id, version, reason FROM kill_switches WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
+        for try await (appID, version, reason) in kills.decode((String, String, String).self) {
+            guard let pattern = try? VersionPattern(version) else { continue }
+            states[appID, default: AppState()].killSwitches.append((pattern, reason))
+        }
+
+        let revocations = try await database.client.query(
+            """
+            SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
+                THEN created_at + make_interval(secs => force_refresh_ttl) END
+            FROM revocations WHERE \(only)::text IS NULL OR app_id = \(only)
+            """, logger: logger)
+        for try await (appID, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
+            guard let pattern = try? VersionPattern(version) else { continue }
+            states[appID, default: AppState()].revocations.append(Revocation(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
+        }
+        return states
+    }
+}

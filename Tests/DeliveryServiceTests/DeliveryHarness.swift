@@ -1,0 +1,112 @@
+import AdminService
+import AppAttestTesting
+import AuthService
+import DeliveryService
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import SesameConfiguration
+import SesameTestSupport
+import Testing
+
+/// The whole suite on one fresh database and the test broker: admin (with its outbox relay), auth
+/// trusting a software attester, and two delivery instances.
+struct DeliveryHarness: Sendable {
+    static let operatorToken = "delivery-test-operator-token-0123456789"
+    static let teamID = "TEAMID1234"
+    static let bundleID = "com.example.app"
+
+    let admin: any TestClientProtocol
+    let auth: any TestClientProtocol
+    let deliveries: [any TestClientProtocol]
+    let database: PostgresClient
+    let app: SoftwareApp
+    let key: String
+
+    struct Reply: @unchecked Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let json: [String: Any]
+        var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+        var errorMessage: String? { (json["error"] as? [String: Any])?["message"] as? String }
+        var config: [String: Any]? { json["config"] as? [String: Any] }
+    }
+
+    static func run(_ body: @Sendable (DeliveryHarness) async throws -> Void) async throws {
+        let attester = try SoftwareAttester()
+        try await TestDatabase.withFreshDatabase { url in
+            let configuration = ServiceConfiguration(
+                databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
+                masterKey: MasterKeyMaterial(current: Array(repeating: 5, count: 32)), port: 0,
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken)
+            try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
+                try await ready(admin)
+                try await AuthService.buildApplication(configuration: configuration).test(.live) { auth in
+                    try await ready(auth)
+                    try await DeliveryService.buildApplication(configuration: configuration).test(.live) { first in
+                        try await DeliveryService.buildApplication(configuration: configuration).test(.live) { second in
+                            try await ready(first)
+                            try await ready(second)
+                            let created = try await admin.execute(
+                                uri: "/v1/admin/keys/create", method: .post,
+                                headers: [.authorization: "Bearer \(operatorToken)", .contentType: "application/json"],
+                                body: ByteBuffer(string: #"{"teamId":"\#(teamID)","bundleId":"\#(bundleID)"}"#)
+                            ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] }
+                            let key = try #require(created?["key"] as? String)
+                            try await TestDatabase.withClient(url) { database in
+                                try await body(
+                                    DeliveryHarness(
+                                        admin: admin, auth: auth, deliveries: [first, second], database: database,
+                                        app: SoftwareApp(attester: attester, teamID: teamID, bundleID: bundleID), key: key))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func ready(_ client: any TestClientProtocol) async throws {
+        try await eventually(timeout: .seconds(60), "service ready") {
+            try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
+        }
+    }
+
+    /// A management call with the app's provisioning key.
+    @discardableResult
+    func manage(_ method: HTTPRequest.Method, _ path: String, _ json: [String: Any]) async throws -> [String: Any] {
+        try await admin.execute(
+            uri: "/v1/admin/\(path)", method: method, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
+        ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
+    }
+
+    func upload(_ config: Any, version: String) async throws -> Int {
+        try #require(try await manage(.post, "config/upload", ["version": version, "config": config])["revision"] as? Int)
+    }
+
+    /// `GET /v1/config` from delivery instance `instance`.
+    func fetch(
+        version: String, token: String?, scope: String? = nil, ifNoneMatch: String? = nil, instance: Int = 0
+    ) async throws -> Reply {
+        var uri = "/v1/config?version=\(version)"
+        if let scope { uri += "&scope=\(scope)" }
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if let ifNoneMatch { headers[.ifNoneMatch] = ifNoneMatch }
+        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { response in
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+            return Reply(status: response.status, headers: response.headers, json: json)
+        }
+    }
+
+    /// Waits until every delivery instance serves `revision` of `pattern` for `version`.
+    func waitUntilServed(version: String, revision: Int, token: String, timeout: Duration = .seconds(10)) async throws {
+        for instance in deliveries.indices {
+            try await eventually(timeout: timeout, "delivery \(instance) serves revision \(revision)") {
+                try await fetch(version: version, token: token, instance: instance).json["revision"] as? Int == revision
+            }
+        }
+    }
+}
