@@ -27,8 +27,7 @@ struct UploadCommand: AsyncParsableCommand {
                 throw CLIFailure("\(file) is not valid JSON", exitCode: 2)
             }
             let reply = try await server.client().post("config/upload", ["version": ver, "config": config])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(reply.object["message"] as? String ?? "Published.")
+            server.show(reply) { $0.message(or: "Published.") }
             let patterns = (reply.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
             Console.current.out("Patterns now published: \(patterns)")
         }
@@ -75,8 +74,7 @@ struct ConfigDeleteCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().delete("config", query: ver.map { ["version": $0] } ?? [:])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(reply.object["message"] as? String ?? "Deleted.")
+            server.show(reply) { $0.message(or: "Deleted.") }
         }
     }
 }
@@ -120,8 +118,7 @@ struct ConfigRollbackCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().post("config/rollback", ["version": ver, "revision": revision])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(reply.object["message"] as? String ?? "Rolled back.")
+            server.show(reply) { $0.message(or: "Rolled back.") }
         }
     }
 }

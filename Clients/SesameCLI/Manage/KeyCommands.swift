@@ -53,7 +53,6 @@ struct KeysRevokeCommand: AsyncParsableCommand {
 
     func revoke(_ target: String) async throws {
         let reply = try await server.client().post("keys/revoke", ["key": target])
-        if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-        Console.current.out(reply.object["message"] as? String ?? "Revoked.")
+        server.show(reply) { $0.message(or: "Revoked.") }
     }
 }

@@ -13,6 +13,9 @@ struct ManagementClient: Sendable {
     struct Reply: @unchecked Sendable {
         let object: [String: Any]
         let raw: Data
+
+        /// The server's `message`, or `fallback`.
+        func message(or fallback: String) -> String { object["message"] as? String ?? fallback }
     }
 
     func get(_ path: String, query: [String: String] = [:]) async throws(CLIFailure) -> Reply {

@@ -33,8 +33,7 @@ struct KillSwitchCommand: AsyncParsableCommand {
             ]
             body["reason"] = reason
             let reply = try await client.post("kill-switch", body)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(reply.object["message"] as? String ?? "Done.")
+            server.show(reply) { $0.message(or: "Done.") }
         }
     }
 }
@@ -51,8 +50,7 @@ struct RevokeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().post("emergency-revoke", ["version": ver, "force_refresh_ttl": forceRefreshTtl])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(reply.object["message"] as? String ?? "Revoked.")
+            server.show(reply) { $0.message(or: "Revoked.") }
         }
     }
 }

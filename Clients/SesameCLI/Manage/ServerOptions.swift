@@ -34,6 +34,11 @@ struct ServerOptions: ParsableArguments {
         return key
     }
 
+    /// Prints the server's JSON reply with `--json`, else `summary` of it for people.
+    func show(_ reply: ManagementClient.Reply, _ summary: (ManagementClient.Reply) -> String) {
+        Console.current.out(json ? String(decoding: reply.raw, as: UTF8.self) : summary(reply))
+    }
+
     func client(credential: String? = nil) throws(CLIFailure) -> ManagementClient {
         let resolved: String
         if let credential { resolved = credential } else { resolved = try provisioningKey() }
