@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -197,6 +198,7 @@ let package = Package(
 
         // MARK: Benchmarks (run with ./sesame-dev bench)
 
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "sesame-eventbus-benchmark",
             dependencies: [
@@ -220,7 +222,7 @@ let package = Package(
             name: "sesame-auth-benchmark",
             dependencies: [
                 "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameStorage",
-                "SesameTestSupport",
+                "SesameTestSupport", "BenchmarkSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -228,6 +230,18 @@ let package = Package(
             ],
             path: "Benchmarks/AuthBenchmark",
             exclude: ["replay.lua"]
+        ),
+        .executableTarget(
+            name: "sesame-delivery-benchmark",
+            dependencies: [
+                "AdminService", "AuthService", "DeliveryService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
+                "BenchmarkSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/DeliveryBenchmark"
         ),
 
         // MARK: Tests

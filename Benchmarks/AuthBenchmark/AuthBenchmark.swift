@@ -89,7 +89,7 @@ func measure(_ name: String, base: String, path: String, bodies: [String], captu
     print(
         String(
             format: "auth %@: %.0f req/s, p50 %@, p99 %@ (%d OK%@); CPU per request: auth %.2f ms, PostgreSQL %.2f ms", name,
-            figures.requestsPerSecond, figures.p50, figures.p99, ok, others.isEmpty ? "" : "; other replies: \(others)",
+            figures.scriptedRepliesPerSecond ?? figures.requestsPerSecond, figures.p50, figures.p99, ok, others.isEmpty ? "" : "; other replies: \(others)",
             authSeconds * 1000 / Double(max(ok, 1)), databaseSeconds * 1000 / Double(max(ok, 1))))
 }
 

@@ -1,0 +1,166 @@
+import AdminService
+import AppAttestTesting
+import AuthService
+import BenchmarkSupport
+import DeliveryService
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOPosix
+import SesameConfiguration
+import SesameTestSupport
+
+// Measures sesame-delivery's hot path against nginx serving the same JSON as a static file, with
+// wrk at 64 and 256 connections, in one run on this machine; then the propagation latency of an
+// upload through admin to two delivery instances. Runs against the PostgreSQL and broker that
+// `./sesame-dev bench delivery` started. Access logs are off on both sides.
+
+let operatorToken = "benchmark-operator-token-0123456789abcdef"
+let (teamID, bundleID) = ("BENCHTEAM1", "com.example.bench")
+let logger: Logger = {
+    var logger = Logger(label: "delivery-benchmark")
+    logger.logLevel = .warning
+    return logger
+}()
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The config an app gets: about 1 KiB, nested, like a real set of keys and flags.
+func sampleConfig() -> [String: Any] {
+    [
+    "api_keys": ["stripe": "sk_live_" + String(repeating: "a", count: 100), "maps": String(repeating: "m", count: 64), "analytics": "an_123"],
+    "endpoints": ["api": "https://api.example.com/v2", "cdn": "https://cdn.example.com", "ws": "wss://ws.example.com"],
+    "features": ["dark_mode": true, "new_checkout": false, "max_upload_mb": 50, "ratio": 0.25],
+    "copy": ["welcome": String(repeating: "Welcome to the app. ", count: 20)],
+    ]
+}
+
+@main
+enum DeliveryBenchmark {
+    static func main() async throws {
+        if ProcessInfo.processInfo.environment["SESAME_BENCH_NIO_EXECUTOR"] == "on" {
+            print("NIO event loops installed as the global executor: \(NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor())")
+        }
+        try await benchmark()
+    }
+
+    nonisolated static func benchmark() async throws {
+        let attester = try SoftwareAttester()
+        try await TestDatabase.withFreshDatabase { url in
+            let configuration = ServiceConfiguration(
+                databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
+                masterKey: MasterKeyMaterial(current: (0..<32).map { _ in UInt8.random(in: 0...255) }), port: 0, logLevel: .warning,
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken)
+            try await AdminService.buildApplication(configuration: configuration, logger: logger).test(.live) { admin in
+                try await AuthService.buildApplication(configuration: configuration, logger: logger).test(.live) { auth in
+                    try await DeliveryService.buildApplication(configuration: configuration, logger: logger).test(.live) { first in
+                        try await DeliveryService.buildApplication(configuration: configuration, logger: logger).test(.live) { second in
+                            for client in [admin, auth, first, second] {
+                                try await eventually(timeout: .seconds(60), "ready") {
+                                    try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
+                                }
+                            }
+                            try await run(admin: admin, auth: auth, deliveries: [first, second], attester: attester)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func run(
+        admin: any TestClientProtocol, auth: any TestClientProtocol, deliveries: [any TestClientProtocol], attester: SoftwareAttester
+    ) async throws {
+        let key = try await Management(admin: admin).createKey()
+        let management = Management(admin: admin, key: key)
+        let token = try await SoftwareApp(attester: attester, teamID: teamID, bundleID: bundleID).attest(with: auth, appVersion: "2.1.3").accessToken
+        let revision = try await management.upload(sampleConfig())
+        let served = try await waitForRevision(revision, at: deliveries, token: token, timeout: .seconds(30))
+
+        // The same bytes from nginx, on its own port.
+        let nginx = try StaticServer(body: served)
+        defer { nginx.stop() }
+        guard let port = deliveries[0].port else { throw BenchmarkError(description: "no delivery port") }
+        let path = "/v1/config?version=2.1.3"
+        for connections in [64, 256] {
+            let sesame = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
+            let reference = try measure("http://127.0.0.1:\(nginx.port)\(path)", connections: connections)
+            print(String(format: "delivery GET /v1/config, %d connections: %.0f req/s, p50 %@, p99 %@ (non-2xx: %d)", connections,
+                sesame.requestsPerSecond, sesame.p50, sesame.p99, sesame.non2xx))
+            print(String(format: "nginx static file,       %d connections: %.0f req/s, p50 %@, p99 %@", connections,
+                reference.requestsPerSecond, reference.p50, reference.p99))
+            print(String(format: "ratio delivery / nginx at %d connections: %.2f", connections, sesame.requestsPerSecond / reference.requestsPerSecond))
+            // The same server's cheapest route: what Hummingbird and Sesame's middleware cost alone.
+            let floor = try measure("http://127.0.0.1:\(port)/health/live", connections: connections)
+            print(String(format: "delivery GET /health/live, %d connections: %.0f req/s, p99 %@", connections, floor.requestsPerSecond, floor.p99))
+        }
+
+        // Propagation: upload acknowledged → both instances serve the new revision.
+        var latencies: [Duration] = []
+        for round in 1...100 {
+            var next = sampleConfig()
+            next["round"] = round
+            let started = ContinuousClock.now
+            let revision = try await management.upload(next)
+            _ = try await waitForRevision(revision, at: deliveries, token: token, timeout: .seconds(10))
+            latencies.append(ContinuousClock.now - started)
+        }
+        latencies.sort()
+        let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
+        print(String(format: "propagation to both instances over 100 uploads: p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+            milliseconds(latencies[49]), milliseconds(latencies[98]), milliseconds(latencies[99])))
+    }
+
+    /// wrk for 10 s at `connections`, two threads.
+    static func measure(_ url: String, connections: Int, headers: [String] = []) throws -> Wrk.Figures {
+        try Wrk.run(["-t2", "-c\(connections)", "-d10s", "--latency"] + headers.flatMap { ["-H", $0] } + [url]).0
+    }
+
+    /// Polls every instance until it serves `revision`; returns the body served.
+    static func waitForRevision(_ revision: Int, at deliveries: [any TestClientProtocol], token: String, timeout: Duration) async throws -> [UInt8] {
+        var body: [UInt8] = []
+        for delivery in deliveries {
+            try await eventually(timeout: timeout, pollEvery: .milliseconds(5), "revision \(revision) served") {
+                try await delivery.execute(uri: "/v1/config?version=2.1.3", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                    let bytes = Array(response.body.readableBytesView)
+                    let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+                    guard object?["revision"] as? Int == revision else { return false }
+                    body = bytes
+                    return true
+                }
+            }
+        }
+        return body
+    }
+}
+
+/// The management calls the benchmark makes.
+struct Management {
+    let admin: any TestClientProtocol
+    var key: String = operatorToken
+
+    func call(_ path: String, _ json: [String: Any]) async throws -> [String: Any] {
+        try await admin.execute(
+            uri: "/v1/admin/\(path)", method: .post, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
+        ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
+    }
+
+    func createKey() async throws -> String {
+        guard let key = try await call("keys/create", ["teamId": teamID, "bundleId": bundleID])["key"] as? String else {
+            throw BenchmarkError(description: "no provisioning key")
+        }
+        return key
+    }
+
+    func upload(_ config: [String: Any]) async throws -> Int {
+        guard let revision = try await call("config/upload", ["version": "*", "config": config])["revision"] as? Int else {
+            throw BenchmarkError(description: "upload refused")
+        }
+        return revision
+    }
+}
