@@ -33,11 +33,12 @@ struct DeliveryHarness: Sendable {
         var config: [String: Any]? { json["config"] as? [String: Any] }
     }
 
-    static func run(_ body: @Sendable (DeliveryHarness) async throws -> Void) async throws {
+    /// - Parameter kafkaBrokers: a private broker the test may stop; the shared test broker by default.
+    static func run(kafkaBrokers: [String]? = nil, _ body: @Sendable (DeliveryHarness) async throws -> Void) async throws {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
-                databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
+                databaseURL: url.connectionString, kafkaBrokers: try kafkaBrokers ?? TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: Array(repeating: 5, count: 32)), port: 0,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken)
             try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
