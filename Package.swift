@@ -156,7 +156,7 @@ let package = Package(
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens",
+                "SesameStorage", "SesameTokens", "SesameConfiguration",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

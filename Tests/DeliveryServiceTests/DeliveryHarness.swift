@@ -102,6 +102,18 @@ struct DeliveryHarness: Sendable {
         }
     }
 
+    /// A request to `/v1/user/data` on delivery instance 0.
+    func userData(
+        _ method: HTTPRequest.Method, userID: String?, token: String, body: String? = nil, ifMatch: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, etag: String?, body: String) {
+        var headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/json"]
+        if let ifMatch { headers[.ifMatch] = ifMatch }
+        let query = userID.map { "?user_id=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? ""
+        return try await deliveries[0].execute(
+            uri: "/v1/user/data\(query)", method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
+        ) { ($0.status, $0.headers[.eTag], String(buffer: $0.body)) }
+    }
+
     /// Waits until every delivery instance serves `revision` of `pattern` for `version`.
     func waitUntilServed(version: String, revision: Int, token: String, timeout: Duration = .seconds(10)) async throws {
         for instance in deliveries.indices {

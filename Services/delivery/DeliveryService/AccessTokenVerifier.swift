@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Synchronization
 import SesameTokens
 
@@ -26,6 +27,23 @@ final class AccessTokenVerifier: Sendable {
             cache[token] = claims
         }
         return claims
+    }
+
+    /// The app of the request's valid access token; 401 otherwise.
+    func appID(of request: Request) async throws -> String {
+        try await claims(of: request).appID
+    }
+
+    /// The claims of the request's valid access token; 401 otherwise.
+    func claims(of request: Request) async throws -> AccessTokenClaims {
+        guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
+            throw DeliveryErrors.missingToken
+        }
+        do {
+            return try await verify(String(header.dropFirst(7)))
+        } catch is TokenError {
+            throw DeliveryErrors.invalidToken
+        }
     }
 
     /// Reloads the signing keys; when the set changed, forgets every remembered verdict.

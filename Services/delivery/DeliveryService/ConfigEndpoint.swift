@@ -12,7 +12,7 @@ struct ConfigEndpoint: Sendable {
     let tokens: AccessTokenVerifier
 
     func respond(to request: Request, now: Date = Date()) async throws -> Response {
-        let claims = try await verifiedClaims(of: request)
+        let claims = try await tokens.claims(of: request)
         guard let requested = request.uri.queryParameters.get("version") else { throw DeliveryErrors.invalidVersion }
         let version = String(requested)
         guard let lookupOrder = VersionPattern.lookupOrder(for: version) else { throw DeliveryErrors.invalidVersion }
@@ -69,17 +69,6 @@ struct ConfigEndpoint: Sendable {
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
         body.writeString("}")
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
-    }
-
-    private func verifiedClaims(of request: Request) async throws -> AccessTokenClaims {
-        guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
-            throw DeliveryErrors.missingToken
-        }
-        do {
-            return try await tokens.verify(String(header.dropFirst(7)))
-        } catch is TokenError {
-            throw DeliveryErrors.invalidToken
-        }
     }
 
     /// Whether an `If-None-Match` value names `etag` (or is `*`); weak comparison, as RFC 9110 asks.

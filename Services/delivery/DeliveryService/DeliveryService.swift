@@ -1,4 +1,7 @@
+import Crypto
+import Foundation
 import Hummingbird
+import SesameConfiguration
 import ServiceLifecycle
 import SesameEventBus
 import SesameEvents
@@ -13,6 +16,11 @@ public enum DeliveryService: SesameServiceDefinition {
     public static let name = "delivery"
     public static let defaultPort = 8082
 
+    /// Per-user documents may be larger than the default body limit.
+    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
+        ["/v1/user/": UserDataEndpoint.maxBodyBytes]
+    }
+
     public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
         let (database, logger) = (dependencies.database, dependencies.logger)
         let authority = TokenAuthority(
@@ -22,6 +30,16 @@ public enum DeliveryService: SesameServiceDefinition {
         let cache = DeliveryCache()
         let endpoint = ConfigEndpoint(cache: cache, tokens: tokens)
         router.get("v1/config") { request, _ in try await endpoint.respond(to: request) }
+        let userData = UserDataEndpoint(
+            store: UserDataStore(
+                database: database, encryption: dependencies.encryption,
+                userKey: HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: SymmetricKey(data: dependencies.configuration.masterKey.current),
+                    info: Data("sesame user id".utf8), outputByteCount: 32),
+                logger: logger),
+            tokens: tokens)
+        router.get("v1/user/data") { request, _ in try await userData.get(request) }
+        router.put("v1/user/data") { request, _ in try await userData.put(request) }
 
         let consumer = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.configPublished, EventTopic.revocations], startPosition: .end,

@@ -1,0 +1,73 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameEncryption
+import SesameStorage
+
+/// Per-user data: stored per app under a keyed hash of the user id (the raw id is never stored),
+/// the body encrypted at rest, with a version for optimistic concurrency.
+struct UserDataStore: Sendable {
+    let database: Database
+    let encryption: EnvelopeEncryption
+    /// The key user ids are hashed with (derived from the master key).
+    let userKey: SymmetricKey
+    let logger: Logger
+
+    /// What a conditional write found.
+    enum WriteOutcome: Sendable, Equatable {
+        case written(version: Int64)
+        /// The stored version is not the one the client expected.
+        case conflict
+    }
+
+    func userHash(appID: String, userID: String) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("\(appID)\u{0}\(userID)".utf8), using: userKey))
+    }
+
+    private static func sealingContext(appID: String, hash: Data) -> String {
+        "user_data.body:\(appID):\(hash.map { String(format: "%02x", $0) }.joined())"
+    }
+
+    /// The stored body and its version, if any.
+    func read(appID: String, userID: String) async throws -> (body: [UInt8], version: Int64)? {
+        let hash = userHash(appID: appID, userID: userID)
+        let rows = try await database.client.query(
+            "SELECT body, version FROM user_data WHERE app_id = \(appID) AND user_hash = \(hash)", logger: logger)
+        for try await (sealed, version) in rows.decode((Data, Int64).self) {
+            return (try encryption.open(sealed, context: Self.sealingContext(appID: appID, hash: hash)), version)
+        }
+        return nil
+    }
+
+    /// Writes `body`. With `expectedVersion` only if the stored version is that one (0: only if
+    /// nothing is stored yet); without it, whatever is stored.
+    func write(appID: String, userID: String, body: [UInt8], expectedVersion: Int64?) async throws -> WriteOutcome {
+        let hash = userHash(appID: appID, userID: userID)
+        let sealed = Data(try encryption.seal(body, context: Self.sealingContext(appID: appID, hash: hash)))
+        let rows: PostgresRowSequence
+        switch expectedVersion {
+        case nil:
+            rows = try await database.client.query(
+                """
+                INSERT INTO user_data (app_id, user_hash, body) VALUES (\(appID), \(hash), \(sealed))
+                ON CONFLICT (app_id, user_hash) DO UPDATE SET body = EXCLUDED.body, version = user_data.version + 1, updated_at = now()
+                RETURNING version
+                """, logger: logger)
+        case 0:
+            rows = try await database.client.query(
+                """
+                INSERT INTO user_data (app_id, user_hash, body) VALUES (\(appID), \(hash), \(sealed))
+                ON CONFLICT (app_id, user_hash) DO NOTHING RETURNING version
+                """, logger: logger)
+        case let version?:
+            rows = try await database.client.query(
+                """
+                UPDATE user_data SET body = \(sealed), version = version + 1, updated_at = now()
+                WHERE app_id = \(appID) AND user_hash = \(hash) AND version = \(version) RETURNING version
+                """, logger: logger)
+        }
+        for try await version in rows.decode(Int64.self) { return .written(version: version) }
+        return .conflict
+    }
+}
