@@ -348,6 +348,7 @@ let package = Package(
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
                 "SesameDomain", "SesameKafka", "SesameEvents",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/DeliveryServiceTests"

@@ -16,6 +16,13 @@ public enum DeliveryService: SesameServiceDefinition {
     public static let name = "delivery"
     public static let defaultPort = 8082
 
+    /// A key for one purpose, derived from the current master key: for what may change when the
+    /// master key rotates (blob links live five minutes).
+    static func derivedKey(_ configuration: ServiceConfiguration, purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: configuration.masterKey.current), info: Data(purpose.utf8), outputByteCount: 32)
+    }
+
     /// Per-user documents may be larger than the default body limit.
     public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
         ["/v1/user/": UserDataEndpoint.maxBodyBytes]
@@ -33,11 +40,14 @@ public enum DeliveryService: SesameServiceDefinition {
         let userData = UserDataEndpoint(
             store: UserDataStore(
                 database: database, encryption: dependencies.encryption,
-                userKey: HKDF<SHA256>.deriveKey(
-                    inputKeyMaterial: SymmetricKey(data: dependencies.configuration.masterKey.current),
-                    info: Data("sesame user id".utf8), outputByteCount: 32),
+                keys: ServiceKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
                 logger: logger),
             tokens: tokens)
+        let blobs = BlobEndpoint(
+            database: database, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), tokens: tokens,
+            logger: logger)
+        router.get("v1/blob/{key}") { request, context in try await blobs.link(request, context: context) }
+        router.get("v1/blob/{key}/content") { request, context in try await blobs.content(request, context: context) }
         router.get("v1/user/data") { request, _ in try await userData.get(request) }
         router.put("v1/user/data") { request, _ in try await userData.put(request) }
 

@@ -10,8 +10,8 @@ import SesameStorage
 struct UserDataStore: Sendable {
     let database: Database
     let encryption: EnvelopeEncryption
-    /// The key user ids are hashed with (derived from the master key).
-    let userKey: SymmetricKey
+    /// Holds the key user ids are hashed with, which must never change.
+    let keys: ServiceKeyStore
     let logger: Logger
 
     /// What a conditional write found.
@@ -21,8 +21,9 @@ struct UserDataStore: Sendable {
         case conflict
     }
 
-    func userHash(appID: String, userID: String) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: Data("\(appID)\u{0}\(userID)".utf8), using: userKey))
+    func userHash(appID: String, userID: String) async throws -> Data {
+        let key = try await keys.key(named: "user-id-hash")
+        return Data(HMAC<SHA256>.authenticationCode(for: Data("\(appID)\u{0}\(userID)".utf8), using: key))
     }
 
     private static func sealingContext(appID: String, hash: Data) -> String {
@@ -31,7 +32,7 @@ struct UserDataStore: Sendable {
 
     /// The stored body and its version, if any.
     func read(appID: String, userID: String) async throws -> (body: [UInt8], version: Int64)? {
-        let hash = userHash(appID: appID, userID: userID)
+        let hash = try await userHash(appID: appID, userID: userID)
         let rows = try await database.client.query(
             "SELECT body, version FROM user_data WHERE app_id = \(appID) AND user_hash = \(hash)", logger: logger)
         for try await (sealed, version) in rows.decode((Data, Int64).self) {
@@ -43,7 +44,7 @@ struct UserDataStore: Sendable {
     /// Writes `body`. With `expectedVersion` only if the stored version is that one (0: only if
     /// nothing is stored yet); without it, whatever is stored.
     func write(appID: String, userID: String, body: [UInt8], expectedVersion: Int64?) async throws -> WriteOutcome {
-        let hash = userHash(appID: appID, userID: userID)
+        let hash = try await userHash(appID: appID, userID: userID)
         let sealed = Data(try encryption.seal(body, context: Self.sealingContext(appID: appID, hash: hash)))
         let rows: PostgresRowSequence
         switch expectedVersion {

@@ -4,5 +4,6 @@ public enum Migrations {
     public static let all: [Migration] = [
         baseSchema,
         signingKeyActivation,
+        serviceKeys,
     ]
 }

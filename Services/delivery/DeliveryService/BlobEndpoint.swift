@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PostgresNIO
+import SesameHTTP
+import SesameStorage
+
+/// `GET /v1/blob/{key}` (with an access token) → a signed link valid for 5 minutes; `GET
+/// /v1/blob/{key}/content?…` serves the bytes from PostgreSQL in chunks, with `Range` support.
+struct BlobEndpoint: Sendable {
+    let database: Database
+    let links: BlobLinks
+    let tokens: AccessTokenVerifier
+    let logger: Logger
+    static let chunkBytes: Int64 = 1 << 20
+
+    struct LinkResponse: ResponseEncodable {
+        let url: String
+        let expiresIn: Int
+    }
+
+    func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
+        let appID = try await tokens.appID(of: request)
+        let blobKey = context.parameters.get("key") ?? ""
+        guard try await size(appID: appID, blobKey: blobKey) != nil else { throw Self.notFound }
+        return LinkResponse(url: links.link(appID: appID, blobKey: blobKey), expiresIn: Int(BlobLinks.lifetime))
+    }
+
+    func content(_ request: Request, context: SesameRequestContext) async throws -> Response {
+        let blobKey = context.parameters.get("key") ?? ""
+        let query = request.uri.queryParameters
+        guard let appID = query.get("app").map({ String($0) }), let expires = query.get("expires").flatMap({ Int64($0) }),
+            let signature = query.get("sig").map({ String($0) }),
+            links.isValid(appID: appID, blobKey: blobKey, expires: expires, signature: signature)
+        else {
+            throw APIError(.forbidden, code: "invalid_link", message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
+        }
+        guard let (size, contentType) = try await size(appID: appID, blobKey: blobKey) else { throw Self.notFound }
+
+        var headers: HTTPFields = [.contentType: contentType, .acceptRanges: "bytes", .cacheControl: "private, max-age=300"]
+        var (start, end) = (Int64(0), size - 1)
+        var status = HTTPResponse.Status.ok
+        if let range = request.headers[.range] {
+            guard let parsed = Self.parseRange(range, size: size) else {
+                headers[.contentRange] = "bytes */\(size)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            (start, end) = parsed
+            status = .partialContent
+            headers[.contentRange] = "bytes \(start)-\(end)/\(size)"
+        }
+        let (database, logger, first, last) = (database, logger, start, end)
+        let body = ResponseBody(contentLength: Int(Swift.max(0, last - first + 1))) { writer in
+            var offset = first
+            while offset <= last {
+                let length = min(Self.chunkBytes, last - offset + 1)
+                // substring() is 1-based; only the chunk leaves PostgreSQL.
+                let rows = try await database.client.query(
+                    "SELECT substring(data FROM \(offset + 1)::int FOR \(length)::int) FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey)",
+                    logger: logger)
+                for try await chunk in rows.decode(ByteBuffer.self) { try await writer.write(chunk) }
+                offset += length
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    static let notFound = APIError(.notFound, code: "blob_not_found", message: "No blob with this key is stored for the app.")
+
+    private func size(appID: String, blobKey: String) async throws -> (Int64, String)? {
+        let rows = try await database.client.query(
+            "SELECT size_bytes, content_type FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey)", logger: logger)
+        for try await row in rows.decode((Int64, String).self) { return row }
+        return nil
+    }
+
+    /// One `bytes=a-b`, `bytes=a-` or `bytes=-n` range within `size`; nil when unsatisfiable.
+    static func parseRange(_ header: String, size: Int64) -> (Int64, Int64)? {
+        guard header.hasPrefix("bytes="), !header.contains(","), size > 0 else { return nil }
+        let parts = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int64(parts[1]), suffix > 0 else { return nil }
+            return (max(0, size - suffix), size - 1)
+        }
+        guard let first = Int64(parts[0]), first < size else { return nil }
+        let last = parts[1].isEmpty ? size - 1 : min(Int64(parts[1]) ?? -1, size - 1)
+        return last >= first ? (first, last) : nil
+    }
+}

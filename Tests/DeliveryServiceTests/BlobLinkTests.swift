@@ -1,0 +1,70 @@
+import Crypto
+@testable import DeliveryService
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import SesameTestSupport
+import Testing
+
+@Suite("Delivery: blob links", .timeLimit(.minutes(2)))
+struct BlobLinkTests {
+    @Test("a link serves the exact bytes, ranges give 206 slices, and an altered link is 403")
+    func servedThroughLinks() async throws {
+        try await DeliveryHarness.run { harness in
+            let token = try await harness.app.attest(with: harness.auth).accessToken
+            let bytes = (0..<(3 * 1024 * 1024 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+            let put = try await harness.admin.execute(
+                uri: "/v1/admin/blob/model.bin", method: .put,
+                headers: [.authorization: "Bearer \(harness.key)", .contentType: "application/octet-stream"], body: ByteBuffer(bytes: bytes)
+            ) { $0.status }
+            #expect(put == .ok)
+
+            let delivery = harness.deliveries[0]
+            let link = try await delivery.execute(uri: "/v1/blob/model.bin", method: .get, headers: [.authorization: "Bearer \(token)"]) {
+                try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any]
+            }
+            let url = try #require(link?["url"] as? String)
+            #expect(link?["expiresIn"] as? Int == 300)
+            #expect(try await delivery.execute(uri: "/v1/blob/missing.bin", method: .get, headers: [.authorization: "Bearer \(token)"]) { $0.status } == .notFound)
+            #expect(try await delivery.execute(uri: "/v1/blob/model.bin", method: .get) { $0.status } == .unauthorized)
+
+            let whole = try await delivery.execute(uri: url, method: .get) { ($0.status, Array($0.body.readableBytesView)) }
+            #expect(whole.0 == .ok)
+            #expect(whole.1 == bytes)
+
+            let slice = try await delivery.execute(uri: url, method: .get, headers: [.range: "bytes=1048570-1048589"]) {
+                ($0.status, $0.headers[.contentRange], Array($0.body.readableBytesView))
+            }
+            #expect(slice.0 == .partialContent)
+            #expect(slice.1 == "bytes 1048570-1048589/\(bytes.count)")
+            #expect(slice.2 == Array(bytes[1_048_570...1_048_589]))
+            let suffix = try await delivery.execute(uri: url, method: .get, headers: [.range: "bytes=-5"]) { Array($0.body.readableBytesView) }
+            #expect(suffix == Array(bytes.suffix(5)))
+            #expect(try await delivery.execute(uri: url, method: .get, headers: [.range: "bytes=999999999-"]) { $0.status } == .rangeNotSatisfiable)
+
+            // Any edit of the link breaks it: another blob, another app, a later expiry, another signature.
+            for altered in [
+                url.replacingOccurrences(of: "model.bin", with: "other.bin"),
+                url.replacingOccurrences(of: "com.example.app", with: "com.example.evil"),
+                url.replacingOccurrences(of: "expires=", with: "expires=9"),
+                String(url.dropLast(2)) + "AA",
+            ] {
+                #expect(try await delivery.execute(uri: altered, method: .get) { $0.status } == .forbidden, "\(altered)")
+            }
+        }
+    }
+
+    @Test("links expire, and only the key that signed them opens them")
+    func expiry() {
+        let links = BlobLinks(key: SymmetricKey(size: .bits256))
+        let expires = Int64(Date().timeIntervalSince1970) + 60
+        let signature = links.signature(appID: "A.b", blobKey: "k", expires: expires)
+        #expect(links.isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature))
+        #expect(!links.isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature, now: Date().addingTimeInterval(61)))
+        #expect(!BlobLinks(key: SymmetricKey(size: .bits256)).isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature))
+        #expect(BlobEndpoint.parseRange("bytes=0-0", size: 10)! == (0, 0))
+        #expect(BlobEndpoint.parseRange("bytes=5-100", size: 10)! == (5, 9))
+        #expect(BlobEndpoint.parseRange("bytes=0-1,3-4", size: 10) == nil)
+        #expect(BlobEndpoint.parseRange("bytes=4-2", size: 10) == nil)
+    }
+}
