@@ -331,7 +331,10 @@ let package = Package(
             ],
             path: "Tests/ServiceTests"
         ),
-        .testTarget(name: "SesameHTTPTests", dependencies: ["SesameHTTP", "SesameConfiguration"], path: "Tests/SesameHTTPTests"),
+        .testTarget(
+            name: "SesameHTTPTests",
+            dependencies: ["SesameHTTP", "SesameConfiguration", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            path: "Tests/SesameHTTPTests"),
         .testTarget(
             name: "AdminServiceTests",
             dependencies: [

@@ -25,6 +25,7 @@ import Logging
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
+/// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads all state from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -60,6 +61,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxConfigBytes: Int
     /// The largest blob, in bytes.
     public var maxBlobBytes: Int
+    /// How often delivery reloads everything from PostgreSQL, repairing events it missed.
+    public var deliveryResyncInterval: Duration
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -85,6 +88,7 @@ public struct ServiceConfiguration: Sendable {
         operatorToken: String? = nil,
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
+        deliveryResyncInterval: Duration = .seconds(30),
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -104,6 +108,7 @@ public struct ServiceConfiguration: Sendable {
         self.operatorToken = operatorToken
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
+        self.deliveryResyncInterval = deliveryResyncInterval
         self.warnings = warnings
     }
 
@@ -218,6 +223,8 @@ public struct ServiceConfiguration: Sendable {
             operatorToken: operatorToken,
             maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
+            deliveryResyncInterval: try reader.duration(
+                "SESAME_DELIVERY_RESYNC_INTERVAL", default: .seconds(30), within: .seconds(5)...day / 24),
             warnings: warnings
         )
     }

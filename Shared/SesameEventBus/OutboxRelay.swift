@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 import SesameEvents
 import SesameKafka
 import SesameStorage
@@ -28,6 +29,11 @@ public final class OutboxRelay: Service, Sendable {
     private let logger: Logger
     private let publishLatency = Timer(label: "sesame_outbox_publish_latency")
     private let backlog = Gauge(label: "sesame_outbox_backlog")
+    private let kafkaAccepting = Atomic<Bool>(false)
+
+    /// Whether the topics exist and the latest batch, if any, was acknowledged by Kafka: while
+    /// false, changes wait in the outbox.
+    public var isPublishing: Bool { kafkaAccepting.load(ordering: .acquiring) }
 
     /// Creates a relay. With `topics`, it first creates the Sesame topics (`EventTopic.all`).
     public init(
@@ -49,6 +55,7 @@ public final class OutboxRelay: Service, Sendable {
                 do {
                     try await topics.ensureTopics(EventTopic.all, partitions: configuration.topicPartitions)
                     logger.info("kafka topics ready", metadata: ["kafka.topics": "\(EventTopic.all.joined(separator: ","))"])
+                    kafkaAccepting.store(true, ordering: .releasing)
                     break
                 } catch {
                     logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(error)"])
@@ -64,6 +71,9 @@ public final class OutboxRelay: Service, Sendable {
         while !isStopping {
             do {
                 let outcome = try await bounded { try await self.publishBatch() }
+                if topics == nil || outcome.published > 0 || outcome.failure != nil {
+                    kafkaAccepting.store(outcome.failure == nil, ordering: .releasing)
+                }
                 if let failure = outcome.failure {
                     logger.warning(
                         "outbox rows not acknowledged by kafka; retrying",
@@ -87,7 +97,8 @@ public final class OutboxRelay: Service, Sendable {
                 }
             } catch {
                 if isStopping { break }
-                logger.warning("outbox relay could not reach postgresql; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                // PostgreSQL is away, or at start the outbox table is not migrated yet.
+                logger.warning("outbox relay could not read the outbox; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 await pause(backoff)
                 backoff = min(backoff * 2, configuration.maxRetryBackoff)
             }

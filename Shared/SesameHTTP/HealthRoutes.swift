@@ -3,8 +3,10 @@ import Hummingbird
 
 /// `GET /health/live` (the process answers) and `GET /health/ready` (its dependencies answer).
 ///
-/// Readiness runs every check concurrently and answers 200 only when all pass; otherwise 503 with
-/// a body naming what is down, e.g. `{"status": "unavailable", "checks": {"postgres": "down"}}`.
+/// Readiness runs every check concurrently. All pass: 200 `ready`. Only checks the instance can
+/// serve without fail: 200 `degraded` (it stays in the balancer). A required check fails: 503
+/// `unavailable`. The body names each check, e.g.
+/// `{"status": "degraded", "checks": {"kafka": "down", "postgres": "up"}}`.
 public struct HealthRoutes<Context: RequestContext>: Sendable {
     /// The dependencies readiness reports on.
     public let checks: [ReadinessCheck]
@@ -21,12 +23,11 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
         }
         router.get("/health/ready") { _, _ in
             let results = await self.evaluate()
-            let allUp = results.values.allSatisfy { $0 }
-            let body: [String: Any] = [
-                "status": allUp ? "ready" : "unavailable",
-                "checks": results.mapValues { $0 ? "up" : "down" },
-            ]
-            return Self.json(allUp ? .ok : .serviceUnavailable, body)
+            let failed = checks.filter { results[$0.name] == false }
+            let status =
+                failed.isEmpty ? "ready" : failed.contains { $0.impact == .required } ? "unavailable" : "degraded"
+            let body: [String: Any] = ["status": status, "checks": results.mapValues { $0 ? "up" : "down" }]
+            return Self.json(status == "unavailable" ? .serviceUnavailable : .ok, body)
         }
     }
 

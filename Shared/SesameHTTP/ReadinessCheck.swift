@@ -1,13 +1,42 @@
+import Synchronization
+
 /// One dependency `/health/ready` asks about, e.g. PostgreSQL.
 public struct ReadinessCheck: Sendable {
+    /// What a failing check means for the instance.
+    public enum Impact: Sendable {
+        /// The instance cannot do its work: readiness answers 503 and a balancer takes it out.
+        case required
+        /// The instance still serves, from what it has: readiness answers 200 with `degraded`.
+        case degrading
+    }
+
     /// The name shown in the readiness body, e.g. `postgres`.
     public let name: String
+    /// What it means when this check fails.
+    public let impact: Impact
     /// Answers whether the dependency is usable now; must return within a few seconds.
     public let isReady: @Sendable () async -> Bool
 
     /// Creates a check.
-    public init(name: String, isReady: @escaping @Sendable () async -> Bool) {
+    public init(name: String, impact: Impact = .required, isReady: @escaping @Sendable () async -> Bool) {
         self.name = name
+        self.impact = impact
         self.isReady = isReady
     }
+}
+
+/// The readiness checks a service adds while it is configured, besides the shared ones.
+public final class ReadinessChecks: Sendable {
+    private let checks = Mutex<[ReadinessCheck]>([])
+
+    /// An empty list.
+    public init() {}
+
+    /// Adds `check` to what `/health/ready` asks.
+    public func add(_ check: ReadinessCheck) {
+        checks.withLock { $0.append(check) }
+    }
+
+    /// The checks added so far.
+    public var all: [ReadinessCheck] { checks.withLock { $0 } }
 }

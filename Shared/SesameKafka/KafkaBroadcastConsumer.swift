@@ -32,6 +32,11 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     /// Every message read, in partition order.
     public let messages: AsyncStream<KafkaMessage>
     private let sink: AsyncStream<KafkaMessage>.Continuation
+    /// An element each time the broker answers again after it was unreachable: what was written
+    /// meanwhile may never arrive (a broker that lost its log), so callers catch up from their
+    /// source of truth. Repeated reconnections before one is taken are coalesced.
+    public let reconnections: AsyncStream<Void>
+    private let reconnected: AsyncStream<Void>.Continuation
     private let client: RdKafkaClient
     private let topics: [String]
     private let startPosition: StartPosition
@@ -39,10 +44,15 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     private let logger: Logger
     private let stop = OneWayFlag()
     private let assigned = OneWayFlag()
+    private let reachability = BrokerReachability()
 
     /// Whether every partition of every topic has been assigned: from now on nothing written to
     /// them is missed.
     public var isAssigned: Bool { assigned.isRaised }
+
+    /// Whether the consumer is assigned and its last look at the broker (every two seconds)
+    /// reached it: while false, events may be arriving late.
+    public var isReceiving: Bool { assigned.isRaised && reachability.isReachable }
 
     /// Creates a consumer of `topics`; it starts reading when `run()` is called.
     public init(
@@ -51,6 +61,7 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
         let groupID = "\(configuration.clientID)-broadcast-\(UUID().uuidString.lowercased())"
         self.client = try RdKafkaClient(kind: .consumer, properties: configuration.consumerProperties(groupID: groupID))
         (self.messages, self.sink) = AsyncStream.makeStream(of: KafkaMessage.self)
+        (self.reconnections, self.reconnected) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.topics = topics
         self.startPosition = startPosition
         self.configuration = configuration
@@ -61,12 +72,13 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     public func run() async throws {
         let loop = ConsumerLoop(
             client: client, topics: topics, startPosition: startPosition, pollMilliseconds: configuration.pollTimeout.milliseconds,
-            sink: sink, stop: stop, assigned: assigned, logger: logger)
+            sink: sink, stop: stop, assigned: assigned, reachability: reachability, reconnected: reconnected, logger: logger)
         async let finished: Void = DedicatedThread.run(name: "sesame-kafka-consumer") { loop.run() }
         try? await gracefulShutdown()
         stop.raise()
         await finished
         sink.finish()
+        reconnected.finish()
     }
 }
 
@@ -79,6 +91,8 @@ private struct ConsumerLoop: Sendable {
     let sink: AsyncStream<KafkaMessage>.Continuation
     let stop: OneWayFlag
     let assigned: OneWayFlag
+    let reachability: BrokerReachability
+    let reconnected: AsyncStream<Void>.Continuation
     let logger: Logger
 
     private struct PartitionID: Hashable {
@@ -96,12 +110,18 @@ private struct ConsumerLoop: Sendable {
             guard let count = waitForTopic(topic) else { return }
             partitionCounts[topic] = count
         }
-        var positions: [PartitionID: Int64] = [:]
-        // Finding the end offsets needs the broker: keep trying while it is away.
-        while !assign(partitionCounts, positions: positions) {
+        // Finding the end offsets needs the broker: keep trying while it is away. Every partition
+        // has a position from here on, so a log that shrinks below it is noticed.
+        var positions: [PartitionID: Int64]
+        while true {
+            if let resolved = assign(partitionCounts, positions: [:]) {
+                positions = resolved
+                break
+            }
             if isStopping { return }
             Thread.sleep(forTimeInterval: 0.5)
         }
+        reachability.record(true)
         assigned.raise()
 
         var lastHousekeeping = ContinuousClock.now
@@ -122,9 +142,16 @@ private struct ConsumerLoop: Sendable {
                 let grown = partitionsGrown(partitionCounts)
                 let shrunk = partitionsWhoseLogShrank(positions: positions)
                 if grown != partitionCounts || !shrunk.isEmpty {
+                    // A partition added since the start holds only what this consumer has not
+                    // seen (a recreated topic, too, may have gained partitions): read it whole.
+                    for (topic, count) in grown {
+                        for partition in Int32(partitionCounts[topic] ?? 0)..<Int32(count) {
+                            positions[PartitionID(topic: topic, partition: partition)] = Self.beginning
+                        }
+                    }
                     partitionCounts = grown
                     for partition in shrunk { positions[partition] = Self.beginning }
-                    _ = assign(partitionCounts, positions: positions)
+                    if let resolved = assign(partitionCounts, positions: positions) { positions = resolved }
                 }
             }
         }
@@ -144,21 +171,21 @@ private struct ConsumerLoop: Sendable {
         return nil
     }
 
-    /// Assigns every partition, resuming where known and otherwise at the start position.
-    private func assign(_ partitionCounts: [String: Int], positions: [PartitionID: Int64]) -> Bool {
-        var assignments: [(topic: String, partition: Int32, offset: Int64)] = []
+    /// Assigns every partition, resuming where known and otherwise at the start position; returns
+    /// the positions assigned, or nil if it could not.
+    private func assign(_ partitionCounts: [String: Int], positions: [PartitionID: Int64]) -> [PartitionID: Int64]? {
+        var resolved = positions
         do {
-            for (topic, count) in partitionCounts.sorted(by: { $0.key < $1.key }) {
-                for partition in 0..<Int32(count) {
-                    let known = positions[PartitionID(topic: topic, partition: partition)]
-                    assignments.append((topic, partition, try known ?? startOffset(topic: topic, partition: partition)))
+            for (topic, count) in partitionCounts {
+                for partition in 0..<Int32(count) where resolved[PartitionID(topic: topic, partition: partition)] == nil {
+                    resolved[PartitionID(topic: topic, partition: partition)] = try startOffset(topic: topic, partition: partition)
                 }
             }
-            try client.assign(assignments)
-            return true
+            try client.assign(resolved.map { ($0.key.topic, $0.key.partition, $0.value) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) })
+            return resolved
         } catch {
             logger.error("kafka consumer could not assign partitions", metadata: ["kafka.error": "\(error)"])
-            return false
+            return nil
         }
     }
 
@@ -173,14 +200,24 @@ private struct ConsumerLoop: Sendable {
     }
 
     /// The partition counts now, larger where partitions were added since the consumer started.
+    /// Records whether the broker answered.
     private func partitionsGrown(_ counts: [String: Int]) -> [String: Int] {
         var updated = counts
+        var answered = false
         for topic in topics {
-            if let count = try? client.partitionCount(topic: topic, timeoutMilliseconds: 1000), count > (counts[topic] ?? 0) {
+            let count: Int?
+            do { count = try client.partitionCount(topic: topic, timeoutMilliseconds: 1000) } catch { continue }
+            answered = true
+            if let count, count > (counts[topic] ?? 0) {
                 logger.notice("kafka topic gained partitions; reassigning", metadata: ["kafka.topic": "\(topic)"])
                 updated[topic] = count
             }
         }
+        if answered, !reachability.isReachable {
+            logger.notice("kafka broker reachable again", metadata: ["kafka.topics": "\(topics.joined(separator: ","))"])
+            reconnected.yield()
+        }
+        reachability.record(answered)
         return updated
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import SesameConfiguration
 import SesameEncryption
+import SesameHTTP
 import SesameKafka
 import SesameStorage
 
@@ -16,4 +17,6 @@ public struct ServiceDependencies: Sendable {
     public let encryption: EnvelopeEncryption
     /// The service's logger.
     public let logger: Logger
+    /// Where the service adds its own readiness checks (caches loaded, Kafka reachable).
+    public let readiness = ReadinessChecks()
 }

@@ -42,12 +42,16 @@ public enum ServiceRuntime {
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: Service.bodyLimits(configuration))
         }
         let migrations = MigrationService(database: database, logger: logger)
-        HealthRoutes(checks: [
-            ReadinessCheck(name: "postgres") { await database.isReachable() },
-            ReadinessCheck(name: "migrations") { migrations.isComplete },
-        ]).register(on: router)
         PrometheusMetrics.register(on: router)
         let backgroundServices = try Service.configure(router, dependencies: dependencies)
+        HealthRoutes(
+            checks: [
+                ReadinessCheck(name: "postgres", impact: Service.servesWithoutDatabase ? .degrading : .required) {
+                    await database.isReachable()
+                },
+                ReadinessCheck(name: "migrations") { migrations.isComplete },
+            ] + dependencies.readiness.all
+        ).register(on: router)
 
         var app = Application(
             router: router,

@@ -23,6 +23,9 @@ public protocol SesameServiceDefinition: Sendable {
     static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int]
     /// Operator commands of this service besides `serve`, `migrate` and `rewrap-secrets`.
     static var commands: [any ParsableCommand.Type] { get }
+    /// Whether the service keeps serving from memory while PostgreSQL is down, so that readiness
+    /// reports `degraded` rather than taking it out of the balancer.
+    static var servesWithoutDatabase: Bool { get }
 }
 
 extension SesameServiceDefinition {
@@ -31,6 +34,9 @@ extension SesameServiceDefinition {
 
     /// None by default.
     public static var commands: [any ParsableCommand.Type] { [] }
+
+    /// No by default.
+    public static var servesWithoutDatabase: Bool { false }
 
     /// Builds this service's application: the one builder both the executable and the tests use.
     public static func buildApplication(

@@ -108,19 +108,26 @@ struct ConfigDeliveryTests {
         }
     }
 
-    @Test("Kafka down: uploads still succeed and cached configs are served; when it returns, both instances converge")
+    @Test("Kafka down: uploads succeed, cached configs are served, readiness is degraded; when it returns, both instances converge at once, not at the periodic resync")
     func kafkaOutage() async throws {
         let broker = try TansuBroker()
         defer { broker.stop() }
-        try await DeliveryHarness.run(kafkaBrokers: broker.brokers) { harness in
+        // The resync would repair everything within its interval; an hour leaves only the event path.
+        try await DeliveryHarness.run(kafkaBrokers: broker.brokers, resyncInterval: .seconds(3600)) { harness in
             let token = try await harness.app.attest(with: harness.auth).accessToken
             let first = try await harness.upload(["n": 1], version: "*")
             try await harness.waitUntilServed(version: "1.0.0", revision: first, token: token, timeout: .seconds(30))
+            #expect(try await harness.readiness(instance: 0) == "ready")
 
             broker.stop()
             let second = try await harness.upload(["n": 2], version: "*")
             // Nothing new can arrive, and the cached config is still served.
             #expect(try await harness.fetch(version: "1.0.0", token: token).json["revision"] as? Int == first)
+            for instance in harness.deliveries.indices {
+                try await eventually(timeout: .seconds(20), "delivery \(instance) reports degraded") {
+                    try await harness.readiness(instance: instance) == "degraded"
+                }
+            }
 
             // A restarted Tansu has no topics and starts offsets again at 0: the relay recreates the
             // topics and publishes what waited in the outbox, and the consumers find their way back.
@@ -130,6 +137,11 @@ struct ConfigDeliveryTests {
             let third = try await harness.upload(["n": 3], version: "*")
             try await harness.waitUntilServed(version: "1.0.0", revision: third, token: token, timeout: .seconds(60))
             print("delivery converged \(ContinuousClock.now - started) after the broker came back")
+            for instance in harness.deliveries.indices {
+                try await eventually(timeout: .seconds(20), "delivery \(instance) ready again") {
+                    try await harness.readiness(instance: instance) == "ready"
+                }
+            }
         }
     }
 

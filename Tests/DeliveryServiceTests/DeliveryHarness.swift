@@ -33,14 +33,19 @@ struct DeliveryHarness: Sendable {
         var config: [String: Any]? { json["config"] as? [String: Any] }
     }
 
-    /// - Parameter kafkaBrokers: a private broker the test may stop; the shared test broker by default.
-    static func run(kafkaBrokers: [String]? = nil, _ body: @Sendable (DeliveryHarness) async throws -> Void) async throws {
+    /// - Parameters:
+    ///   - kafkaBrokers: a private broker the test may stop; the shared test broker by default.
+    ///   - resyncInterval: delivery's full reload from PostgreSQL; long, to prove the event path.
+    static func run(
+        kafkaBrokers: [String]? = nil, resyncInterval: Duration = .seconds(30), _ body: @Sendable (DeliveryHarness) async throws -> Void
+    ) async throws {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try kafkaBrokers ?? TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: Array(repeating: 5, count: 32)), port: 0,
-                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken)
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken,
+                deliveryResyncInterval: resyncInterval)
             try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
                 try await ready(admin)
                 try await AuthService.buildApplication(configuration: configuration).test(.live) { auth in
@@ -112,6 +117,14 @@ struct DeliveryHarness: Sendable {
         return try await deliveries[0].execute(
             uri: "/v1/user/data\(query)", method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
         ) { ($0.status, $0.headers[.eTag], String(buffer: $0.body)) }
+    }
+
+    /// The readiness status (`ready`, `degraded`, `unavailable`) of delivery instance `instance`.
+    func readiness(instance: Int) async throws -> String? {
+        try await deliveries[instance].execute(uri: "/health/ready", method: .get) { response in
+            let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+            return json?["status"] as? String
+        }
     }
 
     /// Waits until every delivery instance serves `revision` of `pattern` for `version`.

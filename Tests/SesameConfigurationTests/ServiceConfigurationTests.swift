@@ -118,6 +118,7 @@ struct ServiceConfigurationTests {
             ("SESAME_ACCESS_TOKEN_TTL", "30s"), ("SESAME_ACCESS_TOKEN_TTL", "2d"), ("SESAME_ACCESS_TOKEN_TTL", "15 minutes"),
             ("SESAME_REFRESH_TOKEN_TTL", "10m"), ("SESAME_REFRESH_TOKEN_TTL", "-1d"), ("SESAME_SIGNING_KEY_ROTATION", "400d"),
             ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"), ("SESAME_OPERATOR_TOKEN", "short"), ("SESAME_MAX_CONFIG_BYTES", "0"), ("SESAME_MAX_BLOB_BYTES", "-5"),
+            ("SESAME_DELIVERY_RESYNC_INTERVAL", "1s"), ("SESAME_DELIVERY_RESYNC_INTERVAL", "2h"),
         ]
     )
     func invalidValues(variable: String, value: String) {

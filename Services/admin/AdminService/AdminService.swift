@@ -46,6 +46,8 @@ public enum AdminService: SesameServiceDefinition {
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(
             database: database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka), logger: logger)
+        // Without Kafka changes are kept in the outbox and published when it returns.
+        dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { relay.isPublishing })
         return [producer, relay]
     }
 

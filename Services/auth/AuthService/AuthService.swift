@@ -69,6 +69,8 @@ public enum AuthService: SesameServiceDefinition {
 
         let revocations = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
+        // Without Kafka a rotation reaches this instance at its next maintenance round instead.
+        dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { revocations.isReceiving })
         return [
             AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, logger: logger),
             revocations,

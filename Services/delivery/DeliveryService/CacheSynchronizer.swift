@@ -4,42 +4,73 @@ import SesameEventBus
 import SesameEvents
 import SesameStorage
 
-/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start and every `resyncInterval`
-/// (repairing anything missed while Kafka was away), and an app's reload as soon as an event about
-/// it arrives. Every event is handled by reloading from PostgreSQL, which is where it came from, so
-/// handling one twice, late or out of order does no harm.
+/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start, every `resyncInterval` and
+/// whenever the broker answers again after an outage (repairing anything missed while Kafka was
+/// away), and an app's reload as soon as an event about it arrives. Every event is handled by
+/// reloading from PostgreSQL, which is where it came from, so handling one twice, late or out of
+/// order does no harm.
 struct CacheSynchronizer: Service {
     let cache: DeliveryCache
     let loader: DeliveryLoader
     let tokens: AccessTokenVerifier
     let events: EventStream
+    /// The event consumer's reconnections.
+    let reconnections: AsyncStream<Void>
     let logger: Logger
     var resyncInterval: Duration = .seconds(30)
 
     func run() async throws {
+        // One loop runs every full resync, so two never race; requests made meanwhile coalesce.
+        let (requests, request) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await resyncPeriodically() }
+            group.addTask { await resync(on: requests) }
+            group.addTask {
+                while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                    request.yield()
+                    try? await cancelWhenGracefulShutdown { [resyncInterval] in try await Task.sleep(for: resyncInterval) }
+                }
+                request.finish()
+            }
+            group.addTask {
+                for await _ in reconnections.cancelOnGracefulShutdown() {
+                    logger.info("kafka is back; resyncing from postgresql for what it may have lost")
+                    request.yield()
+                }
+            }
             group.addTask { await followEvents() }
             await group.waitForAll()
         }
     }
 
-    private func resyncPeriodically() async {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            do {
-                let (cache, loader, tokens) = (cache, loader, tokens)
-                try await cancelWhenGracefulShutdown {
-                    try await withTimeout(.seconds(30)) {
-                        let start = cache.beginResync()
-                        cache.finishResync(start, states: try await loader.loadAll(previous: cache.allConfigs()))
-                        try await tokens.reloadKeys()
-                    }
+    /// Runs a full resync per request. One that fails (PostgreSQL away, or at start the schema
+    /// not migrated yet) is retried soon, backing off to the interval: until the first load
+    /// succeeds the instance is not ready.
+    private func resync(on requests: AsyncStream<Void>) async {
+        for await _ in requests.cancelOnGracefulShutdown() {
+            var failures = 0
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                do {
+                    try await resyncOnce()
+                    break
+                } catch {
+                    // Cached state keeps being served; readiness reports PostgreSQL.
+                    logger.warning("delivery resync failed; serving cached state", metadata: ["error": "\(error)"])
+                    failures += 1
+                    let pause = min(.milliseconds(250) * (1 << min(failures - 1, 12)), resyncInterval)
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
                 }
-            } catch {
-                // Cached state keeps being served; readiness reports PostgreSQL.
-                logger.warning("delivery resync failed; serving cached state", metadata: ["error": "\(error)"])
             }
-            try? await cancelWhenGracefulShutdown { [resyncInterval] in try await Task.sleep(for: resyncInterval) }
+        }
+    }
+
+    private func resyncOnce() async throws {
+        let (cache, loader, tokens) = (cache, loader, tokens)
+        try await cancelWhenGracefulShutdown {
+            try await withTimeout(.seconds(30)) {
+                let start = cache.beginResync()
+                cache.finishResync(start, states: try await loader.loadAll(previous: cache.allConfigs()))
+                try await tokens.reloadKeys()
+            }
         }
     }
 

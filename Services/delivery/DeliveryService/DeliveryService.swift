@@ -23,6 +23,9 @@ public enum DeliveryService: SesameServiceDefinition {
             inputKeyMaterial: SymmetricKey(data: configuration.masterKey.current), info: Data(purpose.utf8), outputByteCount: 32)
     }
 
+    /// Configs are served from memory while PostgreSQL is away.
+    public static let servesWithoutDatabase = true
+
     /// Per-user documents may be larger than the default body limit.
     public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
         ["/v1/user/": UserDataEndpoint.maxBodyBytes]
@@ -56,7 +59,11 @@ public enum DeliveryService: SesameServiceDefinition {
             logger: logger)
         let synchronizer = CacheSynchronizer(
             cache: cache, loader: DeliveryLoader(database: database, encryption: dependencies.encryption, logger: logger), tokens: tokens,
-            events: EventStream(consumer: consumer, logger: logger), logger: logger)
+            events: EventStream(consumer: consumer, logger: logger), reconnections: consumer.reconnections, logger: logger,
+            resyncInterval: dependencies.configuration.deliveryResyncInterval)
+        // Not ready before the first load: an empty cache would answer 404 for every app.
+        dependencies.readiness.add(ReadinessCheck(name: "cache") { cache.isLoaded })
+        dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { consumer.isReceiving })
         return [consumer, synchronizer]
     }
 }
