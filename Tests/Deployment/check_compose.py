@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Checks deploy/docker-compose.yml without Docker (this machine has no engine).
+
+- It is valid against the Compose specification's JSON schema (check-jsonschema's vendored
+  copy), and a deliberately broken copy is refused, so the validator is known to be looking.
+- Every Sesame executable it runs is a product of Package.swift and is copied by the Dockerfile.
+- Every SESAME_* variable it sets is read by the services, and each service gets every variable
+  production mode requires; every ${VARIABLE} it interpolates is in deploy/.env.example.
+- The topology the issue asks for: health checks, depends_on conditions, a named PostgreSQL
+  volume, production mode, a delivery service that `--scale` can replicate, and a gateway that
+  includes the same routes file as ./sesame-dev.
+
+Usage: check_compose.py CHECK_JSONSCHEMA_EXECUTABLE   (run by ./sesame-dev test)
+"""
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+COMPOSE = DEPLOY / "docker-compose.yml"
+SESAME_SERVICES = ("auth", "delivery", "admin")
+REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY", "SESAME_OPERATOR_TOKEN")
+
+failures = 0
+
+
+def check(description, passed, detail=""):
+    global failures
+    print(f"  {'ok  ' if passed else 'FAIL'}  {description}" + (f": {detail}" if detail and not passed else ""))
+    failures += 0 if passed else 1
+
+
+def schema_errors(validator, path):
+    run = subprocess.run([validator, "--builtin-schema", "vendor.compose-spec", str(path)], capture_output=True, text=True)
+    return run.returncode, (run.stdout + run.stderr).strip()
+
+
+def main(validator):
+    print("deployment: deploy/docker-compose.yml")
+    text = COMPOSE.read_text()
+    compose = yaml.safe_load(text)
+    services = compose.get("services", {})
+
+    status, output = schema_errors(validator, COMPOSE)
+    check("valid against the Compose specification schema", status == 0, output)
+    with tempfile.NamedTemporaryFile("w", suffix=".yml") as broken:
+        broken.write(text.replace("condition: service_healthy", "condition: when_it_feels_like_it", 1))
+        broken.flush()
+        status, _ = schema_errors(validator, broken.name)
+        check("the schema check refuses a broken depends_on condition", status != 0)
+
+    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    for name, service in services.items():
+        command = service.get("command") or []
+        if command and command[0].startswith("sesame"):
+            check(f"{name} runs {command[0]}, a Package.swift product", command[0] in products, f"products: {sorted(products)}")
+            check(f"the Dockerfile builds and copies {command[0]}", re.search(rf"\b{re.escape(command[0])}\b", dockerfile) is not None)
+
+    sources = "\n".join(p.read_text() for folder in ("Shared", "Services") for p in (ROOT / folder).rglob("*.swift"))
+    read_by_services = set(re.findall(r'"(SESAME_[A-Z0-9_]+)"', sources))
+    for name in ("migrate",) + SESAME_SERVICES:
+        environment = services.get(name, {}).get("environment", {})
+        unknown = sorted(v for v in environment if v.startswith("SESAME_") and v not in read_by_services)
+        check(f"{name}: every SESAME_* variable it sets is read by the services", not unknown, f"unknown: {unknown}")
+        missing = [v for v in REQUIRED_IN_PRODUCTION if v not in environment]
+        check(f"{name}: production mode with every required secret", environment.get("SESAME_ENVIRONMENT") == "production" and not missing,
+              f"missing: {missing}")
+
+    example = (DEPLOY / ".env.example").read_text()
+    documented = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]*)=", example, re.MULTILINE))
+    interpolated = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)", text))
+    check("every interpolated variable is in deploy/.env.example", interpolated <= documented, f"missing: {sorted(interpolated - documented)}")
+    check("deploy/.env is ignored by git and by docker builds",
+          "deploy/.env" in (ROOT / ".gitignore").read_text().split() and "deploy/.env" in (ROOT / ".dockerignore").read_text().split())
+
+    expected = {"postgres", "kafka", "migrate", "gateway", *SESAME_SERVICES}
+    check("the services are PostgreSQL, Kafka, migrate, auth, delivery, admin and the gateway", set(services) == expected,
+          f"found {sorted(services)}")
+    kafka = services.get("kafka", {})
+    check("Kafka is the official image in KRaft mode",
+          str(kafka.get("image", "")).startswith("apache/kafka:") and "KAFKA_PROCESS_ROLES" in kafka.get("environment", {}))
+    for name in ("postgres", "kafka", "gateway") + SESAME_SERVICES:
+        check(f"{name} has a health check", "test" in services.get(name, {}).get("healthcheck", {}))
+    for name in SESAME_SERVICES:
+        depends = services.get(name, {}).get("depends_on", {})
+        check(f"{name} starts after a successful migration and a healthy Kafka",
+              depends.get("migrate", {}).get("condition") == "service_completed_successfully"
+              and depends.get("kafka", {}).get("condition") == "service_healthy")
+    gateway_depends = services.get("gateway", {}).get("depends_on", {})
+    check("the gateway starts after healthy services",
+          all(gateway_depends.get(n, {}).get("condition") == "service_healthy" for n in SESAME_SERVICES))
+    delivery = services.get("delivery", {})
+    check("delivery can be scaled (no container_name, no host port)", "container_name" not in delivery and "ports" not in delivery)
+    check("PostgreSQL keeps its data in a named volume",
+          any(str(v).startswith("postgres-data:") for v in services.get("postgres", {}).get("volumes", []))
+          and "postgres-data" in compose.get("volumes", {}))
+
+    mounts = " ".join(services.get("gateway", {}).get("volumes", []))
+    nginx = (DEPLOY / "gateway" / "compose-nginx.conf").read_text()
+    runner = (ROOT / "sesame-dev").read_text()
+    check("the gateway mounts the shared routes file, which ./sesame-dev includes too",
+          "./gateway/sesame-routes.conf:/etc/nginx/sesame-routes.conf" in mounts
+          and "include /etc/nginx/sesame-routes.conf;" in nginx and "deploy/gateway/sesame-routes.conf" in runner)
+    routes = (DEPLOY / "gateway" / "sesame-routes.conf").read_text()
+    used = set(re.findall(r"http://(sesame_[a-z]+)", routes)) | {"sesame_" + s for s in SESAME_SERVICES}
+    defined = set(re.findall(r"upstream (sesame_[a-z]+)", nginx))
+    check("the compose gateway defines every upstream the routes use", used <= defined, f"missing: {sorted(used - defined)}")
+
+    print(f"deployment: {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
