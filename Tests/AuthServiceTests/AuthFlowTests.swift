@@ -156,9 +156,16 @@ struct AuthFlowTests {
                 try #require(next["refreshToken"]), extra: try await harness.assertionFields(otherKey, counter: 9))
             #expect(forged.errorCode == "assertion_invalid")
             // Refusals did not spend the refresh token.
+            let latest = try await harness.refresh(try #require(next["refreshToken"]), extra: try await harness.assertionFields(key, counter: 6))
+            #expect(latest.status == .ok)
+
+            // A spent token comes back without an assertion (a thief has no device key): the family
+            // is revoked all the same, not merely refused for the missing assertion.
+            let stolen = try await harness.refresh(token)
+            #expect(stolen.errorCode == "refresh_token_reused")
             #expect(
-                try await harness.refresh(try #require(next["refreshToken"]), extra: try await harness.assertionFields(key, counter: 6))
-                    .status == .ok)
+                try await harness.refresh(try #require(latest["refreshToken"]), extra: try await harness.assertionFields(key, counter: 7))
+                    .errorCode == "token_revoked")
         }
     }
 

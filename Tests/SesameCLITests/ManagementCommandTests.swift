@@ -76,7 +76,11 @@ struct ManagementCommandTests {
             let upload = await Self.sesame(["upload", "--file", v1, "--ver", "*"] + server)
             #expect(upload.status == 0)
             #expect(upload.out.contains("revision 1"))
-            #expect(await Self.sesame(["upload", "--file", v2, "--ver", "*"] + server).status == 0)
+            // --json prints the reply alone, so CI can parse it.
+            let second = await Self.sesame(["upload", "--file", v2, "--ver", "*", "--json"] + server)
+            #expect(second.status == 0)
+            let published = try JSONSerialization.jsonObject(with: Data(second.out.utf8)) as? [String: Any]
+            #expect(published?["revision"] as? Int == 2, "upload --json printed \(second.out)")
             let bad = await Self.sesame(["upload", "--file", v2, "--ver", "2.x"] + server)
             #expect(bad.status == 1)
             #expect(bad.error.contains("N.N.N"))

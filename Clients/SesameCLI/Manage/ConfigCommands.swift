@@ -27,9 +27,11 @@ struct UploadCommand: AsyncParsableCommand {
                 throw CLIFailure("\(file) is not valid JSON", exitCode: 2)
             }
             let reply = try await server.client().post("config/upload", ["version": ver, "config": config])
-            server.show(reply) { $0.message(or: "Published.") }
-            let patterns = (reply.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
-            Console.current.out("Patterns now published: \(patterns)")
+            // With --json, standard output is the reply alone, for CI to parse.
+            server.show(reply) {
+                let patterns = ($0.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
+                return "\($0.message(or: "Published."))\nPatterns now published: \(patterns)"
+            }
         }
     }
 }

@@ -72,6 +72,15 @@ struct AuthFlows: Sendable {
             throw AuthErrors.tokenRevoked
         }
 
+        // A superseded token is a theft signal whatever else the request carries (a thief has no
+        // device key to assert with): the family is revoked before any other check can refuse it.
+        if claims.generation < state.generation,
+            case .reused = try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh)
+        {
+            logger.warning("refresh token reused: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
+            throw AuthErrors.refreshTokenReused
+        }
+
         switch (request.assertion, request.clientData) {
         case (let assertion?, let clientData?):
             try await checkAssertion(assertion, clientData: clientData, keyID: state.keyID, appID: state.appID)
