@@ -246,6 +246,17 @@ let package = Package(
 
         // MARK: Tests
 
+        // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
+        .executableTarget(
+            name: "sesame-e2e",
+            dependencies: [
+                "AppAttestTesting", "SesameVault",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Tests/EndToEnd"
+        ),
         .target(
             name: "SesameTestSupport",
             dependencies: [

@@ -32,9 +32,10 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     /// Every message read, in partition order.
     public let messages: AsyncStream<KafkaMessage>
     private let sink: AsyncStream<KafkaMessage>.Continuation
-    /// An element each time the broker answers again after it was unreachable: what was written
-    /// meanwhile may never arrive (a broker that lost its log), so callers catch up from their
-    /// source of truth. Repeated reconnections before one is taken are coalesced.
+    /// An element once the partitions are assigned and each time the broker answers again after
+    /// it was unreachable: what was written before, or meanwhile, may never arrive (a broker that
+    /// lost its log), so callers catch up from their source of truth. Repeated elements before one
+    /// is taken are coalesced.
     public let reconnections: AsyncStream<Void>
     private let reconnected: AsyncStream<Void>.Continuation
     private let client: RdKafkaClient
@@ -123,6 +124,9 @@ private struct ConsumerLoop: Sendable {
         }
         reachability.record(true)
         assigned.raise()
+        // What was written before the assignment (at start, or while the broker was away) is not
+        // read: tell the caller to catch up now rather than at its next periodic repair.
+        reconnected.yield()
 
         var lastHousekeeping = ContinuousClock.now
         while !isStopping {

@@ -4,9 +4,9 @@ import SesameEventBus
 import SesameEvents
 import SesameStorage
 
-/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start, every `resyncInterval` and
-/// whenever the broker answers again after an outage (repairing anything missed while Kafka was
-/// away), and an app's reload as soon as an event about it arrives. Every event is handled by
+/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start, every `resyncInterval`, once
+/// the event consumer is assigned and whenever the broker answers again after an outage (repairing
+/// anything written before the consumer read or while Kafka was away), and an app's reload as soon as an event about it arrives. Every event is handled by
 /// reloading from PostgreSQL, which is where it came from, so handling one twice, late or out of
 /// order does no harm.
 struct CacheSynchronizer: Service {
@@ -33,7 +33,7 @@ struct CacheSynchronizer: Service {
             }
             group.addTask {
                 for await _ in reconnections.cancelOnGracefulShutdown() {
-                    logger.info("kafka is back; resyncing from postgresql for what it may have lost")
+                    logger.info("kafka consumer assigned or back; resyncing from postgresql for what it did not read")
                     request.yield()
                 }
             }

@@ -1,0 +1,182 @@
+import Foundation
+import SesameVault
+
+/// The nine steps of the issue's walk, in order; each prints one line with its duration.
+struct Walk: Sendable {
+    let suite: LocalSuite
+    let device: Device
+    /// Each delivery replica, reached directly rather than through the gateway.
+    let replicas: [HTTPClient]
+    let work: URL
+
+    private static let vaultPassword = "correct horse battery staple, e2e"
+
+    func run() async throws {
+        var key = ""
+        try await step(1, "operator registers the app; the CLI uploads * and 2.*") {
+            key = try await suite.sesame(
+                ["keys:create", "--as-operator", "--team-id", device.appID.team, "--bundle-id", device.appID.bundle, "--name", "e2e"])
+            try expect(key.hasPrefix("sk_prod_"), "keys:create printed \(key)")
+            try await upload(["tier": "default", "api_keys": ["maps": "m-1"]], pattern: "*", key: key)
+            try await upload(["tier": "two", "api_keys": ["stripe": "sk-2", "maps": "m-2"], "features": ["chat": true]], pattern: "2.*", key: key)
+        }
+        try await step(2, "device attests; 2.1.3 gets 2.*, 3.0 gets *, scope narrows, ETag gives 304") {
+            try await device.attest(appVersion: "2.1.3")
+            let two = try await served(version: "2.1.3", pattern: "2.*")
+            try expect((two.json["config"] as? [String: Any])?["tier"] as? String == "two", "2.1.3 config: \(two.json)")
+            _ = try await served(version: "3.0", pattern: "*")
+            let scoped = try await device.config(version: "2.1.3", scope: "api_keys.stripe")
+            try expect(scoped.status == 200, "scoped: \(scoped.status)")
+            let config = scoped.json["config"] as? [String: Any]
+            try expect(
+                config?.keys.sorted() == ["api_keys"] && (config?["api_keys"] as? [String: Any])?.keys.sorted() == ["stripe"],
+                "scope api_keys.stripe gave \(config ?? [:])")
+            guard let etag = two.header("ETag") else { throw WalkFailure("no ETag on the config") }
+            let again = try await device.config(version: "2.1.3", ifNoneMatch: etag)
+            try expect(again.status == 304 && again.body.isEmpty, "If-None-Match: \(again.status)")
+        }
+        try await step(3, "kill switch on 2.1.3 gives 403 with the reason; cleared gives 200") {
+            let reason = "2.1.3 leaks tokens; update to 2.1.4"
+            try await suite.sesame(["kill-switch", "--versions", "2.1.3", "--reason", reason], key: key)
+            try await eventually("403 version_disabled") {
+                let reply = try await device.config(version: "2.1.3")
+                return reply.status == 403 && reply.errorCode == "version_disabled" && reply.errorMessage?.contains(reason) == true
+            }
+            try await suite.sesame(["kill-switch", "--versions", "2.1.3", "--clear"], key: key)
+            try await eventually("200 after clearing") { try await device.config(version: "2.1.3").status == 200 }
+        }
+        try await step(4, "emergency revoke: the old token gets 401; after re-attesting, 200") {
+            try await Task.sleep(for: .seconds(1))  // tokens count by the second: the revocation must be later than this token
+            try await suite.sesame(["revoke", "--ver", "2.*"], key: key)
+            try await eventually("401 token_revoked") {
+                let reply = try await device.config(version: "2.1.3")
+                return reply.status == 401 && reply.errorCode == "token_revoked"
+            }
+            try await Task.sleep(for: .seconds(1))
+            try await device.attest(appVersion: "2.1.3")
+            let fresh = try await device.config(version: "2.1.3")
+            try expect(fresh.status == 200, "new token after revocation: \(fresh.status) \(fresh.errorCode ?? "")")
+        }
+        try await step(5, "zero knowledge: the CLI encrypts and uploads; the device decrypts the original bytes") {
+            let plain = work.appendingPathComponent("secrets.json")
+            let original = Data(#"{"openai":"sk-live-e2e","pin":"4242"}"#.utf8)
+            try original.write(to: plain)
+            let vault = ["SESAME_VAULT_PASS": Self.vaultPassword]
+            try await suite.sesame(["encrypt", "--file", plain.path], extra: vault)
+            try await upload(file: plain.path + ".enc", pattern: "4.*", key: key)
+            let reply = try await served(version: "4.0", pattern: "4.*")
+            let stored = try JSONSerialization.data(withJSONObject: reply.json["config"] ?? [:])
+            guard let envelope = try VaultEnvelope.decode(stored) else { throw WalkFailure("4.0 is not an envelope: \(reply.json)") }
+            try expect(try envelope.open(password: Self.vaultPassword) == original, "the decrypted config differs from the file")
+            try expect(!String(decoding: reply.body, as: UTF8.self).contains("sk-live-e2e"), "the plaintext travelled")
+        }
+        try await step(6, "blob upload, link, download; user data put, get, conflicting put 412") {
+            let blob = Data((0..<(300 * 1024)).map { _ in UInt8.random(in: 0...255) })
+            let file = work.appendingPathComponent("model.bin")
+            try blob.write(to: file)
+            try await suite.sesame(["blob:upload", "--file", file.path], key: key)
+            let link = try await device.call("GET", "/v1/blob/model.bin")
+            guard link.status == 200, let url = link.json["url"] as? String else { throw WalkFailure("blob link: \(link.status)") }
+            let download = try await device.gateway.send("GET", url)
+            try expect(download.status == 200 && download.body == blob, "download: \(download.status), \(download.body.count) bytes")
+
+            let document = Data(#"{"theme":"dark","streak":3}"#.utf8)
+            let put = try await device.call("PUT", "/v1/user/data?user_id=alice", headers: ["If-Match": "\"0\""], body: document)
+            try expect(put.status == 200, "first put: \(put.status) \(put.errorCode ?? "")")
+            let get = try await device.call("GET", "/v1/user/data?user_id=alice")
+            try expect(get.status == 200 && get.body == document, "get: \(get.status) \(String(decoding: get.body, as: UTF8.self))")
+            let conflict = try await device.call("PUT", "/v1/user/data?user_id=alice", headers: ["If-Match": "\"0\""], body: document)
+            try expect(conflict.status == 412, "stale If-Match: \(conflict.status)")
+        }
+        try await step(7, "an upload is served by every delivery replica within 1 s") {
+            let revision = try await upload(["tier": "default", "round": 7], pattern: "*", key: key)
+            let acknowledged = ContinuousClock.now
+            try await servedEverywhere(revision: revision, timeout: .seconds(5))
+            let elapsed = ContinuousClock.now - acknowledged
+            try expect(elapsed < .seconds(1), "took \(elapsed) to reach \(replicas.count) replicas")
+            print("        visible at \(replicas.count) replicas after \(elapsed.formatted(.units(allowed: [.milliseconds])))")
+        }
+        try await step(8, "broker stopped, upload succeeds; broker back, every replica converges") {
+            try await suite.runSuite(["broker", "stop"])
+            let during = try await upload(["tier": "default", "round": 8], pattern: "*", key: key)
+            try await suite.runSuite(["broker", "start"])
+            let back = ContinuousClock.now
+            try await servedEverywhere(revision: during, timeout: .seconds(60))
+            print("        converged \((ContinuousClock.now - back).formatted(.units(allowed: [.milliseconds]))) after the broker returned")
+            let after = try await upload(["tier": "default", "round": 9], pattern: "*", key: key)
+            try await servedEverywhere(revision: after, timeout: .seconds(30))
+        }
+        try await step(9, "refresh with an assertion; a replayed assertion and a reused refresh token are refused") {
+            let asserted = try await device.assertedRefreshBody()
+            let used = device.refreshToken
+            let first = try await device.refresh(asserted)
+            try expect(first.status == 200, "asserted refresh: \(first.status) \(first.errorCode ?? "")")
+            var replay = asserted
+            replay["refreshToken"] = device.refreshToken
+            let replayed = try await device.refresh(replay)
+            try expect(replayed.status == 401 || replayed.status == 400, "replayed assertion: \(replayed.status)")
+            try expect(replayed.errorCode == "assertion_invalid" || replayed.errorCode == "invalid_challenge",
+                       "replayed assertion refused as \(replayed.errorCode ?? "nothing")")
+            let current = device.refreshToken
+            let reused = try await device.refresh(["refreshToken": used] as [String: Any])
+            try expect(reused.status == 401 && reused.errorCode == "refresh_token_reused", "reused token: \(reused.status) \(reused.errorCode ?? "")")
+            let family = try await device.refresh(try await device.assertedRefreshBody().merging(["refreshToken": current]) { $1 })
+            try expect(family.status == 401, "the family's newest token still works after the reuse: \(family.status)")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func step(_ number: Int, _ title: String, _ body: () async throws -> Void) async throws {
+        let started = ContinuousClock.now
+        do {
+            try await body()
+        } catch {
+            print(String(format: "e2e %d FAIL %@ (%.2f s): %@", number, title, (ContinuousClock.now - started).seconds, "\(error)"))
+            throw error
+        }
+        print(String(format: "e2e %d ok   %@ (%.2f s)", number, title, (ContinuousClock.now - started).seconds))
+    }
+
+    /// Uploads `config` for `pattern` with the CLI; returns the new revision.
+    @discardableResult
+    private func upload(_ config: [String: Any], pattern: String, key: String) async throws -> Int {
+        let file = work.appendingPathComponent("upload-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: config).write(to: file)
+        return try await upload(file: file.path, pattern: pattern, key: key)
+    }
+
+    @discardableResult
+    private func upload(file: String, pattern: String, key: String) async throws -> Int {
+        let reply = try await suite.sesame(["upload", "--file", file, "--ver", pattern, "--json"], key: key)
+        struct Published: Decodable { let revision: Int }
+        do {
+            return try JSONDecoder().decode(Published.self, from: Data(reply.utf8)).revision
+        } catch {
+            throw WalkFailure("upload printed \(reply): \(error)")
+        }
+    }
+
+    /// Waits until the gateway serves `version` from `pattern`, and returns that reply.
+    private func served(version: String, pattern: String) async throws -> HTTPReply {
+        var last: HTTPReply?
+        try await eventually("\(version) served from \(pattern)") {
+            last = try await device.config(version: version)
+            return last?.status == 200 && last?.json["matchedPattern"] as? String == pattern
+        }
+        return last!
+    }
+
+    /// Waits until every replica, asked directly, serves `revision` of `*` (for version 9.9.9).
+    private func servedEverywhere(revision: Int, timeout: Duration) async throws {
+        for (index, replica) in replicas.enumerated() {
+            try await eventually("replica \(index) serves revision \(revision)", timeout: timeout) {
+                try await device.config(version: "9.9.9", on: replica).json["revision"] as? Int == revision
+            }
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
