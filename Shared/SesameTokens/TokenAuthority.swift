@@ -41,8 +41,9 @@ public actor TokenAuthority {
     private var publicKeys: [(kid: String, key: P256.Signing.PublicKey)] = []
     private var lastLoad: ContinuousClock.Instant?
     /// An unknown `kid` triggers at most one reload per this interval, so garbage tokens cannot
-    /// turn into a database load.
-    private let unknownKidReloadInterval: Duration = .seconds(5)
+    /// turn into a database load (one query a second per instance at most), while a verifier that
+    /// started before auth made its first key accepts that key's tokens within a second.
+    private let unknownKidReloadInterval: Duration = .seconds(1)
 
     /// - Parameter signs: true in auth (creates and decrypts the active key); false in verifiers.
     public init(store: SigningKeyStore, lifetimes: TokenLifetimes = TokenLifetimes(), signs: Bool, logger: Logger) {

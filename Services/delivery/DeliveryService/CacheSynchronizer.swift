@@ -6,15 +6,15 @@ import SesameStorage
 
 /// Keeps `DeliveryCache` right: a full load from PostgreSQL at start, every `resyncInterval`, once
 /// the event consumer is assigned and whenever the broker answers again after an outage (repairing
-/// anything written before the consumer read or while Kafka was away), and an app's reload as soon as an event about it arrives. Every event is handled by
-/// reloading from PostgreSQL, which is where it came from, so handling one twice, late or out of
-/// order does no harm.
+/// anything written before the consumer read or while Kafka was away), and an app's reload as soon
+/// as an event about it arrives. Every event is handled by reloading from PostgreSQL, which is
+/// where it came from, so handling one twice, late or out of order does no harm.
 struct CacheSynchronizer: Service {
     let cache: DeliveryCache
     let loader: DeliveryLoader
     let tokens: AccessTokenVerifier
     let events: EventStream
-    /// The event consumer's reconnections.
+    /// The event consumer's assignment and reconnections: moments to catch up from PostgreSQL.
     let reconnections: AsyncStream<Void>
     let logger: Logger
     var resyncInterval: Duration = .seconds(30)
