@@ -39,6 +39,7 @@ public enum ServiceRuntime {
             MetricsMiddleware()
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
+            DatabaseAvailabilityMiddleware(database: database, exemptPathPrefixes: ["/health/", "/metrics"] + Service.pathsServedFromMemory)
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: Service.bodyLimits(configuration))
         }
         let migrations = MigrationService(database: database, logger: logger)

@@ -26,6 +26,9 @@ public protocol SesameServiceDefinition: Sendable {
     /// Whether the service keeps serving from memory while PostgreSQL is down, so that readiness
     /// reports `degraded` rather than taking it out of the balancer.
     static var servesWithoutDatabase: Bool { get }
+    /// Path prefixes answered from memory alone. Requests to other paths that stall while
+    /// PostgreSQL is away are cut short with 503 `service_unavailable`.
+    static var pathsServedFromMemory: [String] { get }
 }
 
 extension SesameServiceDefinition {
@@ -37,6 +40,9 @@ extension SesameServiceDefinition {
 
     /// No by default.
     public static var servesWithoutDatabase: Bool { false }
+
+    /// None by default.
+    public static var pathsServedFromMemory: [String] { [] }
 
     /// Builds this service's application: the one builder both the executable and the tests use.
     public static func buildApplication(

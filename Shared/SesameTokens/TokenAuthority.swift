@@ -3,6 +3,7 @@ import Foundation
 import JWTKit
 import Logging
 import SesameConfiguration
+import SesameStorage
 
 /// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
 /// JWKS. Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
@@ -40,10 +41,16 @@ public actor TokenAuthority {
     private var signers: [(kid: String, activatesAt: Date)] = []
     private var publicKeys: [(kid: String, key: P256.Signing.PublicKey)] = []
     private var lastLoad: ContinuousClock.Instant?
+    /// When a reload last started, successful or not: the unknown-kid rate limit counts attempts,
+    /// so a database outage does not let every unknown `kid` through to the pool.
+    private var lastReloadAttempt: ContinuousClock.Instant?
     /// An unknown `kid` triggers at most one reload per this interval, so garbage tokens cannot
     /// turn into a database load (one query a second per instance at most), while a verifier that
     /// started before auth made its first key accepts that key's tokens within a second.
     private let unknownKidReloadInterval: Duration = .seconds(1)
+    /// How long a request waits for that reload: the pool would hold it for a minute while
+    /// PostgreSQL is away.
+    private let unknownKidReloadTimeout: Duration = .seconds(2)
 
     /// - Parameter signs: true in auth (creates and decrypts the active key); false in verifiers.
     public init(store: SigningKeyStore, lifetimes: TokenLifetimes = TokenLifetimes(), signs: Bool, logger: Logger) {
@@ -55,6 +62,7 @@ public actor TokenAuthority {
 
     /// Loads the usable keys from PostgreSQL (creating the first one when this authority signs).
     public func reload() async throws {
+        lastReloadAttempt = .now
         if signs { try await store.ensureActiveKey() }
         let loaded = try await store.usableKeys(decryptSigning: signs)
         let collection = JWTKeyCollection()
@@ -127,14 +135,25 @@ public actor TokenAuthority {
         guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
         try await loadIfNeeded()
         if let kid = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header.kid,
-            !publicKeys.contains(where: { $0.kid == kid }), let lastLoad, ContinuousClock.now - lastLoad > unknownKidReloadInterval
+            !publicKeys.contains(where: { $0.kid == kid }), let lastReloadAttempt,
+            ContinuousClock.now - lastReloadAttempt > unknownKidReloadInterval
         {
-            try await reload()
+            await reloadForUnknownKid()
         }
         do {
             return try await keys.verify(token, as: Claims.self)
         } catch {
             throw TokenError("\(error)")
+        }
+    }
+
+    /// Reloads within `unknownKidReloadTimeout`; on failure the keys stay as they were and the
+    /// token is judged by them (refused), rather than the request failing with the database.
+    private func reloadForUnknownKid() async {
+        do {
+            try await withTimeout(unknownKidReloadTimeout) { try await self.reload() }
+        } catch {
+            logger.warning("could not reload signing keys for an unknown key id", metadata: ["error.type": "\(type(of: error))"])
         }
     }
 

@@ -22,6 +22,17 @@ struct Walk: Sendable {
         }
         try await step(2, "device attests; 2.1.3 gets 2.*, 3.0 gets *, scope narrows, ETag gives 304") {
             try await device.attest(appVersion: "2.1.3")
+            // A fresh suite: auth made its first signing key a moment ago, and a replica learns a
+            // new key id at its next reload, at most a second after the last. Every replica must
+            // accept the token within that, or the gateway's round robin would answer 401.
+            let attested = ContinuousClock.now
+            for (index, replica) in replicas.enumerated() {
+                try await eventually("replica \(index) accepts the new token", timeout: .seconds(3)) {
+                    try await device.config(version: "2.1.3", on: replica).status == 200
+                }
+            }
+            let accepted = ContinuousClock.now - attested
+            print("        every replica accepts the token after \(accepted.formatted(.units(allowed: [.milliseconds])))")
             let two = try await served(version: "2.1.3", pattern: "2.*")
             try expect((two.json["config"] as? [String: Any])?["tier"] as? String == "two", "2.1.3 config: \(two.json)")
             _ = try await served(version: "3.0", pattern: "*")

@@ -92,6 +92,32 @@ struct ServicePlumbingTests {
                 #expect((body["checks"] as? [String: String])?["postgres"] == "down")
             }
             #expect(ContinuousClock.now - started < .seconds(5))
+
+            // A request only PostgreSQL can answer says "retry later", not "internal error".
+            guard let (uri, method, headers) = Self.databaseBoundRequest(for: service) else { return }
+            let requested = ContinuousClock.now
+            try await client.execute(uri: uri, method: method, headers: headers) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] == "5")
+                let error = try #require(try Self.json(response)["error"] as? [String: String])
+                #expect(error["code"] == "service_unavailable")
+            }
+            // Not the pool's minute of retries (loose: the suite runs in parallel on 2 cores).
+            #expect(ContinuousClock.now - requested < .seconds(15))
+        }
+    }
+
+    /// A request each service answers from PostgreSQL; nil for delivery, which serves from memory
+    /// and cannot verify a token before its first load.
+    static func databaseBoundRequest(for service: any SesameServiceDefinition.Type) -> (String, HTTPRequest.Method, HTTPFields)? {
+        switch service.name {
+        case AuthService.name:
+            return ("/v1/auth/challenge", .post, [:])
+        case AdminService.name:
+            let wellFormedKey = "sk_prod_" + String(repeating: "A", count: 43)
+            return ("/v1/admin/audit", .get, [.authorization: "Bearer \(wellFormedKey)"])
+        default:
+            return nil
         }
     }
 

@@ -26,6 +26,9 @@ public enum DeliveryService: SesameServiceDefinition {
     /// Configs are served from memory while PostgreSQL is away.
     public static let servesWithoutDatabase = true
 
+    /// The hot path: configs come from memory and never wait on PostgreSQL.
+    public static let pathsServedFromMemory = ["/v1/config"]
+
     /// Per-user documents may be larger than the default body limit.
     public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
         ["/v1/user/": UserDataEndpoint.maxBodyBytes]

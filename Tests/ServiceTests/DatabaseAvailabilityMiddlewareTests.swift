@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import SesameHTTP
+import SesameStorage
+import SesameTestSupport
+import Testing
+
+@testable import SesameServer
+
+/// A request that stalls or fails while PostgreSQL is away gets 503 `service_unavailable` in
+/// seconds; with PostgreSQL up, slow requests and plain failures are left alone.
+@Suite("Database availability middleware")
+struct DatabaseAvailabilityMiddlewareTests {
+    /// A router whose `/stall` never returns until cancelled, `/slow` takes 600 ms, `/fail` throws a
+    /// non-HTTP error, and `/memory/stall` stalls on an exempt path.
+    static func router(database: Database) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.addMiddleware {
+            ErrorRenderingMiddleware()
+            DatabaseAvailabilityMiddleware(
+                database: database, exemptPathPrefixes: ["/memory/"], patience: .milliseconds(200), probeTimeout: .milliseconds(500))
+        }
+        router.get("stall") { _, _ -> String in
+            try await Task.sleep(for: .seconds(3600))
+            return "never"
+        }
+        router.get("slow") { _, _ -> String in
+            try await Task.sleep(for: .milliseconds(600))
+            return "slow"
+        }
+        router.get("fail") { _, _ -> String in throw Oops() }
+        router.get("memory/stall") { _, _ -> String in
+            try await Task.sleep(for: .milliseconds(600))
+            return "from memory"
+        }
+        return router
+    }
+
+    struct Oops: Error {}
+
+    static func withDatabase(_ url: DatabaseURL, _ body: (Database) async throws -> Void) async throws {
+        let database = Database(url: url, logger: Logger(label: "test-db"))
+        try await withRunningServices([database]) { try await body(database) }
+    }
+
+    @Test("PostgreSQL unreachable: a stalled request is cut short with 503 and Retry-After; a failed one is 503 too")
+    func unreachable() async throws {
+        // Port 1 on loopback: nothing listens there.
+        try await Self.withDatabase(try DatabaseURL("postgres://sesame@127.0.0.1:1/sesame")) { database in
+            let app = Application(router: Self.router(database: database))
+            try await app.test(.router) { client in
+                let started = ContinuousClock.now
+                try await client.execute(uri: "/stall", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(response.headers[.retryAfter] == "5")
+                    #expect(String(buffer: response.body).contains(#""code":"service_unavailable""#))
+                }
+                // Not the pool's minute of retries (loose: the suite runs in parallel on 2 cores).
+                #expect(ContinuousClock.now - started < .seconds(15))
+
+                try await client.execute(uri: "/fail", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                }
+                try await client.execute(uri: "/memory/stall", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body) == "from memory")
+                }
+            }
+        }
+    }
+
+    @Test("PostgreSQL reachable: a slow request completes and a failure stays a 500")
+    func reachable() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            try await Self.withDatabase(url) { database in
+                let app = Application(router: Self.router(database: database))
+                try await app.test(.router) { client in
+                    try await client.execute(uri: "/slow", method: .get) { response in
+                        #expect(response.status == .ok)
+                        #expect(String(buffer: response.body) == "slow")
+                    }
+                    try await client.execute(uri: "/fail", method: .get) { response in
+                        #expect(response.status == .internalServerError)
+                    }
+                }
+            }
+        }
+    }
+}
