@@ -235,7 +235,7 @@ let package = Package(
             name: "sesame-delivery-benchmark",
             dependencies: [
                 "AdminService", "AuthService", "DeliveryService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "BenchmarkSupport",
+                "BenchmarkSupport", "SesameLogging",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

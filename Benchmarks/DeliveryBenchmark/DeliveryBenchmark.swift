@@ -10,6 +10,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SesameConfiguration
+import SesameLogging
 import SesameTestSupport
 
 // Measures sesame-delivery's hot path against nginx serving the same JSON as a static file, with
@@ -42,6 +43,9 @@ func sampleConfig() -> [String: Any] {
 @main
 enum DeliveryBenchmark {
     static func main() async throws {
+        // The services' own log handler, as in production: swift-log's default one re-renders its
+        // metadata whenever a request sets its id, which would bill every request for it.
+        SesameLogging.bootstrap(json: true, level: .warning)
         if ProcessInfo.processInfo.environment["SESAME_BENCH_NIO_EXECUTOR"] == "on" {
             print("NIO event loops installed as the global executor: \(NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor())")
         }
@@ -86,17 +90,14 @@ enum DeliveryBenchmark {
         defer { nginx.stop() }
         guard let port = deliveries[0].port else { throw BenchmarkError(description: "no delivery port") }
         let path = "/v1/config?version=2.1.3"
-        for connections in [64, 256] {
-            let sesame = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
-            let reference = try measure("http://127.0.0.1:\(nginx.port)\(path)", connections: connections)
-            print(String(format: "delivery GET /v1/config, %d connections: %.0f req/s, p50 %@, p99 %@ (non-2xx: %d)", connections,
-                sesame.requestsPerSecond, sesame.p50, sesame.p99, sesame.non2xx))
-            print(String(format: "nginx static file,       %d connections: %.0f req/s, p50 %@, p99 %@", connections,
-                reference.requestsPerSecond, reference.p50, reference.p99))
-            print(String(format: "ratio delivery / nginx at %d connections: %.2f", connections, sesame.requestsPerSecond / reference.requestsPerSecond))
-            // The same server's cheapest route: what Hummingbird and Sesame's middleware cost alone.
-            let floor = try measure("http://127.0.0.1:\(port)/health/live", connections: connections)
-            print(String(format: "delivery GET /health/live, %d connections: %.0f req/s, p99 %@", connections, floor.requestsPerSecond, floor.p99))
+        // Hummingbird alone, one route answering the same bytes, no middleware: the framework's floor.
+        let bare = Router()
+        let servedBuffer = ByteBuffer(bytes: served)
+        bare.get("v1/config") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: servedBuffer)) }
+        let nginxPort = nginx.port
+        try await Application(router: bare, logger: logger).test(.live) { bareClient in
+            guard let barePort = bareClient.port else { throw BenchmarkError(description: "no port") }
+            try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
         }
 
         // Propagation: upload acknowledged → both instances serve the new revision.
@@ -113,6 +114,25 @@ enum DeliveryBenchmark {
         let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
         print(String(format: "propagation to both instances over 100 uploads: p50 %.0f ms, p99 %.0f ms, max %.0f ms",
             milliseconds(latencies[49]), milliseconds(latencies[98]), milliseconds(latencies[99])))
+    }
+
+    /// wrk against delivery, nginx and bare Hummingbird in turn, at 64 and 256 connections.
+    static func measureServing(path: String, delivery port: Int, nginx nginxPort: Int, bareHummingbird: Int, token: String) throws {
+        for connections in [64, 256] {
+            let sesame = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
+            let reference = try measure("http://127.0.0.1:\(nginxPort)\(path)", connections: connections)
+            print(String(format: "delivery GET /v1/config, %d connections: %.0f req/s, p50 %@, p99 %@ (non-2xx: %d)", connections,
+                sesame.requestsPerSecond, sesame.p50, sesame.p99, sesame.non2xx))
+            print(String(format: "nginx static file,       %d connections: %.0f req/s, p50 %@, p99 %@", connections,
+                reference.requestsPerSecond, reference.p50, reference.p99))
+            print(String(format: "ratio delivery / nginx at %d connections: %.2f", connections, sesame.requestsPerSecond / reference.requestsPerSecond))
+            // The same server's cheapest route: what Hummingbird and Sesame's middleware cost alone.
+            let floor = try measure("http://127.0.0.1:\(port)/health/live", connections: connections)
+            print(String(format: "delivery GET /health/live, %d connections: %.0f req/s, p99 %@", connections, floor.requestsPerSecond, floor.p99))
+            let framework = try measure("http://127.0.0.1:\(bareHummingbird)\(path)", connections: connections)
+            print(String(format: "bare Hummingbird, same bytes, %d connections: %.0f req/s, p99 %@ (delivery / bare: %.2f)", connections,
+                framework.requestsPerSecond, framework.p99, sesame.requestsPerSecond / framework.requestsPerSecond))
+        }
     }
 
     /// wrk for 10 s at `connections`, two threads.
