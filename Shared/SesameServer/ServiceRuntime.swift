@@ -36,7 +36,7 @@ public enum ServiceRuntime {
         let router = Router(context: SesameRequestContext.self)
         router.addMiddleware {
             RequestIDMiddleware()
-            MetricsMiddleware()
+            RequestMetricsMiddleware()
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
             DatabaseAvailabilityMiddleware(database: database, exemptPathPrefixes: ["/health/", "/metrics"] + Service.pathsServedFromMemory)
