@@ -48,6 +48,11 @@ extension APIError {
         .internalServerError, code: "internal_error", message: "An internal error occurred; it has been logged with this request's id."
     )
 
+    /// 503 while PostgreSQL does not answer: the client should retry, not report a bug.
+    public static let databaseUnavailable = APIError(
+        .serviceUnavailable, code: "service_unavailable", message: "The service's database is not answering; retry shortly.",
+        headers: [.retryAfter: "5"])
+
     /// The generic error for a status Hummingbird raised itself (no route, body too large, …).
     public static func forStatus(_ status: HTTPResponse.Status) -> APIError {
         switch status {

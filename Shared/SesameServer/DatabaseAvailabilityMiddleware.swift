@@ -18,12 +18,6 @@ struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware
     var patience: Duration = .seconds(2)
     var probeTimeout: Duration = .seconds(1)
 
-    static var unavailable: APIError {
-        APIError(
-            .serviceUnavailable, code: "service_unavailable", message: "The service's database is not answering; retry shortly.",
-            headers: [.retryAfter: "5"])
-    }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard !exemptPathPrefixes.contains(where: { path.hasPrefix($0) }) else {
@@ -36,7 +30,7 @@ struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware
         } catch let error where !(error is any HTTPResponseError) && !(error is CancellationError) {
             guard await database.isReachable(timeout: probeTimeout) else {
                 context.logger.warning("request failed while postgresql is unreachable", metadata: ["error.type": "\(type(of: error))"])
-                throw Self.unavailable
+                throw APIError.databaseUnavailable
             }
             throw error
         }
@@ -53,7 +47,7 @@ struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware
                     try await Task.sleep(for: patience)
                     guard await database.isReachable(timeout: probeTimeout) else {
                         context.logger.warning("request abandoned: postgresql is unreachable")
-                        throw Self.unavailable
+                        throw APIError.databaseUnavailable
                     }
                 }
             }

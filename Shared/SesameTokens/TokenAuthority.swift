@@ -51,6 +51,8 @@ public actor TokenAuthority {
     /// How long a request waits for that reload: the pool would hold it for a minute while
     /// PostgreSQL is away.
     private let unknownKidReloadTimeout: Duration = .seconds(2)
+    /// How long a request waits for the first load, for the same reason.
+    private let firstLoadTimeout: Duration = .seconds(5)
 
     /// - Parameter signs: true in auth (creates and decrypts the active key); false in verifiers.
     public init(store: SigningKeyStore, lifetimes: TokenLifetimes = TokenLifetimes(), signs: Bool, logger: Logger) {
@@ -82,7 +84,13 @@ public actor TokenAuthority {
     }
 
     private func loadIfNeeded() async throws {
-        if lastLoad == nil { try await reload() }
+        guard lastLoad == nil else { return }
+        do {
+            try await withTimeout(firstLoadTimeout) { try await self.reload() }
+        } catch {
+            logger.warning("could not load the token signing keys", metadata: ["error.type": "\(type(of: error))"])
+            throw error
+        }
     }
 
     /// The key that signs at `now`: the newest one already active. Before the first activation

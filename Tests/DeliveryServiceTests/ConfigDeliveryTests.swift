@@ -14,7 +14,7 @@ struct ConfigDeliveryTests {
             _ = try await harness.upload(["name": "two"], version: "2.*")
             _ = try await harness.upload(["name": "two-one"], version: "2.1.*")
             let exact = try await harness.upload(["name": "exact"], version: "2.1.3")
-            try await harness.waitUntilServed(version: "2.1.3", revision: exact, token: token)
+            try await harness.waitUntilServed(version: "2.1.3", revision: exact, pattern: "2.1.3", token: token)
 
             for (version, expected, pattern) in [
                 ("2.1.3", "exact", "2.1.3"), ("2.1.4", "two-one", "2.1.*"), ("2.1", "two-one", "2.1.*"), ("2.2.0", "two", "2.*"),

@@ -127,11 +127,13 @@ struct DeliveryHarness: Sendable {
         }
     }
 
-    /// Waits until every delivery instance serves `revision` of `pattern` for `version`.
-    func waitUntilServed(version: String, revision: Int, token: String, timeout: Duration = .seconds(10)) async throws {
+    /// Waits until every delivery instance serves `revision` for `version`, from `pattern` when
+    /// given: revisions count per pattern, so several patterns can be at the same one.
+    func waitUntilServed(version: String, revision: Int, pattern: String? = nil, token: String, timeout: Duration = .seconds(10)) async throws {
         for instance in deliveries.indices {
             try await eventually(timeout: timeout, "delivery \(instance) serves revision \(revision)") {
-                try await fetch(version: version, token: token, instance: instance).json["revision"] as? Int == revision
+                let served = try await fetch(version: version, token: token, instance: instance).json
+                return served["revision"] as? Int == revision && (pattern == nil || served["matchedPattern"] as? String == pattern)
             }
         }
     }

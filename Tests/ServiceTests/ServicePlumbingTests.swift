@@ -107,10 +107,12 @@ struct ServicePlumbingTests {
         }
     }
 
-    /// A request each service answers from PostgreSQL; nil for delivery, which serves from memory
-    /// and cannot verify a token before its first load.
+    /// A request each service cannot answer without PostgreSQL. For delivery, which serves configs
+    /// from memory: a config request before the instance has ever loaded the token signing keys.
     static func databaseBoundRequest(for service: any SesameServiceDefinition.Type) -> (String, HTTPRequest.Method, HTTPFields)? {
         switch service.name {
+        case DeliveryService.name:
+            return ("/v1/config?version=1.0", .get, [.authorization: "Bearer header.claims.signature"])
         case AuthService.name:
             return ("/v1/auth/challenge", .post, [:])
         case AdminService.name:

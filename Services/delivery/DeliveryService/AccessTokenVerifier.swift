@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Synchronization
+import SesameHTTP
 import SesameTokens
 
 /// Verifies access tokens offline with auth's public keys, remembering recent verdicts so the
@@ -34,7 +35,8 @@ final class AccessTokenVerifier: Sendable {
         try await claims(of: request).appID
     }
 
-    /// The claims of the request's valid access token; 401 otherwise.
+    /// The claims of the request's valid access token; 401 otherwise, and 503 when the signing
+    /// keys could not be loaded (PostgreSQL away before this instance first loaded them).
     func claims(of request: Request) async throws -> AccessTokenClaims {
         guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
             throw DeliveryErrors.missingToken
@@ -43,6 +45,8 @@ final class AccessTokenVerifier: Sendable {
             return try await verify(String(header.dropFirst(7)))
         } catch is TokenError {
             throw DeliveryErrors.invalidToken
+        } catch {
+            throw APIError.databaseUnavailable
         }
     }
 
