@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -157,6 +158,7 @@ let package = Package(
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
                 "SesameStorage", "SesameTokens", "SesameConfiguration",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -170,8 +172,7 @@ let package = Package(
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "SesameEncryption",
-                "SesameStorage",
-                "SesameHTTP", "SesameVault",
+                "SesameStorage", "SesameHTTP", "SesameVault", "SesameTokens",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -360,9 +361,10 @@ let package = Package(
             name: "DeliveryServiceTests",
             dependencies: [
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "SesameDomain", "SesameKafka", "SesameEvents",
+                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/DeliveryServiceTests"

@@ -97,12 +97,18 @@ public struct AppAttestVerifier: Sendable {
         return Attestation(publicKey: publicKey, receipt: parsed.receipt, environment: environment, counter: authenticatorData.counter)
     }
 
-    private func verifyChain(leaf: Certificate, intermediates: [Certificate], at time: Date) async throws(AppAttestError) {
+    /// Issuer look-ups one chain search may make: a real chain needs one or two; the cap bounds the
+    /// work whatever `intermediates` holds.
+    static let chainLookupBudget = 8
+
+    func verifyChain(leaf: Certificate, intermediates: [Certificate], at time: Date) async throws(AppAttestError) {
         var verifier = Verifier(rootCertificates: CertificateStore(trustedRoots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
         }
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
+        let store = BudgetedCertificateStore(intermediates, lookups: Self.chainLookupBudget)
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(custom: store))
         guard case .validCertificate = result else {
+            if store.isExhausted { throw AppAttestError(.chain, "the certificate chain search exceeded its budget") }
             throw AppAttestError(.chain, "the certificate chain does not lead to a trusted App Attest root at \(time)")
         }
     }

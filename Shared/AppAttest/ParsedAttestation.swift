@@ -24,11 +24,16 @@ struct ParsedAttestation {
             throw AppAttestError(.format, "the format is not apple-appattest")
         }
         guard let statement = object["attStmt"],
-            let chain = statement["x5c"]?.arrayElements, chain.count >= 2,
+            let chain = statement["x5c"]?.arrayElements,
             let receipt = statement["receipt"]?.byteString,
             let authenticatorDataBytes = object["authData"]?.byteString
         else {
-            throw AppAttestError(.format, "the attestation object lacks attStmt.x5c (two certificates), attStmt.receipt or authData")
+            throw AppAttestError(.format, "the attestation object lacks attStmt.x5c, attStmt.receipt or authData")
+        }
+        // Apple always sends exactly [credCert, intermediate]; more is an attempt to make chain
+        // building search (see BudgetedCertificateStore), fewer cannot reach the root.
+        guard chain.count == 2 else {
+            throw AppAttestError(.format, "attStmt.x5c must hold exactly two certificates (leaf and intermediate), not \(chain.count)")
         }
         var certificates: [Certificate] = []
         for element in chain {

@@ -35,6 +35,16 @@ public struct IPAddressRange: Sendable, Equatable, CustomStringConvertible {
         return Self.masked(bytes, prefixLength: prefixLength) == network
     }
 
+    /// The key a per-client limit counts `address` under: an IPv4 address itself, an IPv6 address's
+    /// /64 (one subscriber gets a whole /64, so counting single addresses would let it rotate
+    /// through 2^64 of them), anything else as it is.
+    public static func limitKey(of address: String) -> String {
+        guard let bytes = bytes(of: address) else { return address }
+        guard bytes.count == 16 else { return bytes.map(String.init).joined(separator: ".") }
+        let prefix = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return prefix.joined(separator: ":") + "::/64"
+    }
+
     /// The bytes of an IPv4 or IPv6 address in text form (IPv4-mapped IPv6 as IPv4).
     static func bytes(of address: String) -> [UInt8]? {
         var v4 = in_addr()

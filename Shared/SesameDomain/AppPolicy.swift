@@ -1,21 +1,80 @@
 /// An app's security policy, stored as JSON in `apps.policy`. Absent fields take the defaults, so
 /// policies written by older versions keep their meaning.
 public struct AppPolicy: Codable, Sendable, Equatable {
-    /// Whether keys attested in the `development` App Attest environment are accepted.
-    public var allowDevelopmentKeys: Bool
+    /// Whether keys attested in the `development` App Attest environment are accepted; nil leaves
+    /// it to the deployment: accepted in development, refused in production.
+    public var allowDevelopmentKeys: Bool?
     /// Whether a refresh must carry an App Attest assertion from the attested key.
     public var refreshRequiresAssertion: Bool
+    /// How per-user data learns who the user is.
+    public var userIdentity: UserIdentityMode
+    /// The issuer whose ID tokens prove who the user is (required for `verified` user data).
+    public var identityIssuer: IdentityIssuer?
+    /// The most user documents the app may store.
+    public var userDocumentQuota: Int
 
-    public init(allowDevelopmentKeys: Bool = true, refreshRequiresAssertion: Bool = true) {
+    /// The quota when the policy names none.
+    public static let defaultUserDocumentQuota = 100_000
+
+    public init(
+        allowDevelopmentKeys: Bool? = nil, refreshRequiresAssertion: Bool = true, userIdentity: UserIdentityMode = .verified,
+        identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota
+    ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
+        self.userIdentity = userIdentity
+        self.identityIssuer = identityIssuer
+        self.userDocumentQuota = userDocumentQuota
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = AppPolicy()
-        allowDevelopmentKeys = try container.decodeIfPresent(Bool.self, forKey: .allowDevelopmentKeys) ?? defaults.allowDevelopmentKeys
+        allowDevelopmentKeys = try container.decodeIfPresent(Bool.self, forKey: .allowDevelopmentKeys)
         refreshRequiresAssertion =
             try container.decodeIfPresent(Bool.self, forKey: .refreshRequiresAssertion) ?? defaults.refreshRequiresAssertion
+        userIdentity = try container.decodeIfPresent(UserIdentityMode.self, forKey: .userIdentity) ?? defaults.userIdentity
+        identityIssuer = try container.decodeIfPresent(IdentityIssuer.self, forKey: .identityIssuer)
+        userDocumentQuota = try container.decodeIfPresent(Int.self, forKey: .userDocumentQuota) ?? defaults.userDocumentQuota
+    }
+
+    /// Whether development keys are accepted, in a deployment that is `production` or not.
+    public func allowsDevelopmentKeys(inProduction production: Bool) -> Bool {
+        allowDevelopmentKeys ?? !production
+    }
+}
+
+/// How per-user data learns who the user is. App Attest proves the app, never the user.
+public enum UserIdentityMode: String, Codable, Sendable, Equatable {
+    /// The request carries an ID token from the policy's `identityIssuer`; the document is keyed by
+    /// its verified `sub`.
+    case verified
+    /// The request names the user in `X-Sesame-User-Id`, unproven: any install of the app can read
+    /// and overwrite any user's document. Only for apps whose per-user data is not sensitive.
+    case unverified
+}
+
+/// An issuer of ID tokens the app trusts to say who its user is: Sign in with Apple, or the app's
+/// own backend.
+public struct IdentityIssuer: Codable, Sendable, Hashable {
+    /// The exact `iss` its tokens carry (`https://appleid.apple.com` for Sign in with Apple).
+    public var issuer: String
+    /// The `aud` values accepted (for Sign in with Apple, the app's bundle id).
+    public var audiences: [String]
+    /// Where its JSON Web Key Set is published (https; http only for loopback in development).
+    public var jwksURL: String?
+    /// Or its public keys, PEM.
+    public var publicKeysPEM: String?
+
+    /// Sign in with Apple's issuer, for an app with bundle id `bundleID`.
+    public static func signInWithApple(bundleID: String) -> IdentityIssuer {
+        IdentityIssuer(issuer: "https://appleid.apple.com", audiences: [bundleID], jwksURL: "https://appleid.apple.com/auth/keys")
+    }
+
+    public init(issuer: String, audiences: [String], jwksURL: String? = nil, publicKeysPEM: String? = nil) {
+        self.issuer = issuer
+        self.audiences = audiences
+        self.jwksURL = jwksURL
+        self.publicKeysPEM = publicKeysPEM
     }
 }

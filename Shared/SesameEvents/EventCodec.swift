@@ -53,6 +53,7 @@ public enum EventCodec {
         case "emergency_revocation": return .emergencyRevocation(try payload(EmergencyRevocation.self))
         case "attested_key.revoked": return .attestedKeyRevoked(try payload(AttestedKeyRevoked.self))
         case "signing_key.rotated": return .signingKeyRotated(try payload(SigningKeyRotated.self))
+        case "app_policy.changed": return .appPolicyChanged(try payload(AppPolicyChanged.self))
         default: throw EventDecodingError.unknownType(String(type.prefix(64)))
         }
     }
@@ -103,6 +104,7 @@ public enum EventCodec {
             case .emergencyRevocation(let payload): try container.encode(payload, forKey: .data)
             case .attestedKeyRevoked(let payload): try container.encode(payload, forKey: .data)
             case .signingKeyRotated(let payload): try container.encode(payload, forKey: .data)
+            case .appPolicyChanged(let payload): try container.encode(payload, forKey: .data)
             }
         }
     }

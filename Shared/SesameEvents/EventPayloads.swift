@@ -103,3 +103,13 @@ public struct SigningKeyRotated: Codable, Sendable, Equatable {
         self.kid = kid
     }
 }
+
+/// An app's policy changed (identity issuer, user identity mode, quotas): verifiers reload it.
+public struct AppPolicyChanged: Codable, Sendable, Equatable {
+    /// The policy fields whose value changed.
+    public var fields: [String]
+
+    public init(fields: [String]) {
+        self.fields = fields
+    }
+}

@@ -8,6 +8,7 @@ public enum SesameEvent: Sendable, Equatable {
     case emergencyRevocation(EmergencyRevocation)
     case attestedKeyRevoked(AttestedKeyRevoked)
     case signingKeyRotated(SigningKeyRotated)
+    case appPolicyChanged(AppPolicyChanged)
 
     /// The stable name written as `type` in the JSON.
     public var type: String {
@@ -20,6 +21,7 @@ public enum SesameEvent: Sendable, Equatable {
         case .emergencyRevocation: "emergency_revocation"
         case .attestedKeyRevoked: "attested_key.revoked"
         case .signingKeyRotated: "signing_key.rotated"
+        case .appPolicyChanged: "app_policy.changed"
         }
     }
 
@@ -27,7 +29,7 @@ public enum SesameEvent: Sendable, Equatable {
     public var topic: String {
         switch self {
         case .configPublished, .configDeleted, .configRolledBack: EventTopic.configPublished
-        case .provisioningKeyRevoked, .killSwitchChanged, .emergencyRevocation, .attestedKeyRevoked, .signingKeyRotated:
+        case .provisioningKeyRevoked, .killSwitchChanged, .emergencyRevocation, .attestedKeyRevoked, .signingKeyRotated, .appPolicyChanged:
             EventTopic.revocations
         }
     }

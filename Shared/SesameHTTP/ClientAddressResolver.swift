@@ -37,6 +37,12 @@ public struct ClientAddressResolver: Sendable {
         return client
     }
 
+    /// The key per-client rate limits count the request under: the client's address, or its /64
+    /// for IPv6 (see `IPAddressRange.limitKey(of:)`).
+    public func limitKey(of request: Request, context: SesameRequestContext) -> String {
+        IPAddressRange.limitKey(of: address(of: request, context: context))
+    }
+
     private func isTrusted(_ address: String) -> Bool {
         trustedProxies.contains { $0.contains(address) }
     }

@@ -114,16 +114,21 @@ public actor TokenAuthority {
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.access.wholeSeconds))),
-            id: .init(value: UUID().uuidString), type: AccessTokenClaims.typeValue)
+            id: .init(value: UUID().uuidString), type: AccessTokenClaims.typeValue, audience: .init(value: AccessTokenClaims.audienceValue))
         let refresh = RefreshTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, family: family.uuidString, generation: generation, issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.refresh.wholeSeconds))),
-            id: .init(value: UUID().uuidString), type: RefreshTokenClaims.typeValue)
+            id: .init(value: UUID().uuidString), type: RefreshTokenClaims.typeValue, audience: .init(value: RefreshTokenClaims.audienceValue))
         let kid = JWKIdentifier(string: activeKid)
         return TokenPair(
-            accessToken: try await keys.sign(access, kid: kid), refreshToken: try await keys.sign(refresh, kid: kid),
-            access: access, refresh: refresh)
+            accessToken: try await sign(access, kid: kid), refreshToken: try await sign(refresh, kid: kid), access: access, refresh: refresh)
+    }
+
+    private func sign<Claims: SesameTokenClaims>(_ claims: Claims, kid: JWKIdentifier) async throws -> String {
+        var header = JWTHeader()
+        header.typ = Claims.headerType
+        return try await keys.sign(claims, kid: kid, header: header)
     }
 
     /// The claims of a valid, unexpired access token.
@@ -139,11 +144,16 @@ public actor TokenAuthority {
         try await verify(token, as: RefreshTokenClaims.self)
     }
 
-    private func verify<Claims: JWTPayload>(_ token: String, as _: Claims.Type) async throws -> Claims {
+    private func verify<Claims: SesameTokenClaims>(_ token: String, as _: Claims.Type) async throws -> Claims {
         guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
         try await loadIfNeeded()
-        if let kid = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header.kid,
-            !publicKeys.contains(where: { $0.kid == kid }), let lastReloadAttempt,
+        let header = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header
+        switch header?.typ {
+        case Claims.headerType?: break
+        case nil where !Claims.requiresHeaderType: break
+        default: throw TokenError("the header typ is not \(Claims.headerType)")
+        }
+        if let kid = header?.kid, !publicKeys.contains(where: { $0.kid == kid }), let lastReloadAttempt,
             ContinuousClock.now - lastReloadAttempt > unknownKidReloadInterval
         {
             await reloadForUnknownKid()

@@ -58,6 +58,21 @@ struct AuthFlowTests {
             let (_, production) = try await harness.attestNewKey(environment: .production)
             #expect(production.status == .ok)
         }
+        // Left to the deployment, development keys are accepted in development, refused in production.
+        #expect(AppPolicy().allowsDevelopmentKeys(inProduction: false))
+        #expect(!AppPolicy().allowsDevelopmentKeys(inProduction: true))
+        #expect(AppPolicy(allowDevelopmentKeys: true).allowsDevelopmentKeys(inProduction: true))
+    }
+
+    @Test("a development key's refresh is refused once the policy stops accepting development keys")
+    func environmentRecheckedAtRefresh() async throws {
+        try await AuthHarness.run { harness in
+            let (_, development) = try await harness.attestNewKey(environment: .development)
+            let (_, production) = try await harness.attestNewKey(environment: .production)
+            try await harness.setPolicy(AppPolicy(allowDevelopmentKeys: false, refreshRequiresAssertion: false))
+            #expect(try await harness.refresh(try #require(development["refreshToken"])).errorCode == "environment_not_allowed")
+            #expect(try await harness.refresh(try #require(production["refreshToken"])).status == .ok)
+        }
     }
 
     @Test("unknown, used and expired nonces are refused")
@@ -180,11 +195,62 @@ struct AuthFlowTests {
             let (_, unaffected) = try await harness.attestNewKey(appVersion: "3.0.0")
             try await harness.database.query(
                 "INSERT INTO revocations (app_id, version_pattern, issued_before) VALUES (\(AuthHarness.appID), '2.*', now())")
+            // Claiming another version does not escape the revocation of the token's own.
+            #expect(try await harness.refresh(try #require(old["refreshToken"]), extra: ["appVersion": "3.0.0"]).errorCode == "token_revoked")
             #expect(try await harness.refresh(try #require(old["refreshToken"])).errorCode == "token_revoked")
             #expect(try await harness.refresh(try #require(unaffected["refreshToken"])).status == .ok)
             // Attesting again after the revocation gives tokens that refresh.
             let (_, fresh) = try await harness.attestNewKey(appVersion: "2.1.3")
             #expect(try await harness.refresh(try #require(fresh["refreshToken"])).status == .ok)
+        }
+    }
+
+    @Test("emergency revocation of *: an overflowing version is refused, a token without a version is covered")
+    func revocationEscapes() async throws {
+        try await AuthHarness.run { harness in
+            let (_, versioned) = try await harness.attestNewKey(appVersion: "2.1.3")
+            let (_, versionless) = try await harness.attestNewKey()
+            try await harness.database.query(
+                "INSERT INTO revocations (app_id, version_pattern, issued_before) VALUES (\(AuthHarness.appID), '*', now())")
+            let overflow = try await harness.refresh(try #require(versioned["refreshToken"]), extra: ["appVersion": "99999999999999999999"])
+            #expect(overflow.status == .badRequest)
+            #expect(overflow.errorCode == "invalid_request")
+            #expect(try await harness.refresh(try #require(versioned["refreshToken"]), extra: ["appVersion": "1234567890.0"]).status == .badRequest)
+            #expect(try await harness.refresh(try #require(versioned["refreshToken"]), extra: ["appVersion": "7.0"]).errorCode == "token_revoked")
+            #expect(try await harness.refresh(try #require(versionless["refreshToken"])).errorCode == "token_revoked")
+            // Attest refuses the overflowing version too.
+            #expect(try await harness.attestNewKey(appVersion: "99999999999999999999").1.status == .badRequest)
+        }
+    }
+
+    /// What a third party's generic verifier checks: signature, `exp` and `aud`, nothing Sesame-specific.
+    struct GenericPayload: JWTPayload {
+        var exp: ExpirationClaim
+        var aud: AudienceClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {
+            try exp.verifyNotExpired()
+            try aud.verifyIntendedAudience(includes: "sesame-api")
+        }
+    }
+
+    /// The decoded JOSE header of `token`.
+    static func header(_ token: String) throws -> [String: Any] {
+        let part = try #require(token.split(separator: ".").first.flatMap { Base64.decode(String($0)) })
+        return try #require(try JSONSerialization.jsonObject(with: Data(part)) as? [String: Any])
+    }
+
+    @Test("access and refresh tokens differ in header typ and aud, so a generic verifier cannot take one for the other")
+    func tokenTypes() async throws {
+        try await AuthHarness.run { harness in
+            let (_, attested) = try await harness.attestNewKey()
+            let access = try #require(attested["accessToken"])
+            let refresh = try #require(attested["refreshToken"])
+            #expect(try Self.header(access)["typ"] as? String == "at+jwt")
+            #expect(try Self.header(refresh)["typ"] as? String == "refresh+jwt")
+            let (_, body) = try await harness.get("/.well-known/jwks.json")
+            let keys = try await JWTKeyCollection().add(jwksJSON: String(decoding: body, as: UTF8.self))
+            _ = try await keys.verify(access, as: GenericPayload.self)
+            await #expect(throws: (any Error).self) { try await keys.verify(refresh, as: GenericPayload.self) }
         }
     }
 

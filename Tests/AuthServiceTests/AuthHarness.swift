@@ -36,9 +36,10 @@ struct AuthHarness: Sendable {
         subscript(key: String) -> String? { json[key] as? String }
     }
 
-    static func run(policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), _ body: @Sendable (AuthHarness) async throws -> Void)
-        async throws
-    {
+    static func run(
+        policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), admissionRate: Int = 50,
+        _ body: @Sendable (AuthHarness) async throws -> Void
+    ) async throws {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
@@ -46,7 +47,7 @@ struct AuthHarness: Sendable {
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
                 // The test client is the gateway: `post(from:)` says which client it forwards for.
-                trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!])
+                trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate)
             let app = try AuthService.buildApplication(configuration: configuration)
             try await app.test(.live) { client in
                 try await eventually("auth ready") {
@@ -64,6 +65,12 @@ struct AuthHarness: Sendable {
                 }
             }
         }
+    }
+
+    /// Replaces the app's policy, as the management API does.
+    func setPolicy(_ policy: AppPolicy) async throws {
+        let policyJSON = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+        try await database.query("UPDATE apps SET policy = \(policyJSON)::jsonb WHERE app_id = \(Self.appID)")
     }
 
     /// The service's signing key store, on a pool of the test's own.

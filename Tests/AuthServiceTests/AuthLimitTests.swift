@@ -22,4 +22,20 @@ struct AuthLimitTests {
             #expect(try await harness.post("/v1/auth/challenge", [:], from: "198.51.100.8").status == .ok)
         }
     }
+
+    @Test("the per-app admission budget is spent only by attests that consumed a real challenge")
+    func admissionAfterProof() async throws {
+        try await AuthHarness.run(admissionRate: 1) { harness in
+            // An attacker with no challenges, from many addresses: refused for the challenge, never
+            // rate limited, and the app's budget (2 at once) is untouched.
+            for index in 0..<20 {
+                let key = harness.attester.generateKey()
+                let forged = try await harness.post(
+                    "/v1/auth/attest", try harness.attestBody(key, nonce: (0..<32).map { _ in UInt8.random(in: 0...255) }), from: "198.51.100.\(index)")
+                #expect(forged.errorCode == "invalid_challenge")
+            }
+            let (_, genuine) = try await harness.attestNewKey()
+            #expect(genuine.status == .ok)
+        }
+    }
 }

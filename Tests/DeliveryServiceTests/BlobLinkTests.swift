@@ -47,6 +47,7 @@ struct BlobLinkTests {
                 url.replacingOccurrences(of: "model.bin", with: "other.bin"),
                 url.replacingOccurrences(of: "com.example.app", with: "com.example.evil"),
                 url.replacingOccurrences(of: "expires=", with: "expires=9"),
+                url.replacingOccurrences(of: "iat=", with: "iat=9"),
                 String(url.dropLast(2)) + "AA",
             ] {
                 #expect(try await delivery.execute(uri: altered, method: .get) { $0.status } == .forbidden, "\(altered)")
@@ -57,11 +58,20 @@ struct BlobLinkTests {
     @Test("links expire, and only the key that signed them opens them")
     func expiry() {
         let links = BlobLinks(key: SymmetricKey(size: .bits256))
-        let expires = Int64(Date().timeIntervalSince1970) + 60
-        let signature = links.signature(appID: "A.b", blobKey: "k", expires: expires)
-        #expect(links.isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature))
-        #expect(!links.isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature, now: Date().addingTimeInterval(61)))
-        #expect(!BlobLinks(key: SymmetricKey(size: .bits256)).isValid(appID: "A.b", blobKey: "k", expires: expires, signature: signature))
+        let grant = BlobLinks.Grant(
+            appID: "A.b", blobKey: "k", expires: Int64(Date().timeIntervalSince1970) + 60, tokenVersion: "2.1.3", tokenIssuedAt: 1_800_000_000.25)
+        let signature = links.signature(grant)
+        #expect(links.isValid(grant, signature: signature))
+        #expect(!links.isValid(grant, signature: signature, now: Date().addingTimeInterval(61)))
+        #expect(!BlobLinks(key: SymmetricKey(size: .bits256)).isValid(grant, signature: signature))
+        // The token facts are signed too: a link cannot be moved to another version or issue time.
+        for altered in [
+            BlobLinks.Grant(appID: "A.b", blobKey: "k", expires: grant.expires, tokenVersion: "3.0.0", tokenIssuedAt: grant.tokenIssuedAt),
+            BlobLinks.Grant(appID: "A.b", blobKey: "k", expires: grant.expires, tokenVersion: nil, tokenIssuedAt: grant.tokenIssuedAt),
+            BlobLinks.Grant(appID: "A.b", blobKey: "k", expires: grant.expires, tokenVersion: "2.1.3", tokenIssuedAt: grant.tokenIssuedAt + 1),
+        ] {
+            #expect(!links.isValid(altered, signature: signature))
+        }
         #expect(BlobEndpoint.parseRange("bytes=0-0", size: 10)! == (0, 0))
         #expect(BlobEndpoint.parseRange("bytes=5-100", size: 10)! == (5, 9))
         #expect(BlobEndpoint.parseRange("bytes=0-1,3-4", size: 10) == nil)

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import PostgresNIO
 import SesameConfiguration
+import SesameHTTP
 import SesameTestSupport
 import Testing
 
@@ -107,16 +108,47 @@ struct DeliveryHarness: Sendable {
         }
     }
 
-    /// A request to `/v1/user/data` on delivery instance 0.
+    /// A request to `/v1/user/data` on delivery instance `instance`, naming the user in `X-Sesame-User-Id`
+    /// (`userID`) or proving it with an ID token (`identityToken`).
     func userData(
-        _ method: HTTPRequest.Method, userID: String?, token: String, body: String? = nil, ifMatch: String? = nil
+        _ method: HTTPRequest.Method, userID: String? = nil, identityToken: String? = nil, token: String, body: String? = nil,
+        ifMatch: String? = nil, query: String = "", instance: Int = 0
     ) async throws -> (status: HTTPResponse.Status, etag: String?, body: String) {
         var headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/json"]
         if let ifMatch { headers[.ifMatch] = ifMatch }
-        let query = userID.map { "?user_id=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? ""
-        return try await deliveries[0].execute(
+        if let userID { headers[SesameHeaders.userID] = userID }
+        if let identityToken { headers[SesameHeaders.identityToken] = identityToken }
+        return try await deliveries[instance].execute(
             uri: "/v1/user/data\(query)", method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
         ) { ($0.status, $0.headers[.eTag], String(buffer: $0.body)) }
+    }
+
+    /// Replaces the app's policy through the management API and waits until every delivery
+    /// instance has it (`probe` passes on each).
+    func setPolicy(_ policy: [String: Any], until probe: @Sendable (Int) async throws -> Bool) async throws {
+        let reply = try await admin.execute(
+            uri: "/v1/admin/policy", method: .put, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: policy))
+        ) { ($0.status, String(buffer: $0.body)) }
+        #expect(reply.0 == .ok, "\(reply.1)")
+        for instance in deliveries.indices {
+            try await eventually("delivery \(instance) applies the policy") { try await probe(instance) }
+        }
+    }
+
+    /// `GET /v1/blob/{key}` on delivery instance `instance`: the link, or the refusal.
+    func blobLink(_ blobKey: String, token: String, instance: Int = 0) async throws -> Reply {
+        try await get("/v1/blob/\(blobKey)", token: token, instance: instance)
+    }
+
+    /// A GET on delivery instance `instance`, with the access token when given.
+    func get(_ uri: String, token: String? = nil, instance: Int = 0) async throws -> Reply {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { response in
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+            return Reply(status: response.status, headers: response.headers, json: json)
+        }
     }
 
     /// The readiness status (`ready`, `degraded`, `unavailable`) of delivery instance `instance`.

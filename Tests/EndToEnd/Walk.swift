@@ -81,7 +81,7 @@ struct Walk: Sendable {
             try expect(try envelope.open(password: Self.vaultPassword) == original, "the decrypted config differs from the file")
             try expect(!String(decoding: reply.body, as: UTF8.self).contains("sk-live-e2e"), "the plaintext travelled")
         }
-        try await step(6, "blob upload, link, download; user data put, get, conflicting put 412") {
+        try await step(6, "blob upload, link, download; user data proven by an ID token: put, get, conflicting put 412, another user's token 404, a bare id refused") {
             let blob = Data((0..<(300 * 1024)).map { _ in UInt8.random(in: 0...255) })
             let file = work.appendingPathComponent("model.bin")
             try blob.write(to: file)
@@ -91,13 +91,27 @@ struct Walk: Sendable {
             let download = try await device.gateway.send("GET", url)
             try expect(download.status == 200 && download.body == blob, "download: \(download.status), \(download.body.count) bytes")
 
+            let issuer = IdentityIssuer(audience: device.appID.bundle)
+            let policy = try await device.gateway.send("PUT", "/v1/admin/policy", headers: ["Authorization": "Bearer \(key)"], json: issuer.policy)
+            try expect(policy.status == 200, "policy: \(policy.status) \(String(decoding: policy.body, as: UTF8.self))")
+            let alice = ["X-Sesame-Identity-Token": try issuer.token(subject: "alice")]
             let document = Data(#"{"theme":"dark","streak":3}"#.utf8)
-            let put = try await device.call("PUT", "/v1/user/data?user_id=alice", headers: ["If-Match": "\"0\""], body: document)
+            // The policy reaches every replica through the event bus.
+            var put = HTTPReply(status: 0, headers: [:], body: Data())
+            for _ in 0..<50 {
+                put = try await device.call("PUT", "/v1/user/data", headers: alice.merging(["If-Match": "\"0\""]) { $1 }, body: document)
+                if put.status == 200 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             try expect(put.status == 200, "first put: \(put.status) \(put.errorCode ?? "")")
-            let get = try await device.call("GET", "/v1/user/data?user_id=alice")
+            let get = try await device.call("GET", "/v1/user/data", headers: alice)
             try expect(get.status == 200 && get.body == document, "get: \(get.status) \(String(decoding: get.body, as: UTF8.self))")
-            let conflict = try await device.call("PUT", "/v1/user/data?user_id=alice", headers: ["If-Match": "\"0\""], body: document)
+            let conflict = try await device.call("PUT", "/v1/user/data", headers: alice.merging(["If-Match": "\"0\""]) { $1 }, body: document)
             try expect(conflict.status == 412, "stale If-Match: \(conflict.status)")
+            let bob = try await device.call("GET", "/v1/user/data", headers: ["X-Sesame-Identity-Token": try issuer.token(subject: "bob")])
+            try expect(bob.status == 404, "another user's document: \(bob.status)")
+            let named = try await device.call("GET", "/v1/user/data?user_id=alice")
+            try expect(named.status == 400, "a user id in the URL: \(named.status)")
         }
         try await step(7, "an upload is served by every delivery replica within 1 s") {
             let revision = try await upload(["tier": "default", "round": 7], pattern: "*", key: key)

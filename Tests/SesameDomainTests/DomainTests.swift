@@ -9,8 +9,33 @@ struct DomainTests {
         #expect(VersionPattern.lookupOrder(for: "2.1.3") == ["2.1.3", "2.1.*", "2.*", "*"])
         #expect(VersionPattern.lookupOrder(for: "2") == ["2.0.0", "2.0.*", "2.*", "*"])
         #expect(VersionPattern.lookupOrder(for: "02.1") == ["2.1.0", "2.1.*", "2.*", "*"])
-        for bad in ["", "2.x", "1.2.3.4", "-1", "2..1", "1.2.", "１.2.3", "9999999999.1.1"] {
+        for bad in ["", "2.x", "1.2.3.4", "-1", "2..1", "1.2.", "１.2.3", "9999999999.1.1", "99999999999999999999", "+1", " 1", "1.٣"] {
             #expect(VersionPattern.lookupOrder(for: bad) == nil, "\(bad)")
+            #expect(AppVersion(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("versions: at most 9 digits a part, missing parts are 0, the text is kept")
+    func appVersions() throws {
+        let version = try #require(AppVersion("999999999.0"))
+        #expect(version.components == [999_999_999, 0, 0])
+        #expect(version.text == "999999999.0")
+        #expect(version.description == "999999999.0.0")
+        #expect(AppVersion("1234567890") == nil)
+    }
+
+    @Test("patterns: every shape matches what it should and nothing else; oversize parts are refused")
+    func patterns() throws {
+        let v213 = try #require(AppVersion("2.1.3"))
+        let v2 = try #require(AppVersion("2"))
+        for (pattern, matches213, matches2) in [("*", true, true), ("2.*", true, true), ("2.1.*", true, false), ("2.1.3", true, false),
+            ("2.0.*", false, true), ("2.0.0", false, true), ("3.*", false, false)]
+        {
+            #expect(try VersionPattern(pattern).matches(v213) == matches213, "\(pattern)")
+            #expect(try VersionPattern(pattern).matches(v2) == matches2, "\(pattern)")
+        }
+        for bad in ["", "2", "2.1", "*.1", "2.*.*", "1234567890.*", "99999999999999999999.*", "2.1.3.*", "x.*"] {
+            #expect(throws: VersionPattern.InvalidPattern.self, "\(bad)") { try VersionPattern(bad) }
         }
     }
 

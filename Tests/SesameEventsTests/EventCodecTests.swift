@@ -14,6 +14,7 @@ struct EventCodecTests {
             EmergencyRevocation(versionPattern: "2.*", revokedBefore: Date(timeIntervalSince1970: 1_790_000_000.125), forceRefreshTTL: 60)),
         .attestedKeyRevoked(AttestedKeyRevoked(keyID: "bXkta2V5")),
         .signingKeyRotated(SigningKeyRotated(kid: "2026-11-22")),
+        .appPolicyChanged(AppPolicyChanged(fields: ["identityIssuer"])),
     ]
 
     @Test("every event survives a round trip, dates to the millisecond", arguments: everyEvent)

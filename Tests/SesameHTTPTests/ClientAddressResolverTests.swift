@@ -26,4 +26,14 @@ struct ClientAddressResolverTests {
         #expect(gateway.address(peer: "127.0.0.1", forwardedFor: ["198.51.100.7, junk"]) == "127.0.0.1")
         #expect(gateway.address(peer: nil, forwardedFor: ["198.51.100.7"]) == "unknown")
     }
+
+    @Test("limits count IPv4 addresses singly and IPv6 clients by their /64")
+    func limitKeys() {
+        #expect(IPAddressRange.limitKey(of: "203.0.113.9") == "203.0.113.9")
+        #expect(IPAddressRange.limitKey(of: "::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(IPAddressRange.limitKey(of: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(IPAddressRange.limitKey(of: "2001:db8:1:2:ffff:ffff:ffff:ffff") == IPAddressRange.limitKey(of: "2001:db8:1:2::9"))
+        #expect(IPAddressRange.limitKey(of: "2001:db8:1:3::1") != IPAddressRange.limitKey(of: "2001:db8:1:2::1"))
+        #expect(IPAddressRange.limitKey(of: "unknown") == "unknown")
+    }
 }

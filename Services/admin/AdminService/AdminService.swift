@@ -41,6 +41,9 @@ public enum AdminService: SesameServiceDefinition {
         BlobRoutes.add(
             to: admin, authenticator: authenticator, blobs: BlobStore(database: database, logger: logger),
             maxBlobBytes: configuration.maxBlobBytes)
+        PolicyRoutes.add(
+            to: admin, authenticator: authenticator, policies: PolicyStore(database: database, logger: logger),
+            inProduction: configuration.environment == .production)
         AuditRoutes.add(to: admin, authenticator: authenticator, audit: AuditLog(database: database, logger: logger))
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)

@@ -16,6 +16,8 @@ struct AuthFlows: Sendable {
     let tokens: TokenAuthority
     let limits: AuthLimits
     let verifier: AppAttestVerifier
+    /// Whether this is a production deployment (development keys are then refused by default).
+    let inProduction: Bool
     let logger: Logger
 
     func challenge() async throws -> ChallengeResponse {
@@ -30,11 +32,13 @@ struct AuthFlows: Sendable {
         guard keyID.count == 32 else { throw AuthErrors.invalidField("keyId", "must be the 32-byte key id generateKey returned") }
         let appVersion = try Self.appVersion(request.appVersion)
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
-        // Before the challenge is spent: a client told to wait can retry with the same nonce.
-        try AuthLimits.enforce(limits.attestAdmissionPerApp, key: app.appID, jitterSeconds: 5)
 
         // The challenge is spent before the attestation is checked: a refused attempt burns it too.
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        // The app's admission budget is spent only by callers holding a real challenge, so nobody
+        // can lock an app's new installs out with requests that cost them nothing. A client told
+        // to wait asks for a new challenge when it comes back.
+        try AuthLimits.enforce(limits.attestAdmissionPerApp, key: app.appID, jitterSeconds: 5)
         let verified: AppAttestVerifier.Attestation
         do {
             verified = try await verifier.verifyAttestation(
@@ -43,14 +47,16 @@ struct AuthFlows: Sendable {
             logger.info("attestation refused", metadata: ["app": "\(app.appID)", "step": "\(error.step.rawValue)"])
             throw AuthErrors.attestationRefused(error)
         }
-        if verified.environment == .development, !app.policy.allowDevelopmentKeys { throw AuthErrors.environmentNotAllowed }
+        if verified.environment == .development, !app.policy.allowsDevelopmentKeys(inProduction: inProduction) {
+            throw AuthErrors.environmentNotAllowed
+        }
         guard
             let family = try await keys.register(
                 keyID: keyID, appID: app.appID, attestation: verified, familyLifetime: tokens.lifetimes.refresh)
         else { throw AuthErrors.keyAlreadyAttested }
 
         let subject = TokenAuthority.Subject(
-            keyID: Base64.urlEncode(keyID), appID: app.appID, environment: verified.environment.rawValue, appVersion: appVersion)
+            keyID: Base64.urlEncode(keyID), appID: app.appID, environment: verified.environment.rawValue, appVersion: appVersion?.text)
         return try await respond(with: tokens.issue(for: subject, family: family, generation: 0))
     }
 
@@ -62,13 +68,22 @@ struct AuthFlows: Sendable {
             logger.info("refresh token refused", metadata: ["reason": "\(error.reason)"])
             throw AuthErrors.invalidToken
         }
-        let appVersion = try Self.appVersion(request.appVersion) ?? claims.appVersion
+        let claimedVersion = try Self.appVersion(request.appVersion)
         guard let family = UUID(uuidString: claims.family), let state = try await families.state(of: family),
             state.appID == claims.appID, Base64.urlEncode(state.keyID) == claims.subject.value
         else { throw AuthErrors.invalidToken }
         if state.revoked || state.keyRevoked { throw AuthErrors.tokenRevoked }
         if state.expired { throw AuthErrors.invalidToken }
-        if try await families.isRevokedByEmergency(appID: state.appID, familyCreatedAt: state.createdAt, appVersion: appVersion) {
+        // The policy may have changed since the key was attested.
+        if claims.environment != AppAttestEnvironment.production.rawValue, !state.policy.allowsDevelopmentKeys(inProduction: inProduction) {
+            throw AuthErrors.environmentNotAllowed
+        }
+        // The token's version decides, and so does the one the app now claims: claiming another
+        // version cannot escape a revocation of the version the family was issued for.
+        let tokenVersion = claims.appVersion.flatMap { AppVersion($0) }
+        if try await families.isRevokedByEmergency(
+            appID: state.appID, familyCreatedAt: state.createdAt, tokenVersion: tokenVersion, claimedVersion: claimedVersion)
+        {
             throw AuthErrors.tokenRevoked
         }
 
@@ -93,7 +108,8 @@ struct AuthFlows: Sendable {
         switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh) {
         case .rotated(let generation):
             let subject = TokenAuthority.Subject(
-                keyID: claims.subject.value, appID: state.appID, environment: claims.environment, appVersion: appVersion)
+                keyID: claims.subject.value, appID: state.appID, environment: claims.environment,
+                appVersion: claimedVersion?.text ?? claims.appVersion)
             return try await respond(with: tokens.issue(for: subject, family: family, generation: generation))
         case .reused:
             logger.warning("refresh token reused: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
@@ -140,11 +156,11 @@ struct AuthFlows: Sendable {
         return bytes
     }
 
-    static func appVersion(_ text: String?) throws -> String? {
+    static func appVersion(_ text: String?) throws -> AppVersion? {
         guard let text else { return nil }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count), text.utf8.count <= 32, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
-        else { throw AuthErrors.invalidField("appVersion", "must look like 2.1.3") }
-        return text
+        guard let version = AppVersion(text) else {
+            throw AuthErrors.invalidField("appVersion", "must look like 2.1.3 (at most 9 digits a part)")
+        }
+        return version
     }
 }

@@ -42,15 +42,15 @@ public enum AuthService: SesameServiceDefinition {
             challenges: challenges, apps: AppDirectory(database: database, logger: logger),
             keys: AttestedKeyStore(database: database, logger: logger), families: RefreshTokenFamilies(database: database, logger: logger),
             tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
-            logger: logger)
+            inProduction: configuration.environment == .production, logger: logger)
 
         let auth = router.group("v1/auth")
         auth.post("challenge") { request, context in
-            try AuthLimits.enforce(limits.challengePerClient, key: clients.address(of: request, context: context))
+            try AuthLimits.enforce(limits.challengePerClient, key: clients.limitKey(of: request, context: context))
             return try await flows.challenge()
         }
         auth.post("attest") { request, context in
-            try AuthLimits.enforce(limits.attestPerClient, key: clients.address(of: request, context: context))
+            try AuthLimits.enforce(limits.attestPerClient, key: clients.limitKey(of: request, context: context))
             return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
         }
         auth.post("refresh") { request, context in

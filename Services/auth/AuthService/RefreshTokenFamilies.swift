@@ -73,16 +73,18 @@ struct RefreshTokenFamilies: Sendable {
         }
     }
 
-    /// Whether an emergency revocation covers tokens of this family: one issued for `appID` after the
-    /// family was created, whose pattern matches `appVersion` (a token without a version is covered
-    /// by every pattern: when in doubt, refuse).
-    func isRevokedByEmergency(appID: String, familyCreatedAt: Date, appVersion: String?) async throws -> Bool {
+    /// Whether an emergency revocation issued for `appID` after the family was created covers it,
+    /// as `RevocationRule.covers` decides for the token's version and the one now claimed.
+    func isRevokedByEmergency(appID: String, familyCreatedAt: Date, tokenVersion: AppVersion?, claimedVersion: AppVersion?) async throws -> Bool {
         let rows = try await database.client.query(
-            "SELECT version_pattern FROM revocations WHERE app_id = \(appID) AND issued_before > \(familyCreatedAt)",
+            "SELECT version_pattern, issued_before FROM revocations WHERE app_id = \(appID) AND issued_before > \(familyCreatedAt)",
             logger: logger)
-        for try await pattern in rows.decode(String.self) {
-            guard let appVersion, let parsed = try? VersionPattern(pattern) else { return true }
-            if parsed.matches(appVersion) { return true }
+        for try await (text, issuedBefore) in rows.decode((String, Date).self) {
+            // A pattern that no longer parses is read as covering everything: when in doubt, refuse.
+            guard let pattern = try? VersionPattern(text) else { return true }
+            if RevocationRule(pattern: pattern, issuedBefore: issuedBefore).covers(tokenVersion: tokenVersion, claimedVersion: claimedVersion) {
+                return true
+            }
         }
         return false
     }

@@ -30,11 +30,6 @@ final class AccessTokenVerifier: Sendable {
         return claims
     }
 
-    /// The app of the request's valid access token; 401 otherwise.
-    func appID(of request: Request) async throws -> String {
-        try await claims(of: request).appID
-    }
-
     /// The claims of the request's valid access token; 401 otherwise, and 503 when the signing
     /// keys could not be loaded (PostgreSQL away before this instance first loaded them).
     func claims(of request: Request) async throws -> AccessTokenClaims {

@@ -30,19 +30,11 @@ struct ServedConfig: Sendable {
     }
 }
 
-/// An emergency revocation as delivery enforces it.
-struct Revocation: Sendable {
-    let pattern: VersionPattern
-    /// Tokens issued before this are refused.
-    let issuedBefore: Date
-    /// Until when apps are told to refresh soon.
-    let refreshDeadline: Date?
-}
-
 /// Everything delivery knows about one app, replaced whole when it changes.
 struct AppState: Sendable {
     var configs: [String: ServedConfig] = [:]
-    /// Killed version patterns and the reason apps are shown.
-    var killSwitches: [(pattern: VersionPattern, reason: String)] = []
-    var revocations: [Revocation] = []
+    /// Kill switches and emergency revocations.
+    var rules = AccessRules()
+    /// The app's policy (how per-user data knows its user, the document quota).
+    var policy = AppPolicy()
 }

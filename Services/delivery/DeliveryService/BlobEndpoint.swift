@@ -11,7 +11,7 @@ import SesameStorage
 struct BlobEndpoint: Sendable {
     let database: Database
     let links: BlobLinks
-    let tokens: AccessTokenVerifier
+    let gate: AccessGate
     let logger: Logger
     static let chunkBytes: Int64 = 1 << 20
 
@@ -21,24 +21,31 @@ struct BlobEndpoint: Sendable {
     }
 
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
-        let appID = try await tokens.appID(of: request)
+        let claims = try await gate.admit(request).claims
         let blobKey = context.parameters.get("key") ?? ""
-        guard try await size(appID: appID, blobKey: blobKey) != nil else { throw Self.notFound }
-        return LinkResponse(url: links.link(appID: appID, blobKey: blobKey), expiresIn: Int(BlobLinks.lifetime))
+        guard try await size(appID: claims.appID, blobKey: blobKey) != nil else { throw Self.notFound }
+        let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)
+        return LinkResponse(url: url, expiresIn: Int(BlobLinks.lifetime))
     }
 
     func content(_ request: Request, context: SesameRequestContext) async throws -> Response {
-        let blobKey = context.parameters.get("key") ?? ""
         let query = request.uri.queryParameters
         guard let appID = query.get("app").map({ String($0) }), let expires = query.get("expires").flatMap({ Int64($0) }),
-            let signature = query.get("sig").map({ String($0) }),
-            links.isValid(appID: appID, blobKey: blobKey, expires: expires, signature: signature)
-        else {
-            throw APIError(.forbidden, code: "invalid_link", message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
-        }
-        guard let (size, contentType) = try await size(appID: appID, blobKey: blobKey) else { throw Self.notFound }
+            let issuedAt = query.get("iat").flatMap({ Double($0) }), issuedAt.isFinite, let signature = query.get("sig").map({ String($0) })
+        else { throw Self.invalidLink }
+        let grant = BlobLinks.Grant(
+            appID: appID, blobKey: context.parameters.get("key") ?? "", expires: expires, tokenVersion: query.get("ver").map { String($0) },
+            tokenIssuedAt: issuedAt)
+        guard links.isValid(grant, signature: signature) else { throw Self.invalidLink }
+        // A link lives five minutes: a kill switch or revocation since it was made stops it at once.
+        try gate.admit(appID: appID, tokenVersion: grant.tokenVersion, issuedAt: Date(timeIntervalSince1970: issuedAt))
+        guard let (size, contentType) = try await size(appID: appID, blobKey: grant.blobKey) else { throw Self.notFound }
 
-        var headers: HTTPFields = [.contentType: contentType, .acceptRanges: "bytes", .cacheControl: "private, max-age=300"]
+        // The bytes are the developer's, not ours: never rendered or sniffed as a page on our origin.
+        var headers: HTTPFields = [
+            .contentType: contentType, .acceptRanges: "bytes", .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff",
+            .contentDisposition: "attachment", .contentSecurityPolicy: "sandbox",
+        ]
         var (start, end) = (Int64(0), size - 1)
         var status = HTTPResponse.Status.ok
         if let range = request.headers[.range] {
@@ -50,16 +57,19 @@ struct BlobEndpoint: Sendable {
             status = .partialContent
             headers[.contentRange] = "bytes \(start)-\(end)/\(size)"
         }
-        let (database, logger, first, last) = (database, logger, start, end)
+        let (database, logger, first, last, blobKey) = (database, logger, start, end, grant.blobKey)
         let body = ResponseBody(contentLength: Int(Swift.max(0, last - first + 1))) { writer in
             var offset = first
             while offset <= last {
                 let length = min(Self.chunkBytes, last - offset + 1)
-                // substring() is 1-based; only the chunk leaves PostgreSQL.
+                // substring() is 1-based; only the chunk leaves PostgreSQL. The chunk is read whole
+                // before it is written, so a slow reader never holds a database connection.
+                var chunk = ByteBuffer()
                 let rows = try await database.client.query(
                     "SELECT substring(data FROM \(offset + 1)::int FOR \(length)::int) FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey)",
                     logger: logger)
-                for try await chunk in rows.decode(ByteBuffer.self) { try await writer.write(chunk) }
+                for try await part in rows.decode(ByteBuffer.self) { chunk = part }
+                try await writer.write(chunk)
                 offset += length
             }
             try await writer.finish(nil)
@@ -67,6 +77,7 @@ struct BlobEndpoint: Sendable {
         return Response(status: status, headers: headers, body: body)
     }
 
+    static let invalidLink = APIError(.forbidden, code: "invalid_link", message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
     static let notFound = APIError(.notFound, code: "blob_not_found", message: "No blob with this key is stored for the app.")
 
     private func size(appID: String, blobKey: String) async throws -> (Int64, String)? {

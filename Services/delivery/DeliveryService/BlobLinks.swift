@@ -1,29 +1,50 @@
 import Crypto
 import Foundation
 
-/// Signed, expiring links to an app's blobs: `HMAC-SHA256(linkKey, app ‖ blob key ‖ expiry)`, so a
-/// link works for that blob of that app until it expires, and any edit breaks it.
+/// Signed, expiring links to an app's blobs: `HMAC-SHA256(linkKey, app ‖ blob key ‖ expiry ‖
+/// token version ‖ token issue time)`, so a link works for that blob of that app until it
+/// expires, any edit breaks it, and the kill switches and revocations that would refuse the token
+/// it was made for refuse the link too.
 struct BlobLinks: Sendable {
     let key: SymmetricKey
     static let lifetime: TimeInterval = 300
 
-    func signature(appID: String, blobKey: String, expires: Int64) -> String {
-        let message = Data("\(appID)\u{0}\(blobKey)\u{0}\(expires)".utf8)
+    /// What a link grants, and for whom it was made.
+    struct Grant: Sendable, Equatable {
+        let appID: String
+        let blobKey: String
+        /// Unix seconds.
+        let expires: Int64
+        /// The `ver` of the access token the link was made for, if it had one.
+        let tokenVersion: String?
+        /// The `iat` of that token, Unix seconds, exactly as the token has it (fractional: a token
+        /// issued in the same second as a revocation but after it must stay usable).
+        let tokenIssuedAt: Double
+    }
+
+    func signature(_ grant: Grant) -> String {
+        let fields = [grant.appID, grant.blobKey, String(grant.expires), grant.tokenVersion ?? "", String(grant.tokenIssuedAt)]
+        let message = Data(fields.joined(separator: "\u{0}").utf8)
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// The path and query of a link valid until `now + lifetime`.
-    func link(appID: String, blobKey: String, now: Date = Date()) -> String {
-        let expires = Int64(now.timeIntervalSince1970 + Self.lifetime)
-        let app = appID.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-_"))) ?? appID
-        return "/v1/blob/\(blobKey)/content?app=\(app)&expires=\(expires)&sig=\(signature(appID: appID, blobKey: blobKey, expires: expires))"
+    func link(appID: String, blobKey: String, tokenVersion: String?, tokenIssuedAt: Date, now: Date = Date()) -> String {
+        let grant = Grant(
+            appID: appID, blobKey: blobKey, expires: Int64(now.timeIntervalSince1970 + Self.lifetime), tokenVersion: tokenVersion,
+            tokenIssuedAt: tokenIssuedAt.timeIntervalSince1970)
+        let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-_"))
+        let app = appID.addingPercentEncoding(withAllowedCharacters: unreserved) ?? appID
+        var query = "app=\(app)&expires=\(grant.expires)&iat=\(grant.tokenIssuedAt)"
+        if let tokenVersion { query += "&ver=\(tokenVersion)" }
+        return "/v1/blob/\(blobKey)/content?\(query)&sig=\(signature(grant))"
     }
 
     /// Whether a presented link is genuine and unexpired.
-    func isValid(appID: String, blobKey: String, expires: Int64, signature presented: String, now: Date = Date()) -> Bool {
-        guard Double(expires) > now.timeIntervalSince1970 else { return false }
-        let expected = signature(appID: appID, blobKey: blobKey, expires: expires)
+    func isValid(_ grant: Grant, signature presented: String, now: Date = Date()) -> Bool {
+        guard Double(grant.expires) > now.timeIntervalSince1970 else { return false }
+        let expected = signature(grant)
         guard expected.utf8.count == presented.utf8.count else { return false }
         return zip(expected.utf8, presented.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }

@@ -8,28 +8,17 @@ import SesameTokens
 /// `GET /v1/config?version=2.1.3[&scope=a.b,c]`: the config an attested app at that version gets,
 /// from memory.
 struct ConfigEndpoint: Sendable {
-    let cache: DeliveryCache
-    let tokens: AccessTokenVerifier
+    let gate: AccessGate
 
     func respond(to request: Request, now: Date = Date()) async throws -> Response {
-        let claims = try await tokens.claims(of: request)
-        guard let requested = request.uri.queryParameters.get("version") else { throw DeliveryErrors.invalidVersion }
-        let version = String(requested)
-        guard let lookupOrder = VersionPattern.lookupOrder(for: version) else { throw DeliveryErrors.invalidVersion }
-        let state = cache.state(of: claims.appID) ?? AppState()
-
-        if let killed = state.killSwitches.first(where: { $0.pattern.matches(version) }) {
-            throw DeliveryErrors.versionDisabled(killed.reason)
+        guard let requested = request.uri.queryParameters.get("version"), let version = AppVersion(requested) else {
+            throw DeliveryErrors.invalidVersion
         }
-        var refreshAfter: Int?
-        for revocation in state.revocations
-        where revocation.pattern.matches(version) || (claims.appVersion.map(revocation.pattern.matches) ?? false) {
-            if claims.issuedAt.value < revocation.issuedBefore { throw DeliveryErrors.tokenRevoked }
-            if let deadline = revocation.refreshDeadline, deadline > now {
-                refreshAfter = min(refreshAfter ?? .max, max(1, Int(deadline.timeIntervalSince(now).rounded(.up))))
-            }
+        let admitted = try await gate.admit(request, requestedVersion: version, now: now)
+        let refreshAfter = admitted.refreshAfter
+        guard let served = version.lookupOrder.lazy.compactMap({ admitted.state.configs[$0] }).first else {
+            throw DeliveryErrors.noConfig(version.text)
         }
-        guard let served = lookupOrder.lazy.compactMap({ state.configs[$0] }).first else { throw DeliveryErrors.noConfig(version) }
 
         let config: [UInt8]
         let etag: String
@@ -63,7 +52,7 @@ struct ConfigEndpoint: Sendable {
         body.writeString(#","matchedPattern":""#)
         body.writeString(served.pattern)
         body.writeString(#"","requestedVersion":""#)
-        body.writeString(version)
+        body.writeString(version.text)
         body.writeString(#"","revision":"#)
         body.writeString(String(served.revision))
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }

@@ -50,11 +50,17 @@ struct DeliveryLoader: Sendable {
             }
         }
 
+        let policies = try await database.client.query(
+            "SELECT app_id, policy::text FROM apps WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
+        for try await (appID, policy) in policies.decode((String, String).self) {
+            states[appID, default: AppState()].policy = try JSONDecoder().decode(AppPolicy.self, from: Data(policy.utf8))
+        }
+
         let kills = try await database.client.query(
             "SELECT app_id, version, reason FROM kill_switches WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
         for try await (appID, version, reason) in kills.decode((String, String, String).self) {
             guard let pattern = try? VersionPattern(version) else { continue }
-            states[appID, default: AppState()].killSwitches.append((pattern, reason))
+            states[appID, default: AppState()].rules.killSwitches.append(KillSwitch(pattern: pattern, reason: reason))
         }
 
         let revocations = try await database.client.query(
@@ -65,7 +71,8 @@ struct DeliveryLoader: Sendable {
             """, logger: logger)
         for try await (appID, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
             guard let pattern = try? VersionPattern(version) else { continue }
-            states[appID, default: AppState()].revocations.append(Revocation(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
+            states[appID, default: AppState()].rules.revocations.append(
+                RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
         }
         return states
     }

@@ -41,16 +41,17 @@ public enum DeliveryService: SesameServiceDefinition {
             lifetimes: dependencies.configuration.tokenLifetimes, signs: false, logger: logger)
         let tokens = AccessTokenVerifier(authority: authority)
         let cache = DeliveryCache()
-        let endpoint = ConfigEndpoint(cache: cache, tokens: tokens)
+        let gate = AccessGate(cache: cache, tokens: tokens)
+        let endpoint = ConfigEndpoint(gate: gate)
         router.get("v1/config") { request, _ in try await endpoint.respond(to: request) }
         let userData = UserDataEndpoint(
             store: UserDataStore(
                 database: database, encryption: dependencies.encryption,
                 keys: ServiceKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
                 logger: logger),
-            tokens: tokens)
+            gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger)))
         let blobs = BlobEndpoint(
-            database: database, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), tokens: tokens,
+            database: database, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), gate: gate,
             logger: logger)
         router.get("v1/blob/{key}") { request, context in try await blobs.link(request, context: context) }
         router.get("v1/blob/{key}/content") { request, context in try await blobs.content(request, context: context) }

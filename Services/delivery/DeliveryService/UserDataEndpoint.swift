@@ -4,16 +4,19 @@ import Hummingbird
 import SesameDomain
 import SesameHTTP
 
-/// `GET` and `PUT /v1/user/data?user_id=…`: a JSON document per user of the app, with `ETag` and
-/// `If-Match` so concurrent writers do not overwrite each other (412 instead).
+/// `GET` and `PUT /v1/user/data`: a JSON document per user of the app (the user shown as the app's
+/// policy requires, see `UserIdentity`), with `ETag` and `If-Match` so concurrent writers do not
+/// overwrite each other (412 instead), within the app's document quota.
 struct UserDataEndpoint: Sendable {
     let store: UserDataStore
-    let tokens: AccessTokenVerifier
+    let gate: AccessGate
+    let identity: UserIdentity
     static let maxBodyBytes = 256 * 1024
 
     func get(_ request: Request) async throws -> Response {
-        let appID = try await tokens.appID(of: request)
-        guard let stored = try await store.read(appID: appID, userID: try Self.userID(request)) else {
+        let admitted = try await gate.admit(request)
+        let appID = admitted.claims.appID
+        guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, policy: admitted.state.policy)) else {
             throw APIError(.notFound, code: "no_user_data", message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
         }
         var headers: HTTPFields = [.eTag: "\"\(stored.version)\"", .contentType: "application/json", .cacheControl: "private, no-cache"]
@@ -25,8 +28,9 @@ struct UserDataEndpoint: Sendable {
     }
 
     func put(_ request: Request) async throws -> Response {
-        let appID = try await tokens.appID(of: request)
-        let userID = try Self.userID(request)
+        let admitted = try await gate.admit(request)
+        let appID = admitted.claims.appID
+        let userID = try await identity.userKey(of: request, policy: admitted.state.policy)
         let body = try await request.body.collect(upTo: Self.maxBodyBytes)
         guard (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)))?.objectValue != nil else {
             throw APIError(.badRequest, code: "invalid_request", message: "The body must be a JSON object.")
@@ -41,7 +45,8 @@ struct UserDataEndpoint: Sendable {
             }
             expected = version
         }
-        switch try await store.write(appID: appID, userID: userID, body: Array(buffer: body), expectedVersion: expected) {
+        let quota = admitted.state.policy.userDocumentQuota
+        switch try await store.write(appID: appID, userID: userID, body: Array(buffer: body), expectedVersion: expected, quota: quota) {
         case .written(let version):
             return Response(status: .ok, headers: [.eTag: "\"\(version)\"", .contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: #"{"version":\#(version)}"#)))
@@ -49,13 +54,10 @@ struct UserDataEndpoint: Sendable {
             throw APIError(
                 .preconditionFailed, code: "version_conflict",
                 message: "The data changed since your copy (If-Match); GET it again, merge, and retry.")
+        case .quotaExceeded:
+            throw APIError(
+                .forbidden, code: "user_quota_exceeded",
+                message: "The app stores as many user documents as its policy allows (\(quota)); raise userDocumentQuota to add more.")
         }
-    }
-
-    static func userID(_ request: Request) throws -> String {
-        guard let userID = request.uri.queryParameters.get("user_id"), (1...256).contains(userID.utf8.count) else {
-            throw APIError(.badRequest, code: "invalid_request", message: "\"user_id\" is required (1 to 256 characters).")
-        }
-        return String(userID)
     }
 }

@@ -19,6 +19,8 @@ struct UserDataStore: Sendable {
         case written(version: Int64)
         /// The stored version is not the one the client expected.
         case conflict
+        /// A new document would exceed the app's quota.
+        case quotaExceeded
     }
 
     func userHash(appID: String, userID: String) async throws -> Data {
@@ -42,33 +44,29 @@ struct UserDataStore: Sendable {
     }
 
     /// Writes `body`. With `expectedVersion` only if the stored version is that one (0: only if
-    /// nothing is stored yet); without it, whatever is stored.
-    func write(appID: String, userID: String, body: [UInt8], expectedVersion: Int64?) async throws -> WriteOutcome {
+    /// nothing is stored yet); without it, whatever is stored. A new document is created only
+    /// while the app holds fewer than `quota` (concurrent creations may overshoot by a few).
+    func write(appID: String, userID: String, body: [UInt8], expectedVersion: Int64?, quota: Int) async throws -> WriteOutcome {
         let hash = try await userHash(appID: appID, userID: userID)
         let sealed = Data(try encryption.seal(body, context: Self.sealingContext(appID: appID, hash: hash)))
-        let rows: PostgresRowSequence
-        switch expectedVersion {
-        case nil:
-            rows = try await database.client.query(
-                """
-                INSERT INTO user_data (app_id, user_hash, body) VALUES (\(appID), \(hash), \(sealed))
-                ON CONFLICT (app_id, user_hash) DO UPDATE SET body = EXCLUDED.body, version = user_data.version + 1, updated_at = now()
-                RETURNING version
-                """, logger: logger)
-        case 0:
-            rows = try await database.client.query(
-                """
-                INSERT INTO user_data (app_id, user_hash, body) VALUES (\(appID), \(hash), \(sealed))
-                ON CONFLICT (app_id, user_hash) DO NOTHING RETURNING version
-                """, logger: logger)
-        case let version?:
-            rows = try await database.client.query(
+        if expectedVersion != 0 {
+            let rows = try await database.client.query(
                 """
                 UPDATE user_data SET body = \(sealed), version = version + 1, updated_at = now()
-                WHERE app_id = \(appID) AND user_hash = \(hash) AND version = \(version) RETURNING version
+                WHERE app_id = \(appID) AND user_hash = \(hash) AND (\(expectedVersion)::bigint IS NULL OR version = \(expectedVersion))
+                RETURNING version
                 """, logger: logger)
+            for try await version in rows.decode(Int64.self) { return .written(version: version) }
+            if expectedVersion != nil { return .conflict }
         }
+        let rows = try await database.client.query(
+            """
+            INSERT INTO user_data (app_id, user_hash, body)
+            SELECT \(appID), \(hash), \(sealed) WHERE (SELECT count(*) FROM user_data WHERE app_id = \(appID)) < \(quota)
+            ON CONFLICT (app_id, user_hash) DO NOTHING RETURNING version
+            """, logger: logger)
         for try await version in rows.decode(Int64.self) { return .written(version: version) }
-        return .conflict
+        // Either someone created it meanwhile (a conflict), or the quota is reached.
+        return try await read(appID: appID, userID: userID) != nil ? .conflict : .quotaExceeded
     }
 }

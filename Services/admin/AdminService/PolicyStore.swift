@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEventBus
+import SesameEvents
+import SesameStorage
+
+/// An app's policy: read, and replaced with audit and an event in one transaction.
+struct PolicyStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    func policy(appID: String) async throws -> AppPolicy {
+        let rows = try await database.client.query("SELECT policy::text FROM apps WHERE app_id = \(appID)", logger: logger)
+        for try await text in rows.decode(String.self) { return try JSONDecoder().decode(AppPolicy.self, from: Data(text.utf8)) }
+        throw AdminErrors.appNotFound
+    }
+
+    /// Replaces the policy; returns the names of the fields that changed.
+    func replace(appID: String, with policy: AppPolicy, caller: Caller) async throws -> [String] {
+        let before = try await self.policy(appID: appID)
+        let changed = Self.changedFields(before, policy)
+        let json = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query("UPDATE apps SET policy = \(json)::jsonb WHERE app_id = \(appID)", logger: logger)
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "policy.set", details: ["changed": .array(changed.map { .string($0) })]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(EventEnvelope(appID: appID, event: .appPolicyChanged(AppPolicyChanged(fields: changed))), on: connection, logger: logger)
+        }
+        return changed
+    }
+
+    static func changedFields(_ before: AppPolicy, _ after: AppPolicy) -> [String] {
+        var changed: [String] = []
+        if before.allowDevelopmentKeys != after.allowDevelopmentKeys { changed.append("allowDevelopmentKeys") }
+        if before.refreshRequiresAssertion != after.refreshRequiresAssertion { changed.append("refreshRequiresAssertion") }
+        if before.userIdentity != after.userIdentity { changed.append("userIdentity") }
+        if before.identityIssuer != after.identityIssuer { changed.append("identityIssuer") }
+        if before.userDocumentQuota != after.userDocumentQuota { changed.append("userDocumentQuota") }
+        return changed
+    }
+}

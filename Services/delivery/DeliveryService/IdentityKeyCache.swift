@@ -1,0 +1,74 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import SesameDomain
+import SesameTokens
+
+/// The verification keys of the identity issuers apps name, fetched from their JWKS URL (or read
+/// from their PEM) and kept for `lifetime`. A token that does not verify with the keys held
+/// triggers one refetch at most every `refetchInterval` per issuer (the issuer may have rotated),
+/// so garbage tokens cannot turn into a flood of requests to it.
+actor IdentityKeyCache {
+    private struct Entry {
+        let keys: IdentityIssuerKeys
+        let fetchedAt: ContinuousClock.Instant
+    }
+
+    private var entries: [IdentityIssuer: Entry] = [:]
+    private var lastFetchAttempt: [IdentityIssuer: ContinuousClock.Instant] = [:]
+    private let lifetime: Duration
+    private let refetchInterval: Duration
+    private let logger: Logger
+    /// The largest JWKS document read.
+    private static let maximumJWKSBytes = 256 * 1024
+
+    init(lifetime: Duration = .seconds(600), refetchInterval: Duration = .seconds(30), logger: Logger) {
+        self.lifetime = lifetime
+        self.refetchInterval = refetchInterval
+        self.logger = logger
+    }
+
+    /// The verified `sub` of `token` for `issuer`.
+    func subject(of token: String, issuer: IdentityIssuer) async throws -> String {
+        let held = try await keys(for: issuer, forceRefresh: false)
+        do {
+            return try await held.subject(of: token, issuer: issuer)
+        } catch {
+            // Only a JWKS can have gained a key since it was fetched.
+            guard issuer.jwksURL != nil, let last = lastFetchAttempt[issuer], ContinuousClock.now - last > refetchInterval else { throw error }
+            return try await keys(for: issuer, forceRefresh: true).subject(of: token, issuer: issuer)
+        }
+    }
+
+    private func keys(for issuer: IdentityIssuer, forceRefresh: Bool) async throws -> IdentityIssuerKeys {
+        if !forceRefresh, let entry = entries[issuer], ContinuousClock.now - entry.fetchedAt < lifetime { return entry.keys }
+        let keys: IdentityIssuerKeys
+        if let pem = issuer.publicKeysPEM {
+            keys = try await IdentityIssuerKeys(pem: pem)
+        } else if let url = issuer.jwksURL {
+            lastFetchAttempt[issuer] = .now
+            do {
+                keys = try await IdentityIssuerKeys(jwksJSON: try await Self.fetch(url))
+            } catch {
+                logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(error)"])
+                // Stale keys beat none while the issuer is unreachable.
+                if let entry = entries[issuer] { return entry.keys }
+                throw error
+            }
+        } else {
+            throw IdentityIssuerKeys.Refusal(description: "the issuer has neither a JWKS URL nor PEM keys")
+        }
+        entries[issuer] = Entry(keys: keys, fetchedAt: .now)
+        return keys
+    }
+
+    private static func fetch(_ url: String) async throws -> String {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+        guard response.status == .ok else { throw IdentityIssuerKeys.Refusal(description: "the JWKS URL answered \(response.status.code)") }
+        let body = try await response.body.collect(upTo: maximumJWKSBytes)
+        return String(buffer: body)
+    }
+}
