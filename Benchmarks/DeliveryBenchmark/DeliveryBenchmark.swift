@@ -58,7 +58,9 @@ enum DeliveryBenchmark {
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: (0..<32).map { _ in UInt8.random(in: 0...255) }), port: 0, logLevel: .warning,
-                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken)
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
+                // wrk sends one install's token from one address: the per-key and per-client limits would measure themselves.
+                requestRatePerKey: 1_000_000, requestRatePerClient: 1_000_000, operatorToken: operatorToken)
             try await AdminService.buildApplication(configuration: configuration, logger: logger).test(.live) { admin in
                 try await AuthService.buildApplication(configuration: configuration, logger: logger).test(.live) { auth in
                     try await DeliveryService.buildApplication(configuration: configuration, logger: logger).test(.live) { first in

@@ -22,6 +22,8 @@ import Logging
 /// | `SESAME_REFRESH_TOKEN_TTL` | refresh token lifetime (1h to 365d, at least the access lifetime) | `30d` |
 /// | `SESAME_SIGNING_KEY_ROTATION` | how long a token signing key signs before auth replaces it (1h to 365d) | `30d` |
 /// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
+/// | `SESAME_REQUEST_RATE_PER_KEY` | delivery requests per second per attested key (burst 10×) | `20` |
+/// | `SESAME_REQUEST_RATE_PER_CLIENT` | delivery requests per second per client address, IPv6 per /64 (burst 10×) | `200` |
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
@@ -55,6 +57,10 @@ public struct ServiceConfiguration: Sendable {
     public var tokenLifetimes: TokenLifetimes
     /// Attestations admitted per second per app; the burst is twice this.
     public var attestAdmissionRate: Int
+    /// Delivery requests per second per attested key; the burst is ten times this.
+    public var requestRatePerKey: Int
+    /// Delivery requests per second per client address; the burst is ten times this.
+    public var requestRatePerClient: Int
     /// The operator credential for registering apps over the management API.
     public var operatorToken: String?
     /// The largest config document, in bytes.
@@ -85,6 +91,8 @@ public struct ServiceConfiguration: Sendable {
         trustedProxies: [IPAddressRange] = [],
         tokenLifetimes: TokenLifetimes = TokenLifetimes(),
         attestAdmissionRate: Int = 50,
+        requestRatePerKey: Int = 20,
+        requestRatePerClient: Int = 200,
         operatorToken: String? = nil,
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
@@ -105,6 +113,8 @@ public struct ServiceConfiguration: Sendable {
         self.trustedProxies = trustedProxies
         self.tokenLifetimes = tokenLifetimes
         self.attestAdmissionRate = attestAdmissionRate
+        self.requestRatePerKey = requestRatePerKey
+        self.requestRatePerClient = requestRatePerClient
         self.operatorToken = operatorToken
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
@@ -220,6 +230,8 @@ public struct ServiceConfiguration: Sendable {
             trustedProxies: trustedProxies,
             tokenLifetimes: TokenLifetimes(access: access, refresh: refresh, signingKeyRotation: rotation),
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
+            requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
+            requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
             operatorToken: operatorToken,
             maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),

@@ -144,7 +144,7 @@ struct AuthHarness: Sendable {
         return ["assertion": Data(assertion).base64EncodedString(), "clientData": clientData.base64EncodedString()]
     }
 
-    func refresh(_ refreshToken: String, extra: [String: Any] = [:]) async throws -> Reply {
-        try await post("/v1/auth/refresh", extra.merging(["refreshToken": refreshToken]) { $1 })
+    func refresh(_ refreshToken: String, extra: [String: Any] = [:], from clientAddress: String? = nil) async throws -> Reply {
+        try await post("/v1/auth/refresh", extra.merging(["refreshToken": refreshToken]) { $1 }, from: clientAddress)
     }
 }

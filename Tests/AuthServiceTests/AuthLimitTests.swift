@@ -38,4 +38,18 @@ struct AuthLimitTests {
             #expect(genuine.status == .ok)
         }
     }
+
+    @Test("refresh is limited per attested key: a flood with one key's token gets 429 before touching the family")
+    func refreshPerKey() async throws {
+        try await AuthHarness.run { harness in
+            let (_, attested) = try await harness.attestNewKey()
+            let stale = try #require(attested["refreshToken"])
+            var codes: [String] = []
+            for index in 0..<15 {
+                codes.append(try await harness.refresh(stale, from: "198.51.100.\(index)").errorCode ?? "ok")
+            }
+            #expect(codes.contains("rate_limited"))
+            #expect(codes.first == "ok")
+        }
+    }
 }

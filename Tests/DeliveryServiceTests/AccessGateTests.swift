@@ -71,4 +71,26 @@ struct AccessGateTests {
             #expect(reply.headers[.contentSecurityPolicy] == "sandbox")
         }
     }
+
+    @Test("one attested key cannot flood delivery: past its budget it gets 429 with Retry-After; another key is unaffected")
+    func perKeyLimit() async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.upload(["ok": true], version: "*")
+            let token = try await harness.app.attest(with: harness.auth).accessToken
+            try await harness.waitUntilServed(version: "1.0", revision: revision, token: token)
+            var limited: DeliveryHarness.Reply?
+            for _ in 0..<400 {
+                let reply = try await harness.fetch(version: "1.0", token: token)
+                if reply.status == .tooManyRequests {
+                    limited = reply
+                    break
+                }
+            }
+            let refused = try #require(limited, "400 requests of one key were all served")
+            #expect(refused.errorCode == "rate_limited")
+            #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            let other = try await harness.app.attest(with: harness.auth).accessToken
+            #expect(try await harness.fetch(version: "1.0", token: other).status == .ok)
+        }
+    }
 }

@@ -32,11 +32,6 @@ enum AuthErrors {
     static let assertionRequired = APIError(
         .unauthorized, code: "assertion_required",
         message: "This app requires an App Attest assertion with every refresh: send assertion and clientData.")
-    static func rateLimited(retryAfter seconds: Int) -> APIError {
-        APIError(
-            .tooManyRequests, code: "rate_limited", message: "Too many requests; retry after \(seconds) seconds.",
-            headers: [.retryAfter: String(seconds)])
-    }
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

@@ -38,7 +38,7 @@ struct AuthFlows: Sendable {
         // The app's admission budget is spent only by callers holding a real challenge, so nobody
         // can lock an app's new installs out with requests that cost them nothing. A client told
         // to wait asks for a new challenge when it comes back.
-        try AuthLimits.enforce(limits.attestAdmissionPerApp, key: app.appID, jitterSeconds: 5)
+        try limits.attestAdmissionPerApp.enforce(app.appID, jitterSeconds: 5)
         let verified: AppAttestVerifier.Attestation
         do {
             verified = try await verifier.verifyAttestation(
@@ -68,6 +68,7 @@ struct AuthFlows: Sendable {
             logger.info("refresh token refused", metadata: ["reason": "\(error.reason)"])
             throw AuthErrors.invalidToken
         }
+        try limits.refreshPerKey.enforce(claims.subject.value)
         let claimedVersion = try Self.appVersion(request.appVersion)
         guard let family = UUID(uuidString: claims.family), let state = try await families.state(of: family),
             state.appID == claims.appID, Base64.urlEncode(state.keyID) == claims.subject.value

@@ -46,15 +46,16 @@ public enum AuthService: SesameServiceDefinition {
 
         let auth = router.group("v1/auth")
         auth.post("challenge") { request, context in
-            try AuthLimits.enforce(limits.challengePerClient, key: clients.limitKey(of: request, context: context))
+            try limits.challengePerClient.enforce(clients.limitKey(of: request, context: context))
             return try await flows.challenge()
         }
         auth.post("attest") { request, context in
-            try AuthLimits.enforce(limits.attestPerClient, key: clients.limitKey(of: request, context: context))
+            try limits.attestPerClient.enforce(clients.limitKey(of: request, context: context))
             return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
         }
         auth.post("refresh") { request, context in
-            try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))
+            try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))
         }
         let jwks: @Sendable (Request, SesameRequestContext) async throws -> Response = { _, _ in
             var headers = HTTPFields()

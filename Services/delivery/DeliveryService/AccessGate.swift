@@ -4,12 +4,27 @@ import SesameDomain
 import SesameHTTP
 import SesameTokens
 
-/// The check every delivery endpoint makes before it answers: a valid access token, then the
-/// app's kill switches and emergency revocations (`AccessRules`), so a killed version or a revoked
-/// token is stopped everywhere, not only at `/v1/config`.
+/// The check every delivery endpoint makes before it answers: the client's rate limits, a valid
+/// access token and its key's rate limit, then the app's kill switches and emergency revocations
+/// (`AccessRules`), so a killed version or a revoked token is stopped everywhere, not only at
+/// `/v1/config`.
 struct AccessGate: Sendable {
     let cache: DeliveryCache
     let tokens: AccessTokenVerifier
+    let clients: ClientAddressResolver
+    /// Per client address: generous, as many devices can share one behind carrier-grade NAT.
+    let perClient: RateLimiter
+    /// Per attested key: an install fetches a few documents at launch, then rarely.
+    let perKey: RateLimiter
+
+    /// - Parameters: requests per second per attested key and per client address; bursts are ten times these.
+    init(cache: DeliveryCache, tokens: AccessTokenVerifier, clients: ClientAddressResolver, ratePerKey: Int, ratePerClient: Int) {
+        self.cache = cache
+        self.tokens = tokens
+        self.clients = clients
+        perKey = RateLimiter(.init(rate: Double(ratePerKey), burst: Double(ratePerKey * 10)))
+        perClient = RateLimiter(.init(rate: Double(ratePerClient), burst: Double(ratePerClient * 10)))
+    }
 
     /// A caller let through, with what the endpoint needs.
     struct Admitted: Sendable {
@@ -22,12 +37,21 @@ struct AccessGate: Sendable {
 
     /// Admits the bearer of the request's access token, asking for `requestedVersion` (nil when the
     /// endpoint names no version: the token's decides).
-    func admit(_ request: Request, requestedVersion: AppVersion? = nil, now: Date = Date()) async throws -> Admitted {
+    func admit(
+        _ request: Request, context: SesameRequestContext, requestedVersion: AppVersion? = nil, now: Date = Date()
+    ) async throws -> Admitted {
+        try limitClient(request, context: context)
         let claims = try await tokens.claims(of: request)
+        try perKey.enforce(claims.subject.value)
         let state = cache.state(of: claims.appID) ?? AppState()
         let refreshAfter = try Self.enforce(
             state.rules, requestedVersion: requestedVersion, tokenVersion: claims.appVersion, issuedAt: claims.issuedAt.value, now: now)
         return Admitted(claims: claims, state: state, refreshAfter: refreshAfter)
+    }
+
+    /// Spends one request of the client address's budget (for endpoints without a token).
+    func limitClient(_ request: Request, context: SesameRequestContext) throws {
+        try perClient.enforce(clients.limitKey(of: request, context: context))
     }
 
     /// Admits a caller already authenticated another way (a signed blob link), for the token

@@ -21,7 +21,7 @@ struct BlobEndpoint: Sendable {
     }
 
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
-        let claims = try await gate.admit(request).claims
+        let claims = try await gate.admit(request, context: context).claims
         let blobKey = context.parameters.get("key") ?? ""
         guard try await size(appID: claims.appID, blobKey: blobKey) != nil else { throw Self.notFound }
         let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)
@@ -29,6 +29,7 @@ struct BlobEndpoint: Sendable {
     }
 
     func content(_ request: Request, context: SesameRequestContext) async throws -> Response {
+        try gate.limitClient(request, context: context)
         let query = request.uri.queryParameters
         guard let appID = query.get("app").map({ String($0) }), let expires = query.get("expires").flatMap({ Int64($0) }),
             let issuedAt = query.get("iat").flatMap({ Double($0) }), issuedAt.isFinite, let signature = query.get("sig").map({ String($0) })

@@ -10,11 +10,11 @@ import SesameTokens
 struct ConfigEndpoint: Sendable {
     let gate: AccessGate
 
-    func respond(to request: Request, now: Date = Date()) async throws -> Response {
+    func respond(to request: Request, context: SesameRequestContext, now: Date = Date()) async throws -> Response {
         guard let requested = request.uri.queryParameters.get("version"), let version = AppVersion(requested) else {
             throw DeliveryErrors.invalidVersion
         }
-        let admitted = try await gate.admit(request, requestedVersion: version, now: now)
+        let admitted = try await gate.admit(request, context: context, requestedVersion: version, now: now)
         let refreshAfter = admitted.refreshAfter
         guard let served = version.lookupOrder.lazy.compactMap({ admitted.state.configs[$0] }).first else {
             throw DeliveryErrors.noConfig(version.text)

@@ -41,9 +41,12 @@ public enum DeliveryService: SesameServiceDefinition {
             lifetimes: dependencies.configuration.tokenLifetimes, signs: false, logger: logger)
         let tokens = AccessTokenVerifier(authority: authority)
         let cache = DeliveryCache()
-        let gate = AccessGate(cache: cache, tokens: tokens)
+        let configuration = dependencies.configuration
+        let gate = AccessGate(
+            cache: cache, tokens: tokens, clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
+            ratePerKey: configuration.requestRatePerKey, ratePerClient: configuration.requestRatePerClient)
         let endpoint = ConfigEndpoint(gate: gate)
-        router.get("v1/config") { request, _ in try await endpoint.respond(to: request) }
+        router.get("v1/config") { request, context in try await endpoint.respond(to: request, context: context) }
         let userData = UserDataEndpoint(
             store: UserDataStore(
                 database: database, encryption: dependencies.encryption,
@@ -55,8 +58,8 @@ public enum DeliveryService: SesameServiceDefinition {
             logger: logger)
         router.get("v1/blob/{key}") { request, context in try await blobs.link(request, context: context) }
         router.get("v1/blob/{key}/content") { request, context in try await blobs.content(request, context: context) }
-        router.get("v1/user/data") { request, _ in try await userData.get(request) }
-        router.put("v1/user/data") { request, _ in try await userData.put(request) }
+        router.get("v1/user/data") { request, context in try await userData.get(request, context: context) }
+        router.put("v1/user/data") { request, context in try await userData.put(request, context: context) }
 
         let consumer = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.configPublished, EventTopic.revocations], startPosition: .end,

@@ -13,8 +13,8 @@ struct UserDataEndpoint: Sendable {
     let identity: UserIdentity
     static let maxBodyBytes = 256 * 1024
 
-    func get(_ request: Request) async throws -> Response {
-        let admitted = try await gate.admit(request)
+    func get(_ request: Request, context: SesameRequestContext) async throws -> Response {
+        let admitted = try await gate.admit(request, context: context)
         let appID = admitted.claims.appID
         guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, policy: admitted.state.policy)) else {
             throw APIError(.notFound, code: "no_user_data", message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
@@ -27,8 +27,8 @@ struct UserDataEndpoint: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: stored.body)))
     }
 
-    func put(_ request: Request) async throws -> Response {
-        let admitted = try await gate.admit(request)
+    func put(_ request: Request, context: SesameRequestContext) async throws -> Response {
+        let admitted = try await gate.admit(request, context: context)
         let appID = admitted.claims.appID
         let userID = try await identity.userKey(of: request, policy: admitted.state.policy)
         let body = try await request.body.collect(upTo: Self.maxBodyBytes)
