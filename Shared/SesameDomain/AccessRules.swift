@@ -48,6 +48,9 @@ public struct AccessRules: Sendable {
         self.revocations = revocations
     }
 
+    /// Whether there is nothing to decide: no kill switch, no revocation.
+    public var isEmpty: Bool { killSwitches.isEmpty && revocations.isEmpty }
+
     /// The decision.
     public enum Verdict: Sendable, Equatable {
         /// Go ahead; with `refreshAfter` seconds while a revocation's forced-refresh window runs.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An app's security policy, stored as JSON in `apps.policy`. Absent fields take the defaults, so
 /// policies written by older versions keep their meaning.
 public struct AppPolicy: Codable, Sendable, Equatable {
@@ -36,6 +38,16 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         userIdentity = try container.decodeIfPresent(UserIdentityMode.self, forKey: .userIdentity) ?? defaults.userIdentity
         identityIssuer = try container.decodeIfPresent(IdentityIssuer.self, forKey: .identityIssuer)
         userDocumentQuota = try container.decodeIfPresent(Int.self, forKey: .userDocumentQuota) ?? defaults.userDocumentQuota
+    }
+
+    /// The policy stored as `json` (the `apps.policy` column, read as text).
+    public init(storedJSON json: String) throws {
+        self = try JSONDecoder().decode(AppPolicy.self, from: Data(json.utf8))
+    }
+
+    /// The JSON to store in `apps.policy`.
+    public func storedJSON() throws -> String {
+        String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
     }
 
     /// Whether development keys are accepted, in a deployment that is `production` or not.

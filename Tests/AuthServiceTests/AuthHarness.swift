@@ -54,7 +54,7 @@ struct AuthHarness: Sendable {
                     try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
                 }
                 try await TestDatabase.withClient(url) { database in
-                    let policyJSON = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+                    let policyJSON = try policy.storedJSON()
                     let storageID = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
                     try await database.query(
                         """
@@ -69,7 +69,7 @@ struct AuthHarness: Sendable {
 
     /// Replaces the app's policy, as the management API does.
     func setPolicy(_ policy: AppPolicy) async throws {
-        let policyJSON = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
+        let policyJSON = try policy.storedJSON()
         try await database.query("UPDATE apps SET policy = \(policyJSON)::jsonb WHERE app_id = \(Self.appID)")
     }
 

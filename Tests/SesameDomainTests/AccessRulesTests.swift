@@ -10,6 +10,9 @@ struct AccessRulesTests {
 
     @Test("no rules: allowed without a refresh hint")
     func nothing() {
+        #expect(AccessRules().isEmpty)
+        #expect(!AccessRules(killSwitches: [KillSwitch(pattern: pattern("*"), reason: "x")]).isEmpty)
+        #expect(!AccessRules(revocations: [RevocationRule(pattern: pattern("*"), issuedBefore: now)]).isEmpty)
         #expect(AccessRules().verdict(requestedVersion: version("1.0"), tokenVersion: nil, issuedAt: now, now: now) == .allowed(refreshAfter: nil))
     }
 

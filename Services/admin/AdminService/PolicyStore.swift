@@ -13,23 +13,28 @@ struct PolicyStore: Sendable {
 
     func policy(appID: String) async throws -> AppPolicy {
         let rows = try await database.client.query("SELECT policy::text FROM apps WHERE app_id = \(appID)", logger: logger)
-        for try await text in rows.decode(String.self) { return try JSONDecoder().decode(AppPolicy.self, from: Data(text.utf8)) }
+        for try await text in rows.decode(String.self) { return try AppPolicy(storedJSON: text) }
         throw AdminErrors.appNotFound
     }
 
-    /// Replaces the policy; returns the names of the fields that changed.
+    /// Replaces the policy; returns the names of the fields that changed. The old policy is read
+    /// under a row lock in the same transaction, so concurrent replacements each report exactly
+    /// what they changed.
     func replace(appID: String, with policy: AppPolicy, caller: Caller) async throws -> [String] {
-        let before = try await self.policy(appID: appID)
-        let changed = Self.changedFields(before, policy)
-        let json = String(decoding: try JSONEncoder().encode(policy), as: UTF8.self)
-        try await database.client.withTransaction(logger: logger) { connection in
+        let json = try policy.storedJSON()
+        return try await database.client.withTransaction(logger: logger) { connection in
+            var before: AppPolicy?
+            let rows = try await connection.query("SELECT policy::text FROM apps WHERE app_id = \(appID) FOR UPDATE", logger: logger)
+            for try await text in rows.decode(String.self) { before = try AppPolicy(storedJSON: text) }
+            guard let before else { throw AdminErrors.appNotFound }
+            let changed = Self.changedFields(before, policy)
             try await connection.query("UPDATE apps SET policy = \(json)::jsonb WHERE app_id = \(appID)", logger: logger)
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "policy.set", details: ["changed": .array(changed.map { .string($0) })]),
                 appID: appID, on: connection, logger: logger)
             try await Outbox.append(EventEnvelope(appID: appID, event: .appPolicyChanged(AppPolicyChanged(fields: changed))), on: connection, logger: logger)
+            return changed
         }
-        return changed
     }
 
     static func changedFields(_ before: AppPolicy, _ after: AppPolicy) -> [String] {

@@ -18,7 +18,7 @@ struct AppDirectory: Sendable {
         let rows = try await database.client.query(
             "SELECT app_id, policy::text FROM apps WHERE team_id = \(teamID) AND bundle_id = \(bundleID)", logger: logger)
         for try await (appID, policy) in rows.decode((String, String).self) {
-            return RegisteredApp(appID: appID, policy: try JSONDecoder().decode(AppPolicy.self, from: Data(policy.utf8)))
+            return RegisteredApp(appID: appID, policy: try AppPolicy(storedJSON: policy))
         }
         return nil
     }

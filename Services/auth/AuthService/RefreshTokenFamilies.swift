@@ -46,7 +46,7 @@ struct RefreshTokenFamilies: Sendable {
         {
             return RefreshFamilyState(
                 appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-                keyRevoked: keyRevoked, policy: try JSONDecoder().decode(AppPolicy.self, from: Data(policy.utf8)))
+                keyRevoked: keyRevoked, policy: try AppPolicy(storedJSON: policy))
         }
         return nil
     }

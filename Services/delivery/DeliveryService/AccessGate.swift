@@ -66,6 +66,8 @@ struct AccessGate: Sendable {
     private static func enforce(
         _ rules: AccessRules, requestedVersion: AppVersion?, tokenVersion: String?, issuedAt: Date, now: Date
     ) throws -> Int? {
+        // The common case on the hot path: nothing switched off, nothing revoked, nothing to parse.
+        guard !rules.isEmpty else { return nil }
         switch rules.verdict(requestedVersion: requestedVersion, tokenVersion: tokenVersion.flatMap { AppVersion($0) }, issuedAt: issuedAt, now: now) {
         case .allowed(let refreshAfter): return refreshAfter
         case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)

@@ -53,7 +53,7 @@ struct DeliveryLoader: Sendable {
         let policies = try await database.client.query(
             "SELECT app_id, policy::text FROM apps WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
         for try await (appID, policy) in policies.decode((String, String).self) {
-            states[appID, default: AppState()].policy = try JSONDecoder().decode(AppPolicy.self, from: Data(policy.utf8))
+            states[appID, default: AppState()].policy = try AppPolicy(storedJSON: policy)
         }
 
         let kills = try await database.client.query(
