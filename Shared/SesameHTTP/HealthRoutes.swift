@@ -6,7 +6,8 @@ import Hummingbird
 /// Readiness runs every check concurrently. All pass: 200 `ready`. Only checks the instance can
 /// serve without fail: 200 `degraded` (it stays in the balancer). A required check fails: 503
 /// `unavailable`. The body names each check, e.g.
-/// `{"status": "degraded", "checks": {"kafka": "down", "postgres": "up"}}`.
+/// `{"status": "degraded", "checks": {"kafka": "down", "postgres": "up"}}`; a failing check with
+/// more to say adds it under `details`.
 public struct HealthRoutes<Context: RequestContext>: Sendable {
     /// The dependencies readiness reports on.
     public let checks: [ReadinessCheck]
@@ -26,7 +27,9 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
             let failed = checks.filter { results[$0.name] == false }
             let status =
                 failed.isEmpty ? "ready" : failed.contains { $0.impact == .required } ? "unavailable" : "degraded"
-            let body: [String: Any] = ["status": status, "checks": results.mapValues { $0 ? "up" : "down" }]
+            var body: [String: Any] = ["status": status, "checks": results.mapValues { $0 ? "up" : "down" }]
+            let details = failed.reduce(into: [String: String]()) { $0[$1.name] = $1.detail() }
+            if !details.isEmpty { body["details"] = details }
             return Self.json(status == "unavailable" ? .serviceUnavailable : .ok, body)
         }
     }

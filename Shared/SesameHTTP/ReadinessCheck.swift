@@ -16,11 +16,17 @@ public struct ReadinessCheck: Sendable {
     public let impact: Impact
     /// Answers whether the dependency is usable now; must return within a few seconds.
     public let isReady: @Sendable () async -> Bool
+    /// What an operator should know about a failing check, e.g. which apps; nil for nothing more.
+    public let detail: @Sendable () -> String?
 
     /// Creates a check.
-    public init(name: String, impact: Impact = .required, isReady: @escaping @Sendable () async -> Bool) {
+    public init(
+        name: String, impact: Impact = .required, detail: @escaping @Sendable () -> String? = { nil },
+        isReady: @escaping @Sendable () async -> Bool
+    ) {
         self.name = name
         self.impact = impact
+        self.detail = detail
         self.isReady = isReady
     }
 }

@@ -24,6 +24,8 @@ struct DeliveryHarness: Sendable {
     let database: PostgresClient
     let app: SoftwareApp
     let key: String
+    /// What every service here runs with, to start another instance.
+    let configuration: ServiceConfiguration
 
     struct Reply: @unchecked Sendable {
         let status: HTTPResponse.Status
@@ -55,17 +57,13 @@ struct DeliveryHarness: Sendable {
                         try await DeliveryService.buildApplication(configuration: configuration).test(.live) { second in
                             try await ready(first)
                             try await ready(second)
-                            let created = try await admin.execute(
-                                uri: "/v1/admin/keys/create", method: .post,
-                                headers: [.authorization: "Bearer \(operatorToken)", .contentType: "application/json"],
-                                body: ByteBuffer(string: #"{"teamId":"\#(teamID)","bundleId":"\#(bundleID)"}"#)
-                            ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] }
-                            let key = try #require(created?["key"] as? String)
+                            let key = try await provisioningKey(admin: admin, bundleID: bundleID)
                             try await TestDatabase.withClient(url) { database in
                                 try await body(
                                     DeliveryHarness(
                                         admin: admin, auth: auth, deliveries: [first, second], database: database,
-                                        app: SoftwareApp(attester: attester, teamID: teamID, bundleID: bundleID), key: key))
+                                        app: SoftwareApp(attester: attester, teamID: teamID, bundleID: bundleID), key: key,
+                                        configuration: configuration))
                             }
                         }
                     }
@@ -80,11 +78,12 @@ struct DeliveryHarness: Sendable {
         }
     }
 
-    /// A management call with the app's provisioning key.
+    /// A management call with the app's provisioning key (or another app's, `key`).
     @discardableResult
-    func manage(_ method: HTTPRequest.Method, _ path: String, _ json: [String: Any]) async throws -> [String: Any] {
+    func manage(_ method: HTTPRequest.Method, _ path: String, _ json: [String: Any], key: String? = nil) async throws -> [String: Any] {
         try await admin.execute(
-            uri: "/v1/admin/\(path)", method: method, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+            uri: "/v1/admin/\(path)", method: method,
+            headers: [.authorization: "Bearer \(key ?? self.key)", .contentType: "application/json"],
             body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
         ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
     }
@@ -153,10 +152,29 @@ struct DeliveryHarness: Sendable {
 
     /// The readiness status (`ready`, `degraded`, `unavailable`) of delivery instance `instance`.
     func readiness(instance: Int) async throws -> String? {
-        try await deliveries[instance].execute(uri: "/health/ready", method: .get) { response in
-            let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
-            return json?["status"] as? String
+        try await readinessBody(of: deliveries[instance])["status"] as? String
+    }
+
+    /// The whole readiness answer of `client`.
+    func readinessBody(of client: any TestClientProtocol) async throws -> [String: Any] {
+        try await client.execute(uri: "/health/ready", method: .get) { response in
+            try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any] ?? [:]
         }
+    }
+
+    /// Creates another app through the operator API; its provisioning key and a software app for it.
+    func createApp(bundleID: String) async throws -> (key: String, app: SoftwareApp) {
+        (try await Self.provisioningKey(admin: admin, bundleID: bundleID), SoftwareApp(attester: app.attester, teamID: Self.teamID, bundleID: bundleID))
+    }
+
+    /// Creates the app `teamID`.`bundleID` through the operator API; its provisioning key.
+    static func provisioningKey(admin: any TestClientProtocol, bundleID: String) async throws -> String {
+        let created = try await admin.execute(
+            uri: "/v1/admin/keys/create", method: .post,
+            headers: [.authorization: "Bearer \(operatorToken)", .contentType: "application/json"],
+            body: ByteBuffer(string: #"{"teamId":"\#(teamID)","bundleId":"\#(bundleID)"}"#)
+        ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] }
+        return try #require(created?["key"] as? String)
     }
 
     /// Waits until every delivery instance serves `revision` for `version`, from `pattern` when

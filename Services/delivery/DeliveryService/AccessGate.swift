@@ -43,7 +43,7 @@ struct AccessGate: Sendable {
         try limitClient(request, context: context)
         let claims = try await tokens.claims(of: request)
         try perKey.enforce(claims.subject.value)
-        let state = cache.state(of: claims.appID) ?? AppState()
+        guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
         let refreshAfter = try Self.enforce(
             state.rules, requestedVersion: requestedVersion, tokenVersion: claims.appVersion, issuedAt: claims.issuedAt.value, now: now)
         return Admitted(claims: claims, state: state, refreshAfter: refreshAfter)
@@ -57,8 +57,9 @@ struct AccessGate: Sendable {
     /// Admits a caller already authenticated another way (a signed blob link), for the token
     /// version and issue time it was made for.
     func admit(appID: String, tokenVersion: String?, issuedAt: Date, now: Date = Date()) throws {
+        guard let state = cache.state(of: appID) else { throw DeliveryErrors.appUnavailable }
         _ = try Self.enforce(
-            (cache.state(of: appID) ?? AppState()).rules, requestedVersion: nil, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
+            state.rules, requestedVersion: nil, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
     }
 
     /// The refresh hint, or the refusal. A token version that does not parse (issued before

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import ServiceLifecycle
 import SesameEventBus
 import SesameEvents
@@ -68,10 +69,27 @@ struct CacheSynchronizer: Service {
         try await cancelWhenGracefulShutdown {
             try await withTimeout(.seconds(30)) {
                 let start = cache.beginResync()
-                cache.finishResync(start, states: try await loader.loadAll(previous: cache.allConfigs()))
+                let loaded = try await loader.loadAll(previous: cache.allConfigs())
+                let before = cache.failing
+                cache.finishResync(start, loaded: loaded)
+                report(failingBefore: before)
                 try await tokens.reloadKeys()
             }
         }
+    }
+
+    /// Logs each app that starts or stops failing to load, and counts the failing ones.
+    private func report(failingBefore before: [String: String]) {
+        let now = cache.failing
+        for (appID, reason) in now where before[appID] != reason {
+            logger.error(
+                "cannot load this app's state; it is served from what was held, or answered 503 app_unavailable",
+                metadata: ["app": "\(appID)", "reason": "\(reason)"])
+        }
+        for appID in before.keys where now[appID] == nil {
+            logger.info("app loads again", metadata: ["app": "\(appID)"])
+        }
+        Gauge(label: "sesame_delivery_apps_failing").record(now.count)
     }
 
     private func followEvents() async {
@@ -80,7 +98,10 @@ struct CacheSynchronizer: Service {
                 if case .signingKeyRotated = envelope.event {
                     try await tokens.reloadKeys()
                 } else if let appID = envelope.appID {
-                    cache.replace(appID, with: try await loader.load(appID: appID, previous: cache.configs(of: appID)))
+                    let loaded = try await loader.loadAll(only: appID, previous: [appID: cache.configs(of: appID)])
+                    let before = cache.failing
+                    cache.replace(appID, with: loaded)
+                    report(failingBefore: before)
                 }
             } catch {
                 // The next resync repairs it.

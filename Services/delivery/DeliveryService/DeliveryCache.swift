@@ -5,9 +5,14 @@ import Synchronization
 ///
 /// A full resync reads PostgreSQL before it writes here; an event-driven reload of an app that
 /// happens in between is newer, so the resync leaves that app alone.
+///
+/// An app whose load failed keeps the state last held for it; with none held it is unavailable
+/// (never served as an app with no kill switch and no revocation).
 final class DeliveryCache: Sendable {
     private struct Contents {
         var apps: [String: AppState] = [:]
+        /// Apps whose last load failed, with why.
+        var failing: [String: String] = [:]
         /// Counts app reloads; `reloadedAt[app]` is the count when that app was last reloaded.
         var reloads: UInt64 = 0
         var reloadedAt: [String: UInt64] = [:]
@@ -24,16 +29,26 @@ final class DeliveryCache: Sendable {
     /// Whether a full load from PostgreSQL has completed since start.
     var isLoaded: Bool { contents.withLock { $0.loaded } }
 
+    /// The state to serve `appID` from: what is held, an empty state for an app with nothing
+    /// published, or nil when the app could not be loaded and nothing is held for it.
     func state(of appID: String) -> AppState? {
-        contents.withLock { $0.apps[appID] }
+        contents.withLock { $0.apps[appID] ?? ($0.failing[appID] == nil ? AppState() : nil) }
     }
 
-    /// Replaces one app's state after an event.
-    func replace(_ appID: String, with state: AppState?) {
+    /// The apps whose last load failed, with why.
+    var failing: [String: String] { contents.withLock { $0.failing } }
+
+    /// Applies one app's reload after an event.
+    func replace(_ appID: String, with loaded: DeliveryLoader.Loaded) {
         contents.withLock {
             $0.reloads += 1
             $0.reloadedAt[appID] = $0.reloads
-            $0.apps[appID] = state
+            if let failure = loaded.failures[appID] {
+                $0.failing[appID] = failure
+            } else {
+                $0.failing[appID] = nil
+                $0.apps[appID] = loaded.states[appID]
+            }
         }
     }
 
@@ -42,13 +57,20 @@ final class DeliveryCache: Sendable {
         ResyncStart(reloads: contents.withLock { $0.reloads })
     }
 
-    /// Replaces every app's state with what the resync read, except apps reloaded since it began.
-    func finishResync(_ start: ResyncStart, states: [String: AppState]) {
+    /// Replaces every app's state with what the resync read, except apps reloaded since it began
+    /// and apps that failed to load, which keep what they had.
+    func finishResync(_ start: ResyncStart, loaded: DeliveryLoader.Loaded) {
         contents.withLock { contents in
             let newer = Set(contents.reloadedAt.filter { $0.value > start.reloads }.keys)
-            var apps = states.filter { !newer.contains($0.key) }
-            for appID in newer { apps[appID] = contents.apps[appID] }
+            var apps = loaded.states.filter { !newer.contains($0.key) }
+            var failing = loaded.failures.filter { !newer.contains($0.key) }
+            for appID in failing.keys { apps[appID] = contents.apps[appID] }
+            for appID in newer {
+                apps[appID] = contents.apps[appID]
+                failing[appID] = contents.failing[appID]
+            }
             contents.apps = apps
+            contents.failing = failing
             contents.reloadedAt = contents.reloadedAt.filter { newer.contains($0.key) }
             contents.loaded = true
         }

@@ -9,6 +9,9 @@ enum DeliveryErrors {
         .unauthorized, code: "invalid_token", message: "The access token is invalid or expired; refresh it or attest again.")
     static let tokenRevoked = APIError(
         .unauthorized, code: "token_revoked", message: "This app version's tokens were revoked; attest again with a new key.")
+    static let appUnavailable = APIError(
+        .serviceUnavailable, code: "app_unavailable", message: "This app's configuration cannot be loaded right now; try again later.",
+        headers: [.retryAfter: "30"])
     static let invalidVersion = APIError(
         .badRequest, code: "invalid_version", message: "\"version\" must be the app version: N, N.N or N.N.N with whole numbers.")
     static func versionDisabled(_ reason: String) -> APIError {

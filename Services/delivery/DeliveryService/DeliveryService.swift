@@ -71,6 +71,11 @@ public enum DeliveryService: SesameServiceDefinition {
         // Not ready before the first load: an empty cache would answer 404 for every app.
         dependencies.readiness.add(ReadinessCheck(name: "cache") { cache.isLoaded })
         dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { consumer.isReceiving })
+        // One app that cannot be loaded does not take the others down; it is named here.
+        dependencies.readiness.add(
+            ReadinessCheck(
+                name: "apps", impact: .degrading, detail: { "cannot load: " + cache.failing.keys.sorted().joined(separator: ", ") }
+            ) { cache.failing.isEmpty })
         return [consumer, synchronizer]
     }
 }
