@@ -25,6 +25,11 @@ public final class MigrationService: Service {
     /// Whether every migration has been applied.
     public var isComplete: Bool { completed.load(ordering: .acquiring) }
 
+    /// Returns once every migration has been applied (or throws when cancelled first).
+    public func waitUntilComplete() async throws {
+        while !isComplete { try await Task.sleep(for: .milliseconds(100)) }
+    }
+
     public func run() async throws {
         do {
             try await cancelWhenGracefulShutdown { try await self.migrateWhenReachable() }

@@ -11,6 +11,8 @@ public struct ServiceDependencies: Sendable {
     public let configuration: ServiceConfiguration
     /// The PostgreSQL pool.
     public let database: Database
+    /// Brings the schema up to date at start; work that needs the current schema waits for it.
+    public let migrations: MigrationService
     /// How to reach Kafka.
     public let kafka: KafkaConfiguration
     /// Envelope encryption under the configured master key.

@@ -23,9 +23,11 @@ public enum ServiceRuntime {
 
         let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
         let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
+        let migrations = MigrationService(database: database, logger: logger)
         let dependencies = ServiceDependencies(
             configuration: configuration,
             database: database,
+            migrations: migrations,
             kafka: KafkaConfiguration(
                 brokers: configuration.kafkaBrokers, clientID: "sesame-\(Service.name)",
                 idempotentDelivery: configuration.kafkaIdempotence),
@@ -42,7 +44,6 @@ public enum ServiceRuntime {
             DatabaseAvailabilityMiddleware(database: database, exemptPathPrefixes: ["/health/", "/metrics"] + Service.pathsServedFromMemory)
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: Service.bodyLimits(configuration))
         }
-        let migrations = MigrationService(database: database, logger: logger)
         PrometheusMetrics.register(on: router)
         let backgroundServices = try Service.configure(router, dependencies: dependencies)
         HealthRoutes(

@@ -11,6 +11,7 @@ public enum EncryptedColumns {
 
     /// All of them.
     public static let all: [Column] = [
+        Column(table: "blob_chunks", column: "ciphertext"),
         Column(table: "config_revisions", column: "body"),
         Column(table: "service_keys", column: "key_ciphertext"),
         Column(table: "signing_keys", column: "private_key_ciphertext"),

@@ -76,8 +76,15 @@ struct SafetyAndBlobTests {
             #expect(put.status == .ok, "\(String(decoding: put.body, as: UTF8.self))")
             #expect((put["blob"] as? [String: Any])?["sha256"] as? String == SHA256.hash(data: large).map { String(format: "%02x", $0) }.joined())
 
-            let rows = try await harness.database.query("SELECT data FROM blobs WHERE blob_key = 'images-v2.zip'")
-            for try await data in rows.decode(Data.self) { #expect(Array(data) == large) }
+            // At rest the bytes are sealed chunks: nothing in clear, no run of the plaintext anywhere.
+            let clear = try await harness.database.query("SELECT count(*) FROM blobs WHERE data IS NOT NULL")
+            for try await count in clear.decode(Int.self) { #expect(count == 0) }
+            let chunks = try await harness.database.query(
+                "SELECT ciphertext FROM blob_chunks WHERE blob_key = 'images-v2.zip' ORDER BY chunk_index")
+            var sealed: [Data] = []
+            for try await chunk in chunks.decode(Data.self) { sealed.append(chunk) }
+            #expect(sealed.count == 1 && sealed[0].count > large.count)
+            #expect(sealed.allSatisfy { $0.range(of: Data(large[4096..<4160])) == nil })
 
             let tooLarge = try await harness.putBlob("huge.bin", bytes: Array(repeating: 1, count: (1 << 20) + 1), contentType: "application/octet-stream", credential: key)
             #expect(tooLarge.status == .contentTooLarge)

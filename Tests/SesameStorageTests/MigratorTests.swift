@@ -26,7 +26,7 @@ struct MigratorTests {
                 }
                 let expected: Set<String> = [
                     "schema_migrations", "apps", "provisioning_keys", "config_revisions", "challenges", "attested_keys",
-                    "refresh_token_families", "signing_keys", "kill_switches", "revocations", "blobs", "user_data",
+                    "refresh_token_families", "signing_keys", "kill_switches", "revocations", "blobs", "blob_chunks", "user_data",
                     "outbox", "audit_log",
                 ]
                 #expect(expected.isSubset(of: tables), "missing: \(expected.subtracting(tables))")

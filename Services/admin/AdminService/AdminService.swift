@@ -33,13 +33,14 @@ public enum AdminService: SesameServiceDefinition {
         let keys = ProvisioningKeyStore(database: database, pathKey: storageIDKey(masterKey: configuration.masterKey.current), logger: logger)
         let authenticator = AdminAuthenticator(keys: keys, operatorToken: configuration.operatorToken)
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
+        let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
 
         let admin = router.group("v1/admin")
         KeyRoutes.add(to: admin, authenticator: authenticator, keys: keys)
         ConfigRoutes.add(to: admin, authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes)
         SafetyRoutes.add(to: admin, authenticator: authenticator, safety: SafetyStore(database: database, logger: logger))
         BlobRoutes.add(
-            to: admin, authenticator: authenticator, blobs: BlobStore(database: database, logger: logger),
+            to: admin, authenticator: authenticator, blobs: blobs,
             maxBlobBytes: configuration.maxBlobBytes)
         PolicyRoutes.add(
             to: admin, authenticator: authenticator, policies: PolicyStore(database: database, logger: logger),
@@ -51,7 +52,7 @@ public enum AdminService: SesameServiceDefinition {
             database: database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka), logger: logger)
         // Without Kafka changes are kept in the outbox and published when it returns.
         dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { relay.isPublishing })
-        return [producer, relay]
+        return [producer, relay, BlobSealer(blobs: blobs, migrations: dependencies.migrations, logger: logger)]
     }
 
     /// The key app storage ids are derived from. Derived from the master key in use when the app is

@@ -3,17 +3,27 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import PostgresNIO
+import SesameDomain
+import SesameEncryption
 import SesameHTTP
 import SesameStorage
 
 /// `GET /v1/blob/{key}` (with an access token) → a signed link valid for 5 minutes; `GET
-/// /v1/blob/{key}/content?…` serves the bytes from PostgreSQL in chunks, with `Range` support.
+/// /v1/blob/{key}/content?…` serves the bytes from PostgreSQL, opening only the sealed chunks the
+/// requested range touches (`BlobLayout`), with `Range` support.
 struct BlobEndpoint: Sendable {
     let database: Database
+    let encryption: EnvelopeEncryption
     let links: BlobLinks
     let gate: AccessGate
     let logger: Logger
-    static let chunkBytes: Int64 = 1 << 20
+
+    /// A stored blob's description.
+    struct Stored: Sendable {
+        let size: Int64
+        let contentType: String
+        let uploadID: UUID
+    }
 
     struct LinkResponse: ResponseEncodable {
         let url: String
@@ -23,7 +33,7 @@ struct BlobEndpoint: Sendable {
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
         let claims = try await gate.admit(request, context: context).claims
         let blobKey = context.parameters.get("key") ?? ""
-        guard try await size(appID: claims.appID, blobKey: blobKey) != nil else { throw Self.notFound }
+        guard try await stored(appID: claims.appID, blobKey: blobKey) != nil else { throw Self.notFound }
         let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)
         return LinkResponse(url: url, expiresIn: Int(BlobLinks.lifetime))
     }
@@ -40,11 +50,12 @@ struct BlobEndpoint: Sendable {
         guard links.isValid(grant, signature: signature) else { throw Self.invalidLink }
         // A link lives five minutes: a kill switch or revocation since it was made stops it at once.
         try gate.admit(appID: appID, tokenVersion: grant.tokenVersion, issuedAt: Date(timeIntervalSince1970: issuedAt))
-        guard let (size, contentType) = try await size(appID: appID, blobKey: grant.blobKey) else { throw Self.notFound }
+        guard let stored = try await stored(appID: appID, blobKey: grant.blobKey) else { throw Self.notFound }
+        let size = stored.size
 
         // The bytes are the developer's, not ours: never rendered or sniffed as a page on our origin.
         var headers: HTTPFields = [
-            .contentType: contentType, .acceptRanges: "bytes", .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff",
+            .contentType: stored.contentType, .acceptRanges: "bytes", .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff",
             .contentDisposition: "attachment", .contentSecurityPolicy: "sandbox",
         ]
         var (start, end) = (Int64(0), size - 1)
@@ -58,34 +69,56 @@ struct BlobEndpoint: Sendable {
             status = .partialContent
             headers[.contentRange] = "bytes \(start)-\(end)/\(size)"
         }
-        let (database, logger, first, last, blobKey) = (database, logger, start, end, grant.blobKey)
-        let body = ResponseBody(contentLength: Int(Swift.max(0, last - first + 1))) { writer in
-            var offset = first
-            while offset <= last {
-                let length = min(Self.chunkBytes, last - offset + 1)
-                // substring() is 1-based; only the chunk leaves PostgreSQL. The chunk is read whole
-                // before it is written, so a slow reader never holds a database connection.
-                var chunk = ByteBuffer()
-                let rows = try await database.client.query(
-                    "SELECT substring(data FROM \(offset + 1)::int FOR \(length)::int) FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey)",
-                    logger: logger)
-                for try await part in rows.decode(ByteBuffer.self) { chunk = part }
-                try await writer.write(chunk)
-                offset += length
+        let (first, last, blobKey) = (start, end, grant.blobKey)
+        let body = ResponseBody(contentLength: Int(Swift.max(0, last - first + 1))) { [self] writer in
+            if last >= first {
+                for index in BlobLayout.chunks(covering: first, last) {
+                    // Each chunk is read and opened whole before it is written, so a slow reader
+                    // never holds a database connection.
+                    let chunk = try await open(chunk: index, of: stored, appID: appID, blobKey: blobKey)
+                    let chunkStart = Int64(index) * Int64(BlobLayout.chunkBytes)
+                    let from = Int(Swift.max(first, chunkStart) - chunkStart)
+                    let to = Int(Swift.min(last, chunkStart + Int64(chunk.count) - 1) - chunkStart)
+                    try await writer.write(ByteBuffer(bytes: chunk[from...to]))
+                }
             }
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// A chunk that is not there or does not open as the blob's chunk at its place.
+    struct UnreadableChunk: Error {
+        let index: Int
+    }
+
     static let invalidLink = APIError(.forbidden, code: "invalid_link", message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
     static let notFound = APIError(.notFound, code: "blob_not_found", message: "No blob with this key is stored for the app.")
 
-    private func size(appID: String, blobKey: String) async throws -> (Int64, String)? {
+    /// The blob, once its bytes are sealed (one stored in clear by an earlier version is sealed by admin at start).
+    private func stored(appID: String, blobKey: String) async throws -> Stored? {
         let rows = try await database.client.query(
-            "SELECT size_bytes, content_type FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey)", logger: logger)
-        for try await row in rows.decode((Int64, String).self) { return row }
+            "SELECT size_bytes, content_type, upload_id FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey) AND upload_id IS NOT NULL",
+            logger: logger)
+        for try await (size, contentType, uploadID) in rows.decode((Int64, String, UUID).self) {
+            return Stored(size: size, contentType: contentType, uploadID: uploadID)
+        }
         return nil
+    }
+
+    /// Chunk `index` of `stored`, opened. A chunk missing, of another upload (the blob was replaced
+    /// meanwhile), moved or altered fails: the response is cut short rather than wrong.
+    private func open(chunk index: Int, of stored: Stored, appID: String, blobKey: String) async throws -> [UInt8] {
+        let rows = try await database.client.query(
+            "SELECT ciphertext FROM blob_chunks WHERE app_id = \(appID) AND blob_key = \(blobKey) AND chunk_index = \(index)",
+            logger: logger)
+        for try await sealed in rows.decode(ByteBuffer.self) {
+            let chunk = try encryption.open(
+                sealed.readableBytesView, context: BlobLayout.sealingContext(appID: appID, uploadID: stored.uploadID, index: index))
+            guard chunk.count == BlobLayout.chunkLength(index: index, size: stored.size) else { throw UnreadableChunk(index: index) }
+            return chunk
+        }
+        throw UnreadableChunk(index: index)
     }
 
     /// One `bytes=a-b`, `bytes=a-` or `bytes=-n` range within `size`; nil when unsatisfiable.

@@ -54,7 +54,7 @@ public enum DeliveryService: SesameServiceDefinition {
                 logger: logger),
             gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger)))
         let blobs = BlobEndpoint(
-            database: database, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), gate: gate,
+            database: database, encryption: dependencies.encryption, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), gate: gate,
             logger: logger)
         router.get("v1/blob/{key}") { request, context in try await blobs.link(request, context: context) }
         router.get("v1/blob/{key}/content") { request, context in try await blobs.content(request, context: context) }

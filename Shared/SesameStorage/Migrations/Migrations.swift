@@ -5,5 +5,6 @@ public enum Migrations {
         baseSchema,
         signingKeyActivation,
         serviceKeys,
+        blobChunks,
     ]
 }
