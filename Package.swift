@@ -315,7 +315,7 @@ let package = Package(
         .testTarget(
             name: "SesameKafkaTests",
             dependencies: [
-                "SesameKafka", "SesameTestSupport",
+                "SesameKafka", "SesameTestSupport", "SesameConfiguration", "AppAttestTesting",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

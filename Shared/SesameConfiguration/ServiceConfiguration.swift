@@ -9,6 +9,7 @@ import Logging
 /// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
 /// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
 /// | `SESAME_KAFKA_IDEMPOTENCE` | `on` or `off`: Kafka idempotent delivery; off only for a broker that forgets producer ids on restart (Tansu in memory) | `on` |
+/// | `SESAME_KAFKA_SECURITY_PROTOCOL`, `SESAME_KAFKA_SASL_*`, `SESAME_KAFKA_TLS_*` | SASL/SCRAM and TLS to Kafka (see `KafkaSecurity`) | plaintext |
 /// | `SESAME_MASTER_KEY` | base64 of 32 bytes; wraps every key that encrypts data at rest | generated per process (development only) |
 /// | `SESAME_MASTER_KEY_PREVIOUS` | comma-separated earlier master keys, still accepted for reading | none |
 /// | `SESAME_HOST` | address to listen on | `127.0.0.1` |
@@ -37,6 +38,8 @@ public struct ServiceConfiguration: Sendable {
     public var kafkaBrokers: [String]
     /// Whether the Kafka producer uses idempotent delivery.
     public var kafkaIdempotence: Bool
+    /// Authentication and TLS to Kafka.
+    public var kafkaSecurity: KafkaSecurity
     /// The master key material for envelope encryption at rest.
     public var masterKey: MasterKeyMaterial
     /// The address the HTTP server binds.
@@ -81,6 +84,7 @@ public struct ServiceConfiguration: Sendable {
         databaseURL: String = ServiceConfiguration.developmentDatabaseURL,
         kafkaBrokers: [String] = ["127.0.0.1:9092"],
         kafkaIdempotence: Bool = true,
+        kafkaSecurity: KafkaSecurity = .plaintext,
         masterKey: MasterKeyMaterial,
         host: String = "127.0.0.1",
         port: Int,
@@ -103,6 +107,7 @@ public struct ServiceConfiguration: Sendable {
         self.databaseURL = databaseURL
         self.kafkaBrokers = kafkaBrokers
         self.kafkaIdempotence = kafkaIdempotence
+        self.kafkaSecurity = kafkaSecurity
         self.masterKey = masterKey
         self.host = host
         self.port = port
@@ -210,6 +215,12 @@ public struct ServiceConfiguration: Sendable {
                 expectation: "required in production: at least 32 characters (generate one with: openssl rand -base64 32)")
         }
 
+        let kafkaSecurity = try KafkaSecurity(reader)
+        if mode == .production, kafkaSecurity.securityProtocol == .plaintext {
+            warnings.append(
+                "SESAME_KAFKA_SECURITY_PROTOCOL is plaintext: anyone on the brokers' network can read and write Sesame's events; use sasl_ssl (or sasl_plaintext on a private network)")
+        }
+
         let day = Duration.seconds(86400)
         let access = try reader.duration("SESAME_ACCESS_TOKEN_TTL", default: .seconds(900), within: .seconds(60)...day)
         let refresh = try reader.duration("SESAME_REFRESH_TOKEN_TTL", default: day * 30, within: max(access, .seconds(3600))...day * 365)
@@ -220,6 +231,7 @@ public struct ServiceConfiguration: Sendable {
             databaseURL: databaseURL,
             kafkaBrokers: brokers,
             kafkaIdempotence: try reader.flag("SESAME_KAFKA_IDEMPOTENCE", default: true),
+            kafkaSecurity: kafkaSecurity,
             masterKey: masterKey,
             host: reader.string("SESAME_HOST") ?? "127.0.0.1",
             port: try reader.port("SESAME_PORT", default: defaultPort),

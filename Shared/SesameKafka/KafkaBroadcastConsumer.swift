@@ -12,7 +12,9 @@ import ServiceLifecycle
 /// If a position no longer exists (retention, or a broker that lost its log) it restarts from the
 /// earliest offset: delivery is at least once, so callers must be idempotent.
 ///
-/// Run it as a `Service` and iterate `messages`; the sequence ends after graceful shutdown.
+/// Run it as a `Service` and iterate `messages`; the sequence ends after graceful shutdown. It holds
+/// at most `consumerBufferCapacity` messages the caller has not taken: past that, newer ones are
+/// dropped, counted, and `reconnections` asks the caller to catch up.
 public final class KafkaBroadcastConsumer: Service, Sendable {
     /// Where a new consumer starts reading.
     public enum StartPosition: Sendable {
@@ -29,7 +31,7 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
         }
     }
 
-    /// Every message read, in partition order.
+    /// Every message read, in partition order (except those dropped while the buffer was full).
     public let messages: AsyncStream<KafkaMessage>
     private let sink: AsyncStream<KafkaMessage>.Continuation
     /// An element once the partitions are assigned and each time the broker answers again after
@@ -61,7 +63,8 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     ) throws(KafkaError) {
         let groupID = "\(configuration.clientID)-broadcast-\(UUID().uuidString.lowercased())"
         self.client = try RdKafkaClient(kind: .consumer, properties: configuration.consumerProperties(groupID: groupID))
-        (self.messages, self.sink) = AsyncStream.makeStream(of: KafkaMessage.self)
+        (self.messages, self.sink) = AsyncStream.makeStream(
+            of: KafkaMessage.self, bufferingPolicy: .bufferingOldest(max(1, configuration.consumerBufferCapacity)))
         (self.reconnections, self.reconnected) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.topics = topics
         self.startPosition = startPosition
@@ -102,6 +105,20 @@ private struct ConsumerLoop: Sendable {
     }
 
     private var isStopping: Bool { stop.isRaised }
+
+    /// Hands `message` to the caller. When it does not fit in the buffer the caller is behind:
+    /// what it misses it must read from its source of truth, so it is asked to catch up after
+    /// every drop (requests coalesce; the last one comes after the last drop). Logged once per run
+    /// of drops. Returns whether this message was dropped.
+    private func deliver(_ message: KafkaMessage, afterDrop dropping: Bool) -> Bool {
+        guard case .dropped = sink.yield(message) else { return false }
+        Counter(label: "sesame_kafka_consumer_dropped_total").increment()
+        if !dropping {
+            logger.warning("kafka consumer buffer full: dropping messages; asking for a catch-up from the source of truth")
+        }
+        reconnected.yield()
+        return true
+    }
     private static let beginning = KafkaBroadcastConsumer.StartPosition.beginning.offset
 
     func run() {
@@ -129,11 +146,12 @@ private struct ConsumerLoop: Sendable {
         reconnected.yield()
 
         var lastHousekeeping = ContinuousClock.now
+        var dropping = false
         while !isStopping {
             switch client.consumerPoll(milliseconds: pollMilliseconds) {
             case .message(let message):
                 positions[PartitionID(topic: message.topic, partition: message.partition)] = message.offset + 1
-                sink.yield(message)
+                dropping = deliver(message, afterDrop: dropping)
             case .error(let reason):
                 // Transport errors while a broker restarts are routine; librdkafka reconnects itself.
                 logger.debug("kafka consumer error", metadata: ["kafka.error": "\(reason)"])

@@ -20,6 +20,10 @@ public struct KafkaConfiguration: Sendable {
     /// recovers. Without it, one request is in flight at a time, so order is still kept; a retry may
     /// duplicate a message, which consumers drop by event id.
     public var idempotentDelivery: Bool
+    /// How many read messages a broadcast consumer holds for a caller that has not taken them.
+    /// Beyond it, messages are dropped and the consumer asks the caller to catch up from its
+    /// source of truth (`reconnections`), so a slow caller costs a resync, never unbounded memory.
+    public var consumerBufferCapacity: Int
     /// Extra librdkafka properties, applied last (for example `security.protocol`).
     public var extraProperties: [String: String]
 
@@ -32,6 +36,7 @@ public struct KafkaConfiguration: Sendable {
         linger: Duration = .milliseconds(2),
         pollTimeout: Duration = .milliseconds(100),
         idempotentDelivery: Bool = true,
+        consumerBufferCapacity: Int = 10_000,
         extraProperties: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -41,6 +46,7 @@ public struct KafkaConfiguration: Sendable {
         self.linger = linger
         self.pollTimeout = pollTimeout
         self.idempotentDelivery = idempotentDelivery
+        self.consumerBufferCapacity = consumerBufferCapacity
         self.extraProperties = extraProperties
     }
 

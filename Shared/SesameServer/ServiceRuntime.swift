@@ -30,7 +30,7 @@ public enum ServiceRuntime {
             migrations: migrations,
             kafka: KafkaConfiguration(
                 brokers: configuration.kafkaBrokers, clientID: "sesame-\(Service.name)",
-                idempotentDelivery: configuration.kafkaIdempotence),
+                idempotentDelivery: configuration.kafkaIdempotence, extraProperties: configuration.kafkaSecurity.clientProperties),
             encryption: EnvelopeEncryption(keyring: keyring),
             logger: logger
         )

@@ -85,6 +85,18 @@ def main(validator):
     kafka = services.get("kafka", {})
     check("Kafka is the official image in KRaft mode",
           str(kafka.get("image", "")).startswith("apache/kafka:") and "KAFKA_PROCESS_ROLES" in kafka.get("environment", {}))
+    kafka_environment = kafka.get("environment", {})
+    protocols = dict(item.split(":", 1) for item in str(kafka_environment.get("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "")).split(","))
+    advertised = [item.split("://", 1) for item in str(kafka_environment.get("KAFKA_ADVERTISED_LISTENERS", "")).split(",")]
+    reachable = [listener for listener, address in advertised if not address.startswith("127.0.0.1")]
+    check("every Kafka listener other containers reach demands SASL/SCRAM",
+          reachable and all(protocols.get(listener, "").startswith("SASL_") for listener in reachable)
+          and "SCRAM" in str(kafka_environment.get("KAFKA_SASL_ENABLED_MECHANISMS", "")), f"{advertised} {protocols}")
+    for name in ("migrate",) + SESAME_SERVICES:
+        environment = services.get(name, {}).get("environment", {})
+        check(f"{name} authenticates to Kafka with SCRAM",
+              str(environment.get("SESAME_KAFKA_SECURITY_PROTOCOL", "")).startswith("sasl_")
+              and str(environment.get("SESAME_KAFKA_SASL_MECHANISM", "")).startswith("scram-"))
     for name in ("postgres", "kafka", "gateway") + SESAME_SERVICES:
         check(f"{name} has a health check", "test" in services.get(name, {}).get("healthcheck", {}))
     for name in SESAME_SERVICES:

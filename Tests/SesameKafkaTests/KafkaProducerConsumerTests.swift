@@ -74,6 +74,31 @@ struct KafkaProducerConsumerTests {
         }
     }
 
+    @Test("a caller that falls behind: the consumer holds only its buffer's worth, drops the rest, asks for a catch-up and goes on")
+    func boundedBuffer() async throws {
+        var configuration = KafkaConfiguration(brokers: try TestKafka.brokers(), clientID: "bounded-test")
+        configuration.consumerBufferCapacity = 5
+        let topic = TestKafka.uniqueTopic()
+        try await KafkaTopicAdministrator(configuration: configuration).ensureTopics([topic], partitions: 1)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaBroadcastConsumer(configuration: configuration, topics: [topic], startPosition: .end, logger: testLogger)
+        try await withRunningServices([producer, consumer]) {
+            try await waitUntilAssigned(consumer)
+            // The catch-up asked for by the assignment itself.
+            _ = try await collect(from: consumer.reconnections, timeout: .seconds(10), what: "the assignment's catch-up") { $0.count == 1 }
+            let batch = (0..<50).map { KafkaOutgoingMessage(topic: topic, key: "k", value: Array("\($0)".utf8)) }
+            for result in await producer.send(batch: batch) { _ = try result.get() }
+            _ = try await collect(from: consumer.reconnections, timeout: .seconds(10), what: "the overflow's catch-up") { $0.count == 1 }
+            // Let the consumer read the rest of the batch while nobody takes from its buffer.
+            try await Task.sleep(for: .seconds(1))
+            try await producer.send(topic: topic, key: "k", value: Array("after".utf8))
+            let received = try await collect(from: consumer.messages, timeout: .seconds(10), what: "the marker") {
+                $0.last.map { String(decoding: $0.value, as: UTF8.self) } == "after"
+            }
+            #expect(received.map { String(decoding: $0.value, as: UTF8.self) } == ["0", "1", "2", "3", "4", "after"])
+        }
+    }
+
     @Test("topics are created with the partitions asked for; creating again changes nothing; asking never creates")
     func topicAdministration() async throws {
         let configuration = KafkaConfiguration(brokers: try TestKafka.brokers(), clientID: "admin-test")
