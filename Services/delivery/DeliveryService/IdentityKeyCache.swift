@@ -8,14 +8,22 @@ import SesameTokens
 /// The verification keys of the identity issuers apps name, fetched from their JWKS URL (or read
 /// from their PEM) and kept for `lifetime`. A token that does not verify with the keys held
 /// triggers one refetch at most every `refetchInterval` per issuer (the issuer may have rotated),
-/// so garbage tokens cannot turn into a flood of requests to it.
+/// so garbage tokens cannot turn into a flood of requests to it. Concurrent requests for an issuer
+/// whose keys are not held share one fetch.
 actor IdentityKeyCache {
     private struct Entry {
         let keys: IdentityIssuerKeys
         let fetchedAt: ContinuousClock.Instant
     }
 
+    /// The issuer's JWKS could not be fetched and no keys are held for it: the caller's proof
+    /// cannot be checked now, which is not the same as a bad proof.
+    struct IssuerUnavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
     private var entries: [IdentityIssuer: Entry] = [:]
+    private var inFlight: [IdentityIssuer: Task<IdentityIssuerKeys, any Error>] = [:]
     private var lastFetchAttempt: [IdentityIssuer: ContinuousClock.Instant] = [:]
     private let lifetime: Duration
     private let refetchInterval: Duration
@@ -43,24 +51,27 @@ actor IdentityKeyCache {
 
     private func keys(for issuer: IdentityIssuer, forceRefresh: Bool) async throws -> IdentityIssuerKeys {
         if !forceRefresh, let entry = entries[issuer], ContinuousClock.now - entry.fetchedAt < lifetime { return entry.keys }
-        let keys: IdentityIssuerKeys
-        if let pem = issuer.publicKeysPEM {
-            keys = try await IdentityIssuerKeys(pem: pem)
-        } else if let url = issuer.jwksURL {
-            lastFetchAttempt[issuer] = .now
-            do {
-                keys = try await IdentityIssuerKeys(jwksJSON: try await Self.fetch(url))
-            } catch {
-                logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(error)"])
-                // Stale keys beat none while the issuer is unreachable.
-                if let entry = entries[issuer] { return entry.keys }
-                throw error
-            }
-        } else {
-            throw IdentityIssuerKeys.Refusal(description: "the issuer has neither a JWKS URL nor PEM keys")
-        }
+        if let pending = inFlight[issuer] { return try await pending.value }
+        let fetch = Task { try await self.load(issuer) }
+        inFlight[issuer] = fetch
+        defer { inFlight[issuer] = nil }
+        let keys = try await fetch.value
         entries[issuer] = Entry(keys: keys, fetchedAt: .now)
         return keys
+    }
+
+    private func load(_ issuer: IdentityIssuer) async throws -> IdentityIssuerKeys {
+        if let pem = issuer.publicKeysPEM { return try await IdentityIssuerKeys(pem: pem) }
+        guard let url = issuer.jwksURL else { throw IdentityIssuerKeys.Refusal(description: "the issuer has neither a JWKS URL nor PEM keys") }
+        lastFetchAttempt[issuer] = .now
+        do {
+            return try await IdentityIssuerKeys(jwksJSON: try await Self.fetch(url))
+        } catch {
+            logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(error)"])
+            // Stale keys beat none while the issuer is unreachable.
+            if let entry = entries[issuer] { return entry.keys }
+            throw IssuerUnavailable(description: "\(error)")
+        }
     }
 
     private static func fetch(_ url: String) async throws -> String {

@@ -39,6 +39,11 @@ struct UserIdentity: Sendable {
             let subject: String
             do {
                 subject = try await keys.subject(of: token, issuer: issuer)
+            } catch is IdentityKeyCache.IssuerUnavailable {
+                throw APIError(
+                    .serviceUnavailable, code: "identity_issuer_unavailable",
+                    message: "The keys of \(issuer.issuer) cannot be fetched right now, so the ID token cannot be checked; try again later.",
+                    headers: [.retryAfter: "30"])
             } catch {
                 throw APIError(
                     .unauthorized, code: "identity_invalid",
