@@ -92,7 +92,8 @@ struct ServiceConfigurationTests {
                 "SESAME_ENVIRONMENT": "PRODUCTION", "SESAME_MASTER_KEY": validKey, "SESAME_MASTER_KEY_PREVIOUS": previous,
                 "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame", "SESAME_PORT": "9000", "SESAME_LOG_FORMAT": "text",
                 "SESAME_LOG_LEVEL": "debug", "SESAME_KAFKA_BROKERS": "k1:9092, k2:9092", "SESAME_KAFKA_IDEMPOTENCE": "off",
-                "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32),
+                "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32), "SESAME_KAFKA_SECURITY_PROTOCOL": "sasl_plaintext",
+                "SESAME_KAFKA_SASL_USERNAME": "sesame", "SESAME_KAFKA_SASL_PASSWORD": "p",
             ],
             defaultPort: 8081
         )
