@@ -75,6 +75,9 @@ struct DatabaseAvailabilityMiddlewareTests {
     func reachable() async throws {
         try await TestDatabase.withFreshDatabase { url in
             try await Self.withDatabase(url) { database in
+                // A pool with a connection open, as a running service has: the probe's 1 s is for
+                // a round trip, not for connecting to a fresh database on a loaded machine.
+                #expect(await database.isReachable(timeout: .seconds(15)))
                 let app = Application(router: Self.router(database: database))
                 try await app.test(.router) { client in
                     try await client.execute(uri: "/slow", method: .get) { response in
