@@ -352,7 +352,6 @@ let package = Package(
             dependencies: [
                 "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport", "SesameVault",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import PostgresNIO
 import SesameDomain
@@ -134,21 +133,9 @@ struct ConfigManagementTests {
     func concurrentUploads() async throws {
         try await AdminHarness.run { harness in
             let key = try await harness.createKey()
-            // Through a pool of connections: the test client pipelines every request on one
-            // connection, which the server answers one after another (and the last waits on all).
-            let port = try #require(harness.client.port)
             let revisions = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for index in 0..<20 {
-                    group.addTask {
-                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/admin/config/upload")
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["version": "1.*", "config": ["n": index]])))
-                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-                        let body = try await response.body.collect(upTo: 1 << 16)
-                        return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["revision"] as? Int
-                    }
+                    group.addTask { try await harness.upload(["n": index], version: "1.*", key: key)["revision"] as? Int }
                 }
                 var collected: [Int] = []
                 for try await revision in group { collected.append(try #require(revision)) }
