@@ -8,9 +8,6 @@ public struct Database: Service {
     public let client: PostgresClient
     /// Where the database is (without password), for log lines.
     public let url: DatabaseURL
-    /// One connection of its own for `isReachable`: a pool whose connections are all busy (long
-    /// transactions, lock waits) is slow, not unreachable, and must not be reported as down.
-    private let probe: PostgresClient
 
     /// Creates a pool for `url`; it connects once `run()` is running.
     public init(url: DatabaseURL, logger: Logger) {
@@ -20,26 +17,18 @@ public struct Database: Service {
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
         self.client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: poolLogger)
-        var probeConfiguration = url.clientConfiguration
-        probeConfiguration.options.minimumConnections = 0
-        probeConfiguration.options.maximumConnections = 1
-        self.probe = PostgresClient(configuration: probeConfiguration, backgroundLogger: poolLogger)
     }
 
-    /// Runs the pool (and the probe's connection) until graceful shutdown.
+    /// Runs the pool until graceful shutdown.
     public func run() async throws {
-        let (client, probe) = (client, probe)
         await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await client.run() }
-                group.addTask { await probe.run() }
-            }
+            await client.run()
         }
     }
 
-    /// Whether PostgreSQL answers `SELECT 1` within `timeout`, asked on a connection of its own.
+    /// Whether PostgreSQL answers `SELECT 1` within `timeout`.
     public func isReachable(timeout: Duration = .seconds(2)) async -> Bool {
-        let probe = self.probe
-        return (try? await withTimeout(timeout) { try await probe.query("SELECT 1") }) != nil
+        let client = self.client
+        return (try? await withTimeout(timeout) { try await client.query("SELECT 1") }) != nil
     }
 }
