@@ -60,7 +60,7 @@ let package = Package(
         .target(
             name: "SesameStorage",
             dependencies: [
-                "SesameConfiguration",
+                "SesameConfiguration", "SesameDomain",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

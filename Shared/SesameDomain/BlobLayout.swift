@@ -1,11 +1,10 @@
-import Foundation
-
 /// How a blob's bytes are kept at rest: cut into chunks of `chunkBytes`, each sealed on its own
 /// (envelope encryption, like every other value), so a range is served by opening only the chunks
 /// it touches.
 ///
-/// Each chunk's sealing context names its app, its upload and its place, so a chunk moved to another
-/// place, another blob or another upload of the same key fails to open.
+/// Each chunk's sealing context (`SealingContext.blobChunk`) names its app, its upload and its
+/// place, so a chunk moved to another place, another blob or another upload of the same key fails
+/// to open.
 public enum BlobLayout {
     /// Plaintext bytes per chunk; the last chunk holds the rest.
     public static let chunkBytes = 1 << 20
@@ -23,10 +22,5 @@ public enum BlobLayout {
     /// The chunks that hold bytes `first...last`.
     public static func chunks(covering first: Int64, _ last: Int64) -> ClosedRange<Int> {
         Int(first / Int64(chunkBytes))...Int(last / Int64(chunkBytes))
-    }
-
-    /// What chunk `index` of upload `uploadID` is sealed to.
-    public static func sealingContext(appID: String, uploadID: UUID, index: Int) -> String {
-        "blob_chunks.ciphertext:\(appID):\(uploadID.uuidString.lowercased()):\(index)"
     }
 }

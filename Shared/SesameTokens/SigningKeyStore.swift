@@ -48,7 +48,6 @@ public struct SigningKeyStore: Sendable {
         self.logger = logger
     }
 
-    static func sealingContext(kid: String) -> String { "signing_keys.private_key_ciphertext:\(kid)" }
 
     /// Every key that still verifies, oldest activation first.
     /// - Parameter decryptSigning: whether to open the private parts of keys that sign now or will
@@ -63,7 +62,7 @@ public struct SigningKeyStore: Sendable {
         for try await (kid, publicKey, sealed, activatesAt, maySign) in rows.decode((String, Data, Data, Date, Bool).self) {
             var privateKey: P256.Signing.PrivateKey?
             if decryptSigning, maySign {
-                let raw = try encryption.open(sealed, context: Self.sealingContext(kid: kid))
+                let raw = try encryption.open(sealed, context: SealingContext.signingKey(kid: kid))
                 privateKey = try P256.Signing.PrivateKey(rawRepresentation: raw)
             }
             keys.append(
@@ -170,7 +169,7 @@ public struct SigningKeyStore: Sendable {
     private func insertKey(activatingAfter lead: Duration, on connection: PostgresConnection) async throws -> (String, Date) {
         let privateKey = P256.Signing.PrivateKey()
         let kid = Base64.urlEncode((0..<12).map { _ in UInt8.random(in: 0...255) })
-        let sealed = Data(try encryption.seal(privateKey.rawRepresentation, context: Self.sealingContext(kid: kid)))
+        let sealed = Data(try encryption.seal(privateKey.rawRepresentation, context: SealingContext.signingKey(kid: kid)))
         let publicKey = Data(privateKey.publicKey.x963Representation)
         let rows = try await connection.query(
             """

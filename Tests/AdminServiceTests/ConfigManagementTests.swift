@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
+import SesameStorage
 import SesameTestSupport
 import SesameVault
 import Testing
@@ -151,7 +152,7 @@ struct ConfigManagementTests {
             "SELECT body FROM config_revisions WHERE app_id = \(AdminHarness.appID) AND pattern = \(pattern) AND revision = \(revision)")
         let encryption = EnvelopeEncryption(keyring: try MasterKeyring(current: AdminHarness.masterKey))
         for try await sealed in rows.decode(Data.self) {
-            return try encryption.open(sealed, context: ConfigDocument.sealingContext(appID: AdminHarness.appID, pattern: pattern))
+            return try encryption.open(sealed, context: SealingContext.configBody(appID: AdminHarness.appID, pattern: pattern))
         }
         throw AdminHarness.Missing()
     }

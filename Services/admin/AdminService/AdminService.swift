@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import SesameConfiguration
+import SesameEncryption
 import SesameEventBus
 import SesameHTTP
 import SesameKafka
@@ -58,7 +59,6 @@ public enum AdminService: SesameServiceDefinition {
     /// The key app storage ids are derived from. Derived from the master key in use when the app is
     /// registered; the id is stored then, so a later master key rotation does not move it.
     static func storageIDKey(masterKey: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: masterKey), info: Data("sesame storage id".utf8), outputByteCount: 32)
+        PurposeKey.derive(from: masterKey, purpose: "sesame storage id")
     }
 }

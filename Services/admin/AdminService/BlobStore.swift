@@ -24,7 +24,7 @@ struct BlobStore: Sendable {
 
     func put(appID: String, key: String, contentType: String, data: ByteBuffer, caller: Caller) async throws -> BlobInfo {
         let digestBytes = Data(SHA256.hash(data: data.readableBytesView))
-        let digest = digestBytes.map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(digestBytes)
         let size = Int64(data.readableBytes)
         let uploadID = UUID()
         let chunks = try seal(data.readableBytesView, appID: appID, uploadID: uploadID)
@@ -58,7 +58,7 @@ struct BlobStore: Sendable {
         for try await (key, contentType, size, digest, updatedAt) in rows.decode((String, String, Int64, Data, Date).self) {
             blobs.append(
                 BlobInfo(
-                    blobKey: key, contentType: contentType, sizeBytes: size, sha256: digest.map { String(format: "%02x", $0) }.joined(),
+                    blobKey: key, contentType: contentType, sizeBytes: size, sha256: Hex.encode(digest),
                     updatedAt: updatedAt))
         }
         return blobs
@@ -91,7 +91,7 @@ struct BlobStore: Sendable {
         try (0..<BlobLayout.chunkCount(size: Int64(bytes.count))).map { index in
             let start = bytes.startIndex + index * BlobLayout.chunkBytes
             let end = min(start + BlobLayout.chunkBytes, bytes.endIndex)
-            return try encryption.seal(bytes[start..<end], context: BlobLayout.sealingContext(appID: appID, uploadID: uploadID, index: index))
+            return try encryption.seal(bytes[start..<end], context: SealingContext.blobChunk(appID: appID, uploadID: uploadID, index: index))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import SesameDomain
 import SesameHTTP
 
 /// Who is calling the management API.
@@ -32,10 +33,7 @@ struct AdminAuthenticator: Sendable {
 
     /// The caller, which may be the operator.
     func caller(of request: Request) async throws -> Caller {
-        guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
-            throw AdminErrors.missingCredential
-        }
-        let credential = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        guard let credential = request.bearerCredential else { throw AdminErrors.missingCredential }
         if credential.hasPrefix(ProvisioningKeyStore.prefix) {
             guard let caller = try await keys.authenticate(credential) else { throw AdminErrors.invalidCredential }
             return caller

@@ -40,7 +40,7 @@ struct ConfigStore: Sendable {
 
     /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns that revision.
     func upload(appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, caller: Caller) async throws -> Int64 {
-        let sealed = Data(try encryption.seal(body, context: ConfigDocument.sealingContext(appID: appID, pattern: pattern)))
+        let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
         let digest = Data(SHA256.hash(data: body))
         return try await database.client.withTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
@@ -135,7 +135,7 @@ struct ConfigStore: Sendable {
             revisions.append(
                 RevisionInfo(
                     pattern: pattern, revision: revision, action: action, sizeBytes: size,
-                    sha256: digest.map { $0.map { String(format: "%02x", $0) }.joined() }, zeroKnowledge: zeroKnowledge,
+                    sha256: digest.map { Hex.encode($0) }, zeroKnowledge: zeroKnowledge,
                     restoredFrom: restoredFrom, createdAt: createdAt, createdBy: createdBy))
         }
         return revisions

@@ -33,11 +33,9 @@ final class AccessTokenVerifier: Sendable {
     /// The claims of the request's valid access token; 401 otherwise, and 503 when the signing
     /// keys could not be loaded (PostgreSQL away before this instance first loaded them).
     func claims(of request: Request) async throws -> AccessTokenClaims {
-        guard let header = request.headers[.authorization], header.count > 7, header.lowercased().hasPrefix("bearer ") else {
-            throw DeliveryErrors.missingToken
-        }
+        guard let token = request.bearerCredential else { throw DeliveryErrors.missingToken }
         do {
-            return try await verify(String(header.dropFirst(7)))
+            return try await verify(token)
         } catch is TokenError {
             throw DeliveryErrors.invalidToken
         } catch {

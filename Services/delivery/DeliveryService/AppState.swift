@@ -25,7 +25,7 @@ struct ServedConfig: Sendable {
 
     /// A strong ETag over what is served.
     static func etag(revision: Int64, bytes: some Sequence<UInt8>) -> String {
-        let digest = SHA256.hash(data: Array(bytes)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(SHA256.hash(data: Array(bytes)).prefix(12))
         return "\"\(revision)-\(digest)\""
     }
 }

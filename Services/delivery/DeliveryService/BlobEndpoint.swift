@@ -114,7 +114,7 @@ struct BlobEndpoint: Sendable {
             logger: logger)
         for try await sealed in rows.decode(ByteBuffer.self) {
             let chunk = try encryption.open(
-                sealed.readableBytesView, context: BlobLayout.sealingContext(appID: appID, uploadID: stored.uploadID, index: index))
+                sealed.readableBytesView, context: SealingContext.blobChunk(appID: appID, uploadID: stored.uploadID, index: index))
             guard chunk.count == BlobLayout.chunkLength(index: index, size: stored.size) else { throw UnreadableChunk(index: index) }
             return chunk
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SesameDomain
 
 /// Signed, expiring links to an app's blobs: `HMAC-SHA256(linkKey, app ‖ blob key ‖ expiry ‖
 /// token version ‖ token issue time)`, so a link works for that blob of that app until it
@@ -25,8 +26,7 @@ struct BlobLinks: Sendable {
     func signature(_ grant: Grant) -> String {
         let fields = [grant.appID, grant.blobKey, String(grant.expires), grant.tokenVersion ?? "", String(grant.tokenIssuedAt)]
         let message = Data(fields.joined(separator: "\u{0}").utf8)
-        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Base64.urlEncode(HMAC<SHA256>.authenticationCode(for: message, using: key))
     }
 
     /// The path and query of a link valid until `now + lifetime`.
@@ -45,7 +45,6 @@ struct BlobLinks: Sendable {
     func isValid(_ grant: Grant, signature presented: String, now: Date = Date()) -> Bool {
         guard Double(grant.expires) > now.timeIntervalSince1970 else { return false }
         let expected = signature(grant)
-        guard expected.utf8.count == presented.utf8.count else { return false }
-        return zip(expected.utf8, presented.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equals(expected.utf8, presented.utf8)
     }
 }

@@ -39,7 +39,7 @@ struct ConfigEndpoint: Sendable {
 
         var headers: HTTPFields = [.eTag: etag]
         headers[.cacheControl] = refreshAfter.map { "private, max-age=\($0)" } ?? "private, no-cache"
-        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, etag) {
+        if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTag.matches(ifNoneMatch: ifNoneMatch, etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json"
@@ -58,13 +58,5 @@ struct ConfigEndpoint: Sendable {
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
         body.writeString("}")
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
-    }
-
-    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak comparison, as RFC 9110 asks.
-    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
-        ifNoneMatch.split(separator: ",").contains { candidate in
-            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
-            return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
-        }
     }
 }

@@ -52,7 +52,7 @@ struct DeliveryLoader: Sendable {
                 """, logger: logger)
             for try await sealed in rows.decode(Data.self) {
                 do {
-                    let body = try encryption.open(sealed, context: ConfigDocument.sealingContext(appID: item.appID, pattern: item.pattern))
+                    let body = try encryption.open(sealed, context: SealingContext.configBody(appID: item.appID, pattern: item.pattern))
                     states[item.appID, default: AppState()].configs[item.pattern] = ServedConfig(
                         pattern: item.pattern, revision: item.revision, body: body, zeroKnowledge: item.zeroKnowledge)
                 } catch {

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import Hummingbird
-import SesameConfiguration
 import ServiceLifecycle
+import SesameConfiguration
+import SesameEncryption
 import SesameEventBus
 import SesameEvents
 import SesameHTTP
@@ -19,8 +20,7 @@ public enum DeliveryService: SesameServiceDefinition {
     /// A key for one purpose, derived from the current master key: for what may change when the
     /// master key rotates (blob links live five minutes).
     static func derivedKey(_ configuration: ServiceConfiguration, purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: SymmetricKey(data: configuration.masterKey.current), info: Data(purpose.utf8), outputByteCount: 32)
+        PurposeKey.derive(from: configuration.masterKey.current, purpose: purpose)
     }
 
     /// Configs are served from memory while PostgreSQL is away.

@@ -20,18 +20,17 @@ actor ServiceKeyStore {
         self.logger = logger
     }
 
-    static func sealingContext(name: String) -> String { "service_keys.key_ciphertext:\(name)" }
 
     func key(named name: String) async throws -> SymmetricKey {
         if let key = loaded[name] { return key }
         let candidate = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        let sealed = Data(try encryption.seal(candidate, context: Self.sealingContext(name: name)))
+        let sealed = Data(try encryption.seal(candidate, context: SealingContext.serviceKey(name: name)))
         // Racing instances: one insert wins, everyone reads the winner.
         try await database.client.query(
             "INSERT INTO service_keys (name, key_ciphertext) VALUES (\(name), \(sealed)) ON CONFLICT (name) DO NOTHING", logger: logger)
         let rows = try await database.client.query("SELECT key_ciphertext FROM service_keys WHERE name = \(name)", logger: logger)
         for try await stored in rows.decode(Data.self) {
-            let key = SymmetricKey(data: try encryption.open(stored, context: Self.sealingContext(name: name)))
+            let key = SymmetricKey(data: try encryption.open(stored, context: SealingContext.serviceKey(name: name)))
             loaded[name] = key
             return key
         }

@@ -20,7 +20,7 @@ struct UserDataEndpoint: Sendable {
             throw APIError(.notFound, code: "no_user_data", message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
         }
         var headers: HTTPFields = [.eTag: "\"\(stored.version)\"", .contentType: "application/json", .cacheControl: "private, no-cache"]
-        if let ifNoneMatch = request.headers[.ifNoneMatch], ConfigEndpoint.matches(ifNoneMatch, "\"\(stored.version)\"") {
+        if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTag.matches(ifNoneMatch: ifNoneMatch, "\"\(stored.version)\"") {
             headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)
         }

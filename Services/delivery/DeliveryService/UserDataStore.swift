@@ -28,17 +28,13 @@ struct UserDataStore: Sendable {
         return Data(HMAC<SHA256>.authenticationCode(for: Data("\(appID)\u{0}\(userID)".utf8), using: key))
     }
 
-    private static func sealingContext(appID: String, hash: Data) -> String {
-        "user_data.body:\(appID):\(hash.map { String(format: "%02x", $0) }.joined())"
-    }
-
     /// The stored body and its version, if any.
     func read(appID: String, userID: String) async throws -> (body: [UInt8], version: Int64)? {
         let hash = try await userHash(appID: appID, userID: userID)
         let rows = try await database.client.query(
             "SELECT body, version FROM user_data WHERE app_id = \(appID) AND user_hash = \(hash)", logger: logger)
         for try await (sealed, version) in rows.decode((Data, Int64).self) {
-            return (try encryption.open(sealed, context: Self.sealingContext(appID: appID, hash: hash)), version)
+            return (try encryption.open(sealed, context: SealingContext.userDocument(appID: appID, userHash: hash)), version)
         }
         return nil
     }
@@ -48,7 +44,7 @@ struct UserDataStore: Sendable {
     /// while the app holds fewer than `quota` (concurrent creations may overshoot by a few).
     func write(appID: String, userID: String, body: [UInt8], expectedVersion: Int64?, quota: Int) async throws -> WriteOutcome {
         let hash = try await userHash(appID: appID, userID: userID)
-        let sealed = Data(try encryption.seal(body, context: Self.sealingContext(appID: appID, hash: hash)))
+        let sealed = Data(try encryption.seal(body, context: SealingContext.userDocument(appID: appID, userHash: hash)))
         if expectedVersion != 0 {
             let rows = try await database.client.query(
                 """

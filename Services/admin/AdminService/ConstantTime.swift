@@ -1,9 +1,0 @@
-/// Byte comparison whose duration does not depend on where the inputs differ, for credentials.
-enum ConstantTime {
-    static func equals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
-        return difference == 0
-    }
-}

@@ -1,0 +1,32 @@
+import Foundation
+import SesameDomain
+
+/// What each kind of stored ciphertext is bound to (`EnvelopeEncryption`'s context), beside the
+/// list of the columns that hold them (`EncryptedColumns`): a value copied into another row, or
+/// another place, fails to open. These strings are part of the stored data: never change one.
+public enum SealingContext {
+    /// A config body of `appID` under `pattern`.
+    public static func configBody(appID: String, pattern: String) -> String {
+        "config_revisions.body:\(appID):\(pattern)"
+    }
+
+    /// A token signing key's private key.
+    public static func signingKey(kid: String) -> String {
+        "signing_keys.private_key_ciphertext:\(kid)"
+    }
+
+    /// A service key (such as the one user documents are found by).
+    public static func serviceKey(name: String) -> String {
+        "service_keys.key_ciphertext:\(name)"
+    }
+
+    /// A user's document, found by the keyed hash of the user.
+    public static func userDocument(appID: String, userHash: some Sequence<UInt8>) -> String {
+        "user_data.body:\(appID):\(Hex.encode(userHash))"
+    }
+
+    /// Chunk `index` of upload `uploadID` of one of `appID`'s blobs (see `BlobLayout`).
+    public static func blobChunk(appID: String, uploadID: UUID, index: Int) -> String {
+        "blob_chunks.ciphertext:\(appID):\(uploadID.uuidString.lowercased()):\(index)"
+    }
+}
