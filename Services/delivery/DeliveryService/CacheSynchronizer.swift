@@ -70,16 +70,17 @@ struct CacheSynchronizer: Service {
             try await withTimeout(.seconds(30)) {
                 let start = cache.beginResync()
                 let loaded = try await loader.loadAll(previous: cache.allConfigs())
-                let before = cache.failing
-                cache.finishResync(start, loaded: loaded)
-                report(failingBefore: before)
+                reportingFailures { cache.finishResync(start, loaded: loaded) }
                 try await tokens.reloadKeys()
             }
         }
     }
 
-    /// Logs each app that starts or stops failing to load, and counts the failing ones.
-    private func report(failingBefore before: [String: String]) {
+    /// Applies a load to the cache, then logs each app that started or stopped failing to load
+    /// and counts the failing ones.
+    private func reportingFailures(_ apply: () -> Void) {
+        let before = cache.failing
+        apply()
         let now = cache.failing
         for (appID, reason) in now where before[appID] != reason {
             logger.error(
@@ -99,9 +100,7 @@ struct CacheSynchronizer: Service {
                     try await tokens.reloadKeys()
                 } else if let appID = envelope.appID {
                     let loaded = try await loader.loadAll(only: appID, previous: [appID: cache.configs(of: appID)])
-                    let before = cache.failing
-                    cache.replace(appID, with: loaded)
-                    report(failingBefore: before)
+                    reportingFailures { cache.replace(appID, with: loaded) }
                 }
             } catch {
                 // The next resync repairs it.
