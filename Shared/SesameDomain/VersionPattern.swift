@@ -33,12 +33,6 @@ public struct VersionPattern: Sendable, Hashable, CustomStringConvertible {
         isWildcard ? Array(version.components.prefix(components.count)) == components : version.components == components
     }
 
-    /// The patterns that could serve an app at `version`, most specific first; nil when `version`
-    /// is not an app version (see `AppVersion`).
-    public static func lookupOrder(for version: String) -> [String]? {
-        AppVersion(version)?.lookupOrder
-    }
-
     public var description: String {
         (components.map(String.init) + (isWildcard ? ["*"] : [])).joined(separator: ".")
     }

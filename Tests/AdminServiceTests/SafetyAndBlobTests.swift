@@ -41,6 +41,33 @@ struct SafetyAndBlobTests {
         }
     }
 
+    @Test("the resolve dry run decides as delivery does: a kill switch disables, a revocation's window adds a refresh hint")
+    func resolveAppliesRules() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            #expect(try await harness.upload(["endpoint": "https://example.com"], version: "*", key: key).status == .ok)
+            _ = try await harness.call(
+                .post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["2.1.*"], "enabled": false, "reason": "Please update."])
+            let killed = try await harness.call(.get, "/v1/admin/config/resolve?version=2.1.3", credential: key)
+            #expect(killed.status == .ok)
+            #expect(killed["outcome"] as? String == "disabled")
+            #expect(killed["reason"] as? String == "Please update.")
+            #expect(killed["matchedPattern"] == nil)
+
+            let served = try await harness.call(.get, "/v1/admin/config/resolve?version=2.2", credential: key)
+            #expect(served["outcome"] as? String == "serve")
+            #expect(served["matchedPattern"] as? String == "*")
+            #expect(served["refreshAfter"] == nil)
+
+            _ = try await harness.call(.post, "/v1/admin/emergency-revoke", credential: key, json: ["version": "2.*", "force_refresh_ttl": 300])
+            let hinted = try await harness.call(.get, "/v1/admin/config/resolve?version=2.2", credential: key)
+            #expect(hinted["outcome"] as? String == "serve")
+            let refreshAfter = try #require(hinted["refreshAfter"] as? Int)
+            #expect((1...300).contains(refreshAfter))
+            #expect(try await harness.call(.get, "/v1/admin/config/resolve?version=3.0", credential: key)["refreshAfter"] == nil)
+        }
+    }
+
     @Test("an emergency revocation records the cut-off for auth and delivery, validates its input, and is announced")
     func emergencyRevoke() async throws {
         try await AdminHarness.run { harness in

@@ -6,11 +6,11 @@ import Testing
 struct DomainTests {
     @Test("lookup order: exact, patch wildcard, minor wildcard, default; short versions read with zeros; garbage refused")
     func lookupOrder() {
-        #expect(VersionPattern.lookupOrder(for: "2.1.3") == ["2.1.3", "2.1.*", "2.*", "*"])
-        #expect(VersionPattern.lookupOrder(for: "2") == ["2.0.0", "2.0.*", "2.*", "*"])
-        #expect(VersionPattern.lookupOrder(for: "02.1") == ["2.1.0", "2.1.*", "2.*", "*"])
+        #expect(AppVersion("2.1.3")?.lookupOrder == ["2.1.3", "2.1.*", "2.*", "*"])
+        #expect(AppVersion("2")?.lookupOrder == ["2.0.0", "2.0.*", "2.*", "*"])
+        #expect(AppVersion("02.1")?.lookupOrder == ["2.1.0", "2.1.*", "2.*", "*"])
         for bad in ["", "2.x", "1.2.3.4", "-1", "2..1", "1.2.", "１.2.3", "9999999999.1.1", "99999999999999999999", "+1", " 1", "1.٣"] {
-            #expect(VersionPattern.lookupOrder(for: bad) == nil, "\(bad)")
+            #expect(AppVersion(bad)?.lookupOrder == nil, "\(bad)")
             #expect(AppVersion(bad) == nil, "\(bad)")
         }
     }

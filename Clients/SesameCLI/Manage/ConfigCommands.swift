@@ -137,7 +137,16 @@ struct ConfigResolveCommand: AsyncParsableCommand {
         try await reportingFailures {
             let reply = try await server.client().get("config/resolve", query: ["version": appVersion])
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out("Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"])).")
+            switch reply.object["outcome"] as? String {
+            case "disabled":
+                Console.current.out("Version \(appVersion) is switched off: apps show \"\(text(reply.object["reason"]))\".")
+            case "revoked":
+                Console.current.out("Version \(appVersion) is under an emergency revocation: apps must attest again.")
+            default:
+                let refresh = (reply.object["refreshAfter"] as? Int).map { " (apps refresh within \($0) s: an emergency revocation is in its window)" } ?? ""
+                Console.current.out(
+                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh).")
+            }
         }
     }
 }

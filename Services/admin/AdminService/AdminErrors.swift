@@ -36,4 +36,9 @@ enum AdminErrors {
     static func noMatch(_ version: String) -> APIError {
         APIError(.notFound, code: "no_matching_config", message: "No published pattern matches version \(version); upload one for '*' as a default.")
     }
+    static func storedRuleUnreadable(_ problem: String) -> APIError {
+        APIError(
+            .internalServerError, code: "stored_rule_unreadable",
+            message: "A stored kill switch or revocation of this app cannot be read (\(problem)); delivery refuses the app until it is fixed.")
+    }
 }

@@ -74,9 +74,14 @@ struct RollbackResponse: ResponseEncodable {
 /// `GET /v1/admin/config/resolve`.
 struct ResolveResponse: ResponseEncodable {
     let requestedVersion: String
-    let matchedPattern: String
-    let revision: Int64
-    let zeroKnowledge: Bool
+    /// `serve`, `disabled` (a kill switch: the app shows `reason`) or `revoked`.
+    let outcome: String
+    var matchedPattern: String?
+    var revision: Int64?
+    var zeroKnowledge: Bool?
+    /// Seconds, while an emergency revocation's forced-refresh window runs.
+    var refreshAfter: Int?
+    var reason: String?
 }
 
 /// `GET /v1/admin/audit`.

@@ -72,18 +72,24 @@ enum ConfigRoutes {
             guard let version = request.uri.queryParameters.get("version") else {
                 throw AdminErrors.invalidField("version", "is required: the app version to resolve, such as 2.1.3")
             }
-            guard let candidates = VersionPattern.lookupOrder(for: String(version)) else {
+            guard let appVersion = AppVersion(version) else {
                 throw AdminErrors.invalidField("version", "must be an app version such as 2.1.3")
             }
-            let live = try await configs.manifest(appID: appID)
-            for candidate in candidates {
-                if let state = live.first(where: { $0.pattern == candidate }) {
-                    return ResolveResponse(
-                        requestedVersion: String(version), matchedPattern: state.pattern, revision: state.revision,
-                        zeroKnowledge: state.zeroKnowledge)
-                }
+            // What an app at the version gets right after it attests, decided as delivery decides.
+            let now = Date()
+            let release = try await configs.release(appID: appID)
+            switch release.resolve(version: appVersion, token: .init(version: appVersion.text, issuedAt: now), now: now) {
+            case .serve(let state, let pattern, let refreshAfter):
+                return ResolveResponse(
+                    requestedVersion: appVersion.text, outcome: "serve", matchedPattern: pattern, revision: state.revision,
+                    zeroKnowledge: state.zeroKnowledge, refreshAfter: refreshAfter)
+            case .disabled(let reason):
+                return ResolveResponse(requestedVersion: appVersion.text, outcome: "disabled", reason: reason)
+            case .revoked:
+                return ResolveResponse(requestedVersion: appVersion.text, outcome: "revoked")
+            case .noConfig:
+                throw AdminErrors.noMatch(appVersion.text)
             }
-            throw AdminErrors.noMatch(String(version))
         }
     }
 

@@ -118,6 +118,17 @@ struct ConfigStore: Sendable {
         try await database.client.withConnection { connection in try await livePatterns(appID: appID, on: connection) }
     }
 
+    /// What the app has released, as delivery decides on it (`AppRelease.resolve`): the live
+    /// patterns with the kill switches and emergency revocations.
+    func release(appID: String) async throws -> AppRelease<PatternState> {
+        let live = try await manifest(appID: appID)
+        let stored = try await StoredAccessRules.load(appID: appID, from: database.client, logger: logger)
+        if let failure = stored.failures[appID] { throw AdminErrors.storedRuleUnreadable(failure) }
+        return AppRelease(
+            configs: Dictionary(live.map { ($0.pattern, $0) }, uniquingKeysWith: { first, _ in first }),
+            rules: stored.rules[appID] ?? AccessRules())
+    }
+
     /// Every revision of `pattern` (of every pattern when nil), newest first.
     func history(appID: String, pattern: String?) async throws -> [RevisionInfo] {
         let rows = try await database.client.query(

@@ -73,19 +73,17 @@ struct RefreshTokenFamilies: Sendable {
         }
     }
 
-    /// Whether an emergency revocation issued for `appID` after the family was created covers it,
-    /// as `RevocationRule.covers` decides for the token's version and the one now claimed.
-    func isRevokedByEmergency(appID: String, familyCreatedAt: Date, tokenVersion: AppVersion?, claimedVersion: AppVersion?) async throws -> Bool {
-        let rows = try await database.client.query(
-            "SELECT version_pattern, issued_before FROM revocations WHERE app_id = \(appID) AND issued_before > \(familyCreatedAt)",
-            logger: logger)
-        for try await (text, issuedBefore) in rows.decode((String, Date).self) {
-            // A pattern that no longer parses is read as covering everything: when in doubt, refuse.
-            guard let pattern = try? VersionPattern(text) else { return true }
-            if RevocationRule(pattern: pattern, issuedBefore: issuedBefore).covers(tokenVersion: tokenVersion, claimedVersion: claimedVersion) {
-                return true
-            }
-        }
-        return false
+    /// Whether an emergency revocation covers a family created at `familyCreatedAt` whose token
+    /// says `tokenVersion`, for an app now claiming `claimedVersion`: the revocation half of the
+    /// decision delivery makes (`AccessRules.verdict`), on the same stored rules. Kill switches
+    /// are delivery's to enforce: a switched-off app may still refresh, and is told at delivery.
+    func isRevokedByEmergency(
+        appID: String, familyCreatedAt: Date, tokenVersion: AppVersion?, claimedVersion: AppVersion?, now: Date = Date()
+    ) async throws -> Bool {
+        let stored = try await StoredAccessRules.load(appID: appID, from: database.client, logger: logger)
+        // A stored rule that no longer parses: when in doubt, refuse.
+        guard stored.failures[appID] == nil else { return true }
+        let revocations = AccessRules(revocations: stored.rules[appID]?.revocations ?? [])
+        return revocations.verdict(requestedVersion: claimedVersion, tokenVersion: tokenVersion, issuedAt: familyCreatedAt, now: now) == .revoked
     }
 }

@@ -6,8 +6,8 @@ import SesameTokens
 
 /// The check every delivery endpoint makes before it answers: the client's rate limits, a valid
 /// access token and its key's rate limit, then the app's kill switches and emergency revocations
-/// (`AccessRules`), so a killed version or a revoked token is stopped everywhere, not only at
-/// `/v1/config`.
+/// (`AccessRules`; `/v1/config` applies them through `AppRelease.resolve`, with the version it
+/// serves), so a killed version or a revoked token is stopped everywhere, not only at `/v1/config`.
 struct AccessGate: Sendable {
     let cache: DeliveryCache
     let tokens: AccessTokenVerifier
@@ -26,6 +26,16 @@ struct AccessGate: Sendable {
         perClient = RateLimiter(.init(rate: Double(ratePerClient), burst: Double(ratePerClient * 10)))
     }
 
+    /// A caller whose token checked out, before the app's rules are applied.
+    struct Authenticated: Sendable {
+        let claims: AccessTokenClaims
+        /// The app's state as it was when the caller was authenticated.
+        let state: AppState
+
+        /// What `AppRelease.resolve` knows of the caller's token.
+        var token: AppRelease<ServedConfig>.Token { .init(version: claims.appVersion, issuedAt: claims.issuedAt.value) }
+    }
+
     /// A caller let through, with what the endpoint needs.
     struct Admitted: Sendable {
         let claims: AccessTokenClaims
@@ -35,18 +45,23 @@ struct AccessGate: Sendable {
         let refreshAfter: Int?
     }
 
-    /// Admits the bearer of the request's access token, asking for `requestedVersion` (nil when the
-    /// endpoint names no version: the token's decides).
-    func admit(
-        _ request: Request, context: SesameRequestContext, requestedVersion: AppVersion? = nil, now: Date = Date()
-    ) async throws -> Admitted {
+    /// Spends the client's and the key's rate limits and checks the access token; the caller's
+    /// app rules are left to the endpoint (`/v1/config` resolves them with the version it serves).
+    func authenticate(_ request: Request, context: SesameRequestContext) async throws -> Authenticated {
         try limitClient(request, context: context)
         let claims = try await tokens.claims(of: request)
         try perKey.enforce(claims.subject.value)
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
+        return Authenticated(claims: claims, state: state)
+    }
+
+    /// Admits the bearer of the request's access token for an endpoint that names no version (the
+    /// token's decides).
+    func admit(_ request: Request, context: SesameRequestContext, now: Date = Date()) async throws -> Admitted {
+        let caller = try await authenticate(request, context: context)
         let refreshAfter = try Self.enforce(
-            state.rules, requestedVersion: requestedVersion, tokenVersion: claims.appVersion, issuedAt: claims.issuedAt.value, now: now)
-        return Admitted(claims: claims, state: state, refreshAfter: refreshAfter)
+            caller.state.release.rules, tokenVersion: caller.claims.appVersion, issuedAt: caller.claims.issuedAt.value, now: now)
+        return Admitted(claims: caller.claims, state: caller.state, refreshAfter: refreshAfter)
     }
 
     /// Spends one request of the client address's budget (for endpoints without a token).
@@ -58,18 +73,17 @@ struct AccessGate: Sendable {
     /// version and issue time it was made for.
     func admit(appID: String, tokenVersion: String?, issuedAt: Date, now: Date = Date()) throws {
         guard let state = cache.state(of: appID) else { throw DeliveryErrors.appUnavailable }
-        _ = try Self.enforce(
-            state.rules, requestedVersion: nil, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
+        _ = try Self.enforce(state.release.rules, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
     }
 
     /// The refresh hint, or the refusal. A token version that does not parse (issued before
     /// versions were bounded) counts as none: covered by every revocation.
     private static func enforce(
-        _ rules: AccessRules, requestedVersion: AppVersion?, tokenVersion: String?, issuedAt: Date, now: Date
+        _ rules: AccessRules, tokenVersion: String?, issuedAt: Date, now: Date
     ) throws -> Int? {
         // The common case on the hot path: nothing switched off, nothing revoked, nothing to parse.
         guard !rules.isEmpty else { return nil }
-        switch rules.verdict(requestedVersion: requestedVersion, tokenVersion: tokenVersion.flatMap { AppVersion($0) }, issuedAt: issuedAt, now: now) {
+        switch rules.verdict(requestedVersion: nil, tokenVersion: tokenVersion.flatMap { AppVersion($0) }, issuedAt: issuedAt, now: now) {
         case .allowed(let refreshAfter): return refreshAfter
         case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked

@@ -32,9 +32,8 @@ struct ServedConfig: Sendable {
 
 /// Everything delivery knows about one app, replaced whole when it changes.
 struct AppState: Sendable {
-    var configs: [String: ServedConfig] = [:]
-    /// Kill switches and emergency revocations.
-    var rules = AccessRules()
+    /// Its published configs, kill switches and emergency revocations: what `resolve` decides on.
+    var release = AppRelease<ServedConfig>()
     /// The app's policy (how per-user data knows its user, the document quota).
     var policy = AppPolicy()
 }

@@ -14,10 +14,14 @@ struct ConfigEndpoint: Sendable {
         guard let requested = request.uri.queryParameters.get("version"), let version = AppVersion(requested) else {
             throw DeliveryErrors.invalidVersion
         }
-        let admitted = try await gate.admit(request, context: context, requestedVersion: version, now: now)
-        let refreshAfter = admitted.refreshAfter
-        guard let served = version.lookupOrder.lazy.compactMap({ admitted.state.configs[$0] }).first else {
-            throw DeliveryErrors.noConfig(version.text)
+        let caller = try await gate.authenticate(request, context: context)
+        let served: ServedConfig
+        let refreshAfter: Int?
+        switch caller.state.release.resolve(version: version, token: caller.token, now: now) {
+        case .serve(let config, _, let hint): (served, refreshAfter) = (config, hint)
+        case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)
+        case .revoked: throw DeliveryErrors.tokenRevoked
+        case .noConfig: throw DeliveryErrors.noConfig(version.text)
         }
 
         let config: [UInt8]

@@ -78,10 +78,10 @@ final class DeliveryCache: Sendable {
 
     /// The configs held now, to reuse their decrypted bodies when reloading.
     func configs(of appID: String) -> [String: ServedConfig] {
-        contents.withLock { $0.apps[appID]?.configs ?? [:] }
+        contents.withLock { $0.apps[appID]?.release.configs ?? [:] }
     }
 
     func allConfigs() -> [String: [String: ServedConfig]] {
-        contents.withLock { $0.apps.mapValues(\.configs) }
+        contents.withLock { $0.apps.mapValues(\.release.configs) }
     }
 }

@@ -36,27 +36,33 @@ struct DeliveryLoader: Sendable {
                 ORDER BY app_id, pattern, revision DESC
             ) latest WHERE action <> 'delete'
             """, logger: logger)
-        var wanted: [(appID: String, pattern: String, revision: Int64, zeroKnowledge: Bool)] = []
+        var wanted: (appIDs: [String], patterns: [String], revisions: [Int64], zeroKnowledge: [Bool]) = ([], [], [], [])
         for try await (appID, pattern, revision, _, zeroKnowledge) in current.decode((String, String, Int64, String, Bool).self) {
             if let held = previous[appID]?[pattern], held.revision == revision {
-                states[appID, default: AppState()].configs[pattern] = held
+                states[appID, default: AppState()].release.configs[pattern] = held
             } else {
-                wanted.append((appID, pattern, revision, zeroKnowledge))
+                wanted.appIDs.append(appID)
+                wanted.patterns.append(pattern)
+                wanted.revisions.append(revision)
+                wanted.zeroKnowledge.append(zeroKnowledge)
             }
         }
-        for item in wanted {
+        if !wanted.appIDs.isEmpty {
+            // Every changed body in one round trip, not one query each.
             let rows = try await database.client.query(
                 """
-                SELECT body FROM config_revisions
-                WHERE app_id = \(item.appID) AND pattern = \(item.pattern) AND revision = \(item.revision)
+                SELECT r.app_id, r.pattern, r.revision, r.body, w.zero_knowledge FROM config_revisions r
+                JOIN unnest(\(wanted.appIDs)::text[], \(wanted.patterns)::text[], \(wanted.revisions)::bigint[], \(wanted.zeroKnowledge)::boolean[])
+                    AS w(app_id, pattern, revision, zero_knowledge)
+                    ON r.app_id = w.app_id AND r.pattern = w.pattern AND r.revision = w.revision
                 """, logger: logger)
-            for try await sealed in rows.decode(Data.self) {
+            for try await (appID, pattern, revision, sealed, zeroKnowledge) in rows.decode((String, String, Int64, Data, Bool).self) {
                 do {
-                    let body = try encryption.open(sealed, context: SealingContext.configBody(appID: item.appID, pattern: item.pattern))
-                    states[item.appID, default: AppState()].configs[item.pattern] = ServedConfig(
-                        pattern: item.pattern, revision: item.revision, body: body, zeroKnowledge: item.zeroKnowledge)
+                    let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
+                    states[appID, default: AppState()].release.configs[pattern] = ServedConfig(
+                        pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge)
                 } catch {
-                    failures[item.appID] = "config \(item.pattern) revision \(item.revision) cannot be opened: \(error)"
+                    failures[appID] = "config \(pattern) revision \(revision) cannot be opened: \(error)"
                 }
             }
         }
@@ -71,31 +77,9 @@ struct DeliveryLoader: Sendable {
             }
         }
 
-        let kills = try await database.client.query(
-            "SELECT app_id, version, reason FROM kill_switches WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
-        for try await (appID, version, reason) in kills.decode((String, String, String).self) {
-            // Ignoring a kill switch would let a killed version through: the app fails instead.
-            guard let pattern = try? VersionPattern(version) else {
-                failures[appID] = "kill switch pattern \(version) does not parse"
-                continue
-            }
-            states[appID, default: AppState()].rules.killSwitches.append(KillSwitch(pattern: pattern, reason: reason))
-        }
-
-        let revocations = try await database.client.query(
-            """
-            SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
-                THEN created_at + make_interval(secs => force_refresh_ttl) END
-            FROM revocations WHERE \(only)::text IS NULL OR app_id = \(only)
-            """, logger: logger)
-        for try await (appID, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
-            guard let pattern = try? VersionPattern(version) else {
-                failures[appID] = "revocation pattern \(version) does not parse"
-                continue
-            }
-            states[appID, default: AppState()].rules.revocations.append(
-                RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
-        }
+        let rules = try await StoredAccessRules.load(appID: only, from: database.client, logger: logger)
+        for (appID, appRules) in rules.rules { states[appID, default: AppState()].release.rules = appRules }
+        failures.merge(rules.failures) { first, _ in first }
         // A half-loaded app would serve without a config or a rule it has: none of it is used.
         for appID in failures.keys { states[appID] = nil }
         return Loaded(states: states, failures: failures)

@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+
+/// Reads apps' kill switches and emergency revocations as `AccessRules`: delivery for every app,
+/// admin's dry run and auth's refresh for one. One reader, so all three decide on the same rules.
+public enum StoredAccessRules {
+    /// What a read found.
+    public struct Loaded: Sendable {
+        /// The rules of each app that has any.
+        public var rules: [String: AccessRules] = [:]
+        /// The apps with a stored pattern that does not parse, with why. Ignoring such a rule would
+        /// let a killed version or a revoked token through: their rules must not be used.
+        public var failures: [String: String] = [:]
+    }
+
+    /// The rules of every app, or of `appID` only.
+    public static func load(appID: String? = nil, from client: PostgresClient, logger: Logger) async throws -> Loaded {
+        var loaded = Loaded()
+        let kills = try await client.query(
+            "SELECT app_id, version, reason FROM kill_switches WHERE \(appID)::text IS NULL OR app_id = \(appID)", logger: logger)
+        for try await (app, version, reason) in kills.decode((String, String, String).self) {
+            guard let pattern = try? VersionPattern(version) else {
+                loaded.failures[app] = "kill switch pattern \(version) does not parse"
+                continue
+            }
+            loaded.rules[app, default: AccessRules()].killSwitches.append(KillSwitch(pattern: pattern, reason: reason))
+        }
+
+        let revocations = try await client.query(
+            """
+            SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
+                THEN created_at + make_interval(secs => force_refresh_ttl) END
+            FROM revocations WHERE \(appID)::text IS NULL OR app_id = \(appID)
+            """, logger: logger)
+        for try await (app, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
+            guard let pattern = try? VersionPattern(version) else {
+                loaded.failures[app] = "revocation pattern \(version) does not parse"
+                continue
+            }
+            loaded.rules[app, default: AccessRules()].revocations.append(
+                RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
+        }
+        return loaded
+    }
+}
