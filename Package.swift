@@ -77,6 +77,7 @@ let package = Package(
         .target(
             name: "SesameKafka",
             dependencies: [
+                "SesameConfiguration",
                 "CRdKafka",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -88,6 +89,7 @@ let package = Package(
         .target(
             name: "SesameEventBus",
             dependencies: [
+                "SesameConfiguration",
                 "SesameEvents", "SesameKafka", "SesameStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -66,7 +66,7 @@ public struct EnvironmentReader: Sendable {
     }
 
     private static func describe(_ duration: Duration) -> String {
-        let seconds = duration.components.seconds
+        let seconds = duration.wholeSeconds
         for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 && seconds >= size {
             return "\(seconds / size)\(unit)"
         }

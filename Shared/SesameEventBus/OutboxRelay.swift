@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import PostgresNIO
 import ServiceLifecycle
+import SesameConfiguration
 import Synchronization
 import SesameEvents
 import SesameKafka
@@ -175,7 +176,7 @@ public final class OutboxRelay: Service, Sendable {
     /// Deletes published rows older than the retention period.
     @discardableResult
     func prune() async throws -> Int {
-        let seconds = Double(configuration.retention.components.seconds)
+        let seconds = Double(configuration.retention.wholeSeconds)
         let rows = try await database.client.query(
             """
             WITH pruned AS (

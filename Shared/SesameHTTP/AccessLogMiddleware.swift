@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import SesameConfiguration
 
 /// Logs one line per request: method, route (not the raw URI: query strings can carry user ids),
 /// status and duration. Header values — tokens, keys — are never logged.
@@ -12,7 +13,7 @@ public struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let start = ContinuousClock.now
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        let milliseconds = elapsed.inSeconds * 1000
         context.logger.info(
             "request",
             metadata: [

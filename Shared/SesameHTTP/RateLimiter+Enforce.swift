@@ -1,10 +1,11 @@
+import SesameConfiguration
+
 extension RateLimiter {
     /// Spends a token of `key`, or throws `429 rate_limited` with `Retry-After` (plus up to
     /// `jitterSeconds` random seconds, so clients told to wait do not return in step).
     public func enforce(_ key: String, jitterSeconds: Int = 0) throws {
         guard let wait = acquire(key) else { return }
-        let seconds = Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up))
-        throw APIError.rateLimited(retryAfter: max(1, seconds) + Int.random(in: 0...jitterSeconds))
+        throw APIError.rateLimited(retryAfter: max(1, wait.secondsRoundedUp) + Int.random(in: 0...jitterSeconds))
     }
 }
 

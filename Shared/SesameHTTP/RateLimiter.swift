@@ -1,3 +1,4 @@
+import SesameConfiguration
 import Synchronization
 
 /// Token buckets keyed by a string (a client address, an app id): each key may spend `burst`
@@ -38,7 +39,7 @@ public final class RateLimiter: Sendable {
         buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: rule.burst, updated: now)
             let elapsed = now - bucket.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             bucket.tokens = min(rule.burst, bucket.tokens + max(0, seconds) * rule.rate)
             bucket.updated = now
             if buckets[key] == nil, buckets.count >= maximumKeys { evictIdle(&buckets, now: now) }

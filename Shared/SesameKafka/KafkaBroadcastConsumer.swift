@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
+import SesameConfiguration
 
 /// A consumer that reads every partition of its topics, so every instance of a service sees every
 /// event (cache invalidation, not a work queue).
@@ -75,7 +76,7 @@ public final class KafkaBroadcastConsumer: Service, Sendable {
     /// Reads until graceful shutdown, on a thread of its own.
     public func run() async throws {
         let loop = ConsumerLoop(
-            client: client, topics: topics, startPosition: startPosition, pollMilliseconds: configuration.pollTimeout.milliseconds,
+            client: client, topics: topics, startPosition: startPosition, pollMilliseconds: configuration.pollTimeout.inMilliseconds,
             sink: sink, stop: stop, assigned: assigned, reachability: reachability, reconnected: reconnected, logger: logger)
         async let finished: Void = DedicatedThread.run(name: "sesame-kafka-consumer") { loop.run() }
         try? await gracefulShutdown()

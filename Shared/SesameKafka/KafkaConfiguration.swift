@@ -1,3 +1,5 @@
+import SesameConfiguration
+
 /// How a Sesame process talks to Kafka: the brokers, and the few settings worth changing.
 public struct KafkaConfiguration: Sendable {
     /// Bootstrap servers, `host:port`.
@@ -71,8 +73,8 @@ public struct KafkaConfiguration: Sendable {
             : ["enable.idempotence": "false", "max.in.flight.requests.per.connection": "1"]
         return commonProperties.merging(ordering) { $1 }.merging([
             "acks": "all",
-            "message.timeout.ms": String(messageTimeout.milliseconds),
-            "linger.ms": String(linger.milliseconds),
+            "message.timeout.ms": String(messageTimeout.inMilliseconds),
+            "linger.ms": String(linger.inMilliseconds),
             "partitioner": "murmur2_random",
         ]) { $1 }.merging(extraProperties) { $1 }
     }
@@ -88,12 +90,5 @@ public struct KafkaConfiguration: Sendable {
             "enable.partition.eof": "false",
             "fetch.wait.max.ms": "100",
         ]) { $1 }.merging(extraProperties) { $1 }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, as librdkafka takes them.
-    var milliseconds: Int {
-        Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import ServiceLifecycle
+import SesameConfiguration
 import Synchronization
 
 /// An idempotent Kafka producer whose `send` returns only once the broker acknowledged the message.
@@ -63,7 +64,7 @@ public final class KafkaProducer: Service, Sendable {
                 }
             }
         }
-        sendLatency.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
+        sendLatency.recordNanoseconds((ContinuousClock.now - started).inNanoseconds)
         return results
     }
 
@@ -71,8 +72,8 @@ public final class KafkaProducer: Service, Sendable {
     public func run() async throws {
         let client = self.client
         let stopPolling = self.stopPolling
-        let pollMilliseconds = configuration.pollTimeout.milliseconds
-        let flushMilliseconds = configuration.flushTimeout.milliseconds
+        let pollMilliseconds = configuration.pollTimeout.inMilliseconds
+        let flushMilliseconds = configuration.flushTimeout.inMilliseconds
         async let unflushed = DedicatedThread.run(name: "sesame-kafka-producer") {
             while !stopPolling.isRaised {
                 client.poll(milliseconds: pollMilliseconds)
@@ -107,12 +108,5 @@ public struct KafkaOutgoingMessage: Sendable {
         self.topic = topic
         self.key = key
         self.value = value
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, for swift-metrics timers.
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

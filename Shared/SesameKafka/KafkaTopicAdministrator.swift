@@ -1,3 +1,5 @@
+import SesameConfiguration
+
 /// Creates the topics Sesame needs, so they exist before anyone produces or consumes.
 ///
 /// Sesame does not rely on the broker's auto-creation: a production Kafka usually has it off, and
@@ -14,7 +16,7 @@ public struct KafkaTopicAdministrator: Sendable {
     /// left as they are.
     public func ensureTopics(_ names: [String], partitions: Int, timeout: Duration = .seconds(10)) async throws(KafkaError) {
         let properties = configuration.commonProperties.merging(configuration.extraProperties) { $1 }
-        let milliseconds = timeout.milliseconds
+        let milliseconds = timeout.inMilliseconds
         let result: Result<Void, KafkaError> = await DedicatedThread.run(name: "sesame-kafka-admin") {
             do throws(KafkaError) {
                 let client = try RdKafkaClient(kind: .producer, properties: properties)
@@ -32,7 +34,7 @@ public struct KafkaTopicAdministrator: Sendable {
     public func partitionCount(of topic: String, timeout: Duration = .seconds(5)) async throws(KafkaError) -> Int? {
         // A consumer's metadata request never auto-creates the topic; a producer's may.
         let properties = configuration.consumerProperties(groupID: "\(configuration.clientID)-metadata")
-        let milliseconds = timeout.milliseconds
+        let milliseconds = timeout.inMilliseconds
         let result: Result<Int?, KafkaError> = await DedicatedThread.run(name: "sesame-kafka-admin") {
             do throws(KafkaError) {
                 let client = try RdKafkaClient(kind: .consumer, properties: properties)

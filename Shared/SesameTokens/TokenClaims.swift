@@ -90,8 +90,3 @@ public struct RefreshTokenClaims: SesameTokenClaims, Equatable {
         }
     }
 }
-
-extension Duration {
-    /// The duration in whole seconds, as PostgreSQL intervals and JWT claims use them.
-    var wholeSeconds: Int64 { components.seconds }
-}

@@ -16,9 +16,6 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
-    static func invalidField(_ field: String, _ problem: String) -> APIError {
-        APIError(.badRequest, code: "invalid_request", message: "\"\(field)\" \(problem).")
-    }
     static func invalidPattern(_ description: String) -> APIError {
         APIError(.badRequest, code: "invalid_version_pattern", message: description + ".")
     }

@@ -9,8 +9,8 @@ enum AuditRoutes {
             let parameters = request.uri.queryParameters
             let after = parameters.get("after").map { Int64($0) } ?? 0
             let limit = parameters.get("limit").map { Int($0) } ?? 100
-            guard let after, after >= 0 else { throw AdminErrors.invalidField("after", "must be an entry id from a previous page") }
-            guard let limit, (1...1000).contains(limit) else { throw AdminErrors.invalidField("limit", "must be from 1 to 1000") }
+            guard let after, after >= 0 else { throw APIError.invalidField("after", "must be an entry id from a previous page") }
+            guard let limit, (1...1000).contains(limit) else { throw APIError.invalidField("limit", "must be from 1 to 1000") }
             let entries = try await audit.entries(appID: appID, after: after, limit: limit)
             return AuditResponse(entries: entries, next: entries.count == limit ? entries.last?.id : nil)
         }

@@ -10,7 +10,7 @@ enum BlobRoutes {
             let body = try await request.decode(as: BlobUploadRequest.self, context: context)
             let key = try validKey(body.blobKey)
             let contentType = try validContentType(body.contentType)
-            guard let data = Data(base64Encoded: body.dataBase64) else { throw AdminErrors.invalidField("data_base64", "is not valid base64") }
+            guard let data = Data(base64Encoded: body.dataBase64) else { throw APIError.invalidField("data_base64", "is not valid base64") }
             guard data.count <= maxBlobBytes else { throw blobTooLarge(maxBlobBytes) }
             let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: ByteBuffer(data: data), caller: caller)
             return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
@@ -43,7 +43,7 @@ enum BlobRoutes {
                 || byte == 0x2D
         }
         guard (1...200).contains(key.utf8.count), allowed, !key.hasPrefix(".") else {
-            throw AdminErrors.invalidField("blob_key", "must be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'")
+            throw APIError.invalidField("blob_key", "must be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'")
         }
         return key
     }
@@ -54,7 +54,7 @@ enum BlobRoutes {
         let mediaType = text.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         let parts = mediaType.split(separator: "/", omittingEmptySubsequences: false)
         guard text.count <= 200, parts.count == 2, parts.allSatisfy({ !$0.isEmpty && !$0.contains(" ") }) else {
-            throw AdminErrors.invalidField("content_type", "must be a media type such as application/octet-stream")
+            throw APIError.invalidField("content_type", "must be a media type such as application/octet-stream")
         }
         return text
     }

@@ -13,7 +13,7 @@ enum ConfigRoutes {
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UploadRequest.self, context: context)
             let pattern = try validPattern(body.version)
-            guard body.config.objectValue != nil else { throw AdminErrors.invalidField("config", "must be a JSON object") }
+            guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let document = Array(try encoder.encode(body.config))
@@ -23,7 +23,7 @@ enum ConfigRoutes {
             do {
                 zeroKnowledge = try VaultEnvelope.decode(document) != nil
             } catch {
-                throw AdminErrors.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
+                throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
             }
             let revision = try await configs.upload(appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, caller: caller)
             let patterns = try await configs.manifest(appID: appID).map(\.pattern)
@@ -70,10 +70,10 @@ enum ConfigRoutes {
         group.get("config/resolve") { request, _ -> ResolveResponse in
             let (appID, _) = try await authenticator.app(of: request)
             guard let version = request.uri.queryParameters.get("version") else {
-                throw AdminErrors.invalidField("version", "is required: the app version to resolve, such as 2.1.3")
+                throw APIError.invalidField("version", "is required: the app version to resolve, such as 2.1.3")
             }
             guard let appVersion = AppVersion(version) else {
-                throw AdminErrors.invalidField("version", "must be an app version such as 2.1.3")
+                throw APIError.invalidField("version", "must be an app version such as 2.1.3")
             }
             // What an app at the version gets right after it attests, decided as delivery decides.
             let now = Date()

@@ -12,10 +12,10 @@ enum KeyRoutes {
             do {
                 app = try AppIdentifier(teamID: body.teamId, bundleID: body.bundleId)
             } catch let error as AppIdentifier.Invalid {
-                throw APIError(.badRequest, code: "invalid_request", message: error.description + ".")
+                throw APIError.invalidRequest(error.description + ".")
             }
             let name = (body.keyName ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard name.count <= 100 else { throw AdminErrors.invalidField("keyName", "must be at most 100 characters") }
+            guard name.count <= 100 else { throw APIError.invalidField("keyName", "must be at most 100 characters") }
             // A key manages its own app only; the operator may register new ones.
             if case .provisioningKey(_, let appID) = caller, appID != app.description { throw AdminErrors.appNotFound }
             guard

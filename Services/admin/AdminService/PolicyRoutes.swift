@@ -37,30 +37,30 @@ enum PolicyRoutes {
     /// Refuses a policy Sesame could not enforce, naming the field.
     static func validate(_ policy: AppPolicy, inProduction: Bool) async throws {
         guard (1...10_000_000).contains(policy.userDocumentQuota) else {
-            throw AdminErrors.invalidField("userDocumentQuota", "must be from 1 to 10000000")
+            throw APIError.invalidField("userDocumentQuota", "must be from 1 to 10000000")
         }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
-            throw AdminErrors.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")
+            throw APIError.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")
         }
         guard (1...20).contains(issuer.audiences.count), issuer.audiences.allSatisfy({ (1...256).contains($0.utf8.count) }) else {
-            throw AdminErrors.invalidField("identityIssuer.audiences", "must list 1 to 20 accepted aud values")
+            throw APIError.invalidField("identityIssuer.audiences", "must list 1 to 20 accepted aud values")
         }
         switch (issuer.jwksURL, issuer.publicKeysPEM) {
         case (let url?, nil):
             guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty,
                 components.scheme == "https" || (components.scheme == "http" && !inProduction && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
             else {
-                throw AdminErrors.invalidField("identityIssuer.jwksURL", "must be an https URL (http only for loopback, in development)")
+                throw APIError.invalidField("identityIssuer.jwksURL", "must be an https URL (http only for loopback, in development)")
             }
         case (nil, let pem?):
             do {
                 _ = try await IdentityIssuerKeys(pem: pem)
             } catch {
-                throw AdminErrors.invalidField("identityIssuer.publicKeysPEM", "is not usable: \(error)")
+                throw APIError.invalidField("identityIssuer.publicKeysPEM", "is not usable: \(error)")
             }
         default:
-            throw AdminErrors.invalidField("identityIssuer", "needs exactly one of jwksURL and publicKeysPEM")
+            throw APIError.invalidField("identityIssuer", "needs exactly one of jwksURL and publicKeysPEM")
         }
     }
 }

@@ -7,7 +7,7 @@ enum SafetyRoutes {
         group.post("kill-switch") { request, context -> KillSwitchResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: KillSwitchRequest.self, context: context)
-            guard (1...100).contains(body.versions.count) else { throw AdminErrors.invalidField("versions", "must list 1 to 100 versions") }
+            guard (1...100).contains(body.versions.count) else { throw APIError.invalidField("versions", "must list 1 to 100 versions") }
             var versions: [String] = []
             for version in body.versions where !versions.contains(try ConfigRoutes.validPattern(version)) {
                 versions.append(try ConfigRoutes.validPattern(version))
@@ -15,7 +15,7 @@ enum SafetyRoutes {
             let reason = body.reason?.trimmingCharacters(in: .whitespacesAndNewlines)
             if !body.enabled {
                 guard let reason, !reason.isEmpty, reason.count <= 500 else {
-                    throw AdminErrors.invalidField("reason", "is required to switch a version off (at most 500 characters): apps show it")
+                    throw APIError.invalidField("reason", "is required to switch a version off (at most 500 characters): apps show it")
                 }
             }
             _ = try await safety.setKillSwitch(appID: appID, versions: versions, enabled: body.enabled, reason: reason, caller: caller)
@@ -37,7 +37,7 @@ enum SafetyRoutes {
             let pattern = try ConfigRoutes.validPattern(body.version)
             let ttl = body.forceRefreshTTL ?? 0
             guard (0...86_400).contains(ttl) else {
-                throw AdminErrors.invalidField("force_refresh_ttl", "must be from 0 to 86400 seconds")
+                throw APIError.invalidField("force_refresh_ttl", "must be from 0 to 86400 seconds")
             }
             let cutOff = try await safety.emergencyRevoke(appID: appID, pattern: pattern, forceRefreshTTL: ttl, caller: caller)
             return EmergencyRevokeResponse(

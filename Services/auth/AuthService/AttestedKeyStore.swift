@@ -2,6 +2,7 @@ import AppAttest
 import Foundation
 import Logging
 import PostgresNIO
+import SesameConfiguration
 import SesameStorage
 
 /// An attested App Attest key, as stored.
@@ -39,7 +40,7 @@ struct AttestedKeyStore: Sendable {
             try await connection.query(
                 """
                 INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
-                VALUES (\(family), \(appID), \(Data(keyID)), now() + make_interval(secs => \(familyLifetime.components.seconds)))
+                VALUES (\(family), \(appID), \(Data(keyID)), now() + make_interval(secs => \(familyLifetime.wholeSeconds)))
                 """, logger: logger)
             return family
         }

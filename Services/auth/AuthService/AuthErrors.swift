@@ -4,10 +4,6 @@ import SesameHTTP
 
 /// Every refusal auth answers with: a stable code for programs, a message that says what to do.
 enum AuthErrors {
-    static func invalidField(_ field: String, _ problem: String) -> APIError {
-        APIError(.badRequest, code: "invalid_request", message: "\"\(field)\" \(problem).")
-    }
-
     static let unknownApp = APIError(
         .notFound, code: "unknown_app", message: "No app with this team id and bundle id is registered with Sesame.")
     static let invalidChallenge = APIError(
@@ -22,10 +18,8 @@ enum AuthErrors {
         .conflict, code: "key_already_attested", message: "This App Attest key was attested before; generate a new key and attest it.")
     static let environmentNotAllowed = APIError(
         .forbidden, code: "environment_not_allowed", message: "This app does not accept keys from the App Attest development environment.")
-    static let invalidToken = APIError(
-        .unauthorized, code: "invalid_token", message: "The token is invalid or expired; attest again.")
-    static let tokenRevoked = APIError(
-        .unauthorized, code: "token_revoked", message: "The token has been revoked; attest again with a new key.")
+    static let invalidToken = APIError.invalidToken("The token is invalid or expired; attest again.")
+    static let tokenRevoked = APIError.tokenRevoked("The token has been revoked; attest again with a new key.")
     static let refreshTokenReused = APIError(
         .unauthorized, code: "refresh_token_reused",
         message: "This refresh token was already used; its whole family is now revoked. Attest again.")

@@ -2,6 +2,7 @@ import AppAttest
 import Crypto
 import Foundation
 import Logging
+import SesameConfiguration
 import SesameDomain
 import SesameHTTP
 import SesameTokens
@@ -22,14 +23,14 @@ struct AuthFlows: Sendable {
 
     func challenge() async throws -> ChallengeResponse {
         let nonce = try await challenges.issue()
-        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.components.seconds))
+        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds))
     }
 
     func attest(_ request: AttestRequest) async throws -> TokenResponse {
         let attestation = try Self.bytes(request.attestationObject, field: "attestationObject")
         let keyID = try Self.bytes(request.keyId, field: "keyId")
         let nonce = try Self.bytes(request.nonce, field: "nonce")
-        guard keyID.count == 32 else { throw AuthErrors.invalidField("keyId", "must be the 32-byte key id generateKey returned") }
+        guard keyID.count == 32 else { throw APIError.invalidField("keyId", "must be the 32-byte key id generateKey returned") }
         let appVersion = try Self.appVersion(request.appVersion)
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
 
@@ -103,7 +104,7 @@ struct AuthFlows: Sendable {
         case (nil, nil):
             if state.policy.refreshRequiresAssertion { throw AuthErrors.assertionRequired }
         default:
-            throw AuthErrors.invalidField("assertion", "and \"clientData\" must be sent together")
+            throw APIError.invalidField("assertion", "and \"clientData\" must be sent together")
         }
 
         switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh) {
@@ -127,7 +128,7 @@ struct AuthFlows: Sendable {
         let clientDataBytes = try Self.bytes(clientData, field: "clientData")
         guard let parsed = try? JSONDecoder().decode(AssertionClientData.self, from: Data(clientDataBytes)),
             let nonce = Base64.decode(parsed.challenge)
-        else { throw AuthErrors.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
+        else { throw APIError.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
         guard let key = try await keys.key(keyID), key.appID == appID else { throw AuthErrors.invalidToken }
         if key.revoked { throw AuthErrors.tokenRevoked }
@@ -145,14 +146,14 @@ struct AuthFlows: Sendable {
     }
 
     private func respond(with pair: TokenAuthority.TokenPair) -> TokenResponse {
-        TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.components.seconds))
+        TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds))
     }
 
     /// The bytes of a base64 field, refused with a 400 naming the field. The size bound is far
     /// above any real App Attest object and keeps hostile input cheap.
     static func bytes(_ text: String, field: String) throws -> [UInt8] {
         guard text.utf8.count <= 64 * 1024, let bytes = Base64.decode(text), !bytes.isEmpty else {
-            throw AuthErrors.invalidField(field, "is not base64")
+            throw APIError.invalidField(field, "is not base64")
         }
         return bytes
     }
@@ -160,7 +161,7 @@ struct AuthFlows: Sendable {
     static func appVersion(_ text: String?) throws -> AppVersion? {
         guard let text else { return nil }
         guard let version = AppVersion(text) else {
-            throw AuthErrors.invalidField("appVersion", "must look like 2.1.3 (at most 9 digits a part)")
+            throw APIError.invalidField("appVersion", "must look like 2.1.3 (at most 9 digits a part)")
         }
         return version
     }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import SesameConfiguration
 import SesameStorage
 
 /// One-time challenges in PostgreSQL. Only SHA-256 of a nonce is stored, so a database reader cannot
@@ -18,7 +19,7 @@ struct ChallengeStore: Sendable {
         try await database.client.query(
             """
             INSERT INTO challenges (nonce_hash, purpose, expires_at)
-            VALUES (\(hash), 'app', now() + make_interval(secs => \(lifetime.components.seconds)))
+            VALUES (\(hash), 'app', now() + make_interval(secs => \(lifetime.wholeSeconds)))
             """, logger: logger)
         return nonce
     }

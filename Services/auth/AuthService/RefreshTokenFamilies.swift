@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SesameConfiguration
 import SesameDomain
 import SesameStorage
 
@@ -57,7 +58,7 @@ struct RefreshTokenFamilies: Sendable {
             let rotated = try await connection.query(
                 """
                 UPDATE refresh_token_families
-                SET generation = generation + 1, expires_at = now() + make_interval(secs => \(lifetime.components.seconds))
+                SET generation = generation + 1, expires_at = now() + make_interval(secs => \(lifetime.wholeSeconds))
                 WHERE family_id = \(family) AND generation = \(generation) AND revoked_at IS NULL AND expires_at > now()
                 RETURNING generation
                 """, logger: logger)

@@ -3,12 +3,9 @@ import SesameHTTP
 
 /// Every refusal delivery answers with.
 enum DeliveryErrors {
-    static let missingToken = APIError(
-        .unauthorized, code: "invalid_token", message: "Send the access token from /v1/auth/attest as 'Authorization: Bearer …'.")
-    static let invalidToken = APIError(
-        .unauthorized, code: "invalid_token", message: "The access token is invalid or expired; refresh it or attest again.")
-    static let tokenRevoked = APIError(
-        .unauthorized, code: "token_revoked", message: "This app version's tokens were revoked; attest again with a new key.")
+    static let missingToken = APIError.invalidToken("Send the access token from /v1/auth/attest as 'Authorization: Bearer …'.")
+    static let invalidToken = APIError.invalidToken("The access token is invalid or expired; refresh it or attest again.")
+    static let tokenRevoked = APIError.tokenRevoked("This app version's tokens were revoked; attest again with a new key.")
     static let appUnavailable = APIError(
         .serviceUnavailable, code: "app_unavailable", message: "This app's configuration cannot be loaded right now; try again later.",
         headers: [.retryAfter: "30"])

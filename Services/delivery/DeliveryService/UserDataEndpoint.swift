@@ -33,7 +33,7 @@ struct UserDataEndpoint: Sendable {
         let userID = try await identity.userKey(of: request, policy: admitted.state.policy)
         let body = try await request.body.collect(upTo: Self.maxBodyBytes)
         guard (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)))?.objectValue != nil else {
-            throw APIError(.badRequest, code: "invalid_request", message: "The body must be a JSON object.")
+            throw APIError.invalidRequest("The body must be a JSON object.")
         }
         var expected: Int64?
         if let ifMatch = request.headers[.ifMatch] {
@@ -41,7 +41,7 @@ struct UserDataEndpoint: Sendable {
             guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), trimmed.count >= 3, let version = Int64(trimmed.dropFirst().dropLast()),
                 version >= 0
             else {
-                throw APIError(.badRequest, code: "invalid_request", message: "If-Match must be an ETag from a previous reply, or \"0\" to create.")
+                throw APIError.invalidRequest("If-Match must be an ETag from a previous reply, or \"0\" to create.")
             }
             expected = version
         }

@@ -14,15 +14,12 @@ struct UserIdentity: Sendable {
     /// app switching modes cannot let a claimed id reach a verified user's document.
     func userKey(of request: Request, policy: AppPolicy) async throws -> String {
         if request.uri.queryParameters.get("user_id") != nil {
-            throw APIError(
-                .badRequest, code: "invalid_request",
-                message: "User ids never travel in the URL (it reaches access logs): send an ID token as X-Sesame-Identity-Token.")
+            throw APIError.invalidRequest("User ids never travel in the URL (it reaches access logs): send an ID token as X-Sesame-Identity-Token.")
         }
         switch policy.userIdentity {
         case .unverified:
             guard let userID = request.headers[SesameHeaders.userID], (1...256).contains(userID.utf8.count) else {
-                throw APIError(
-                    .badRequest, code: "invalid_request", message: "Send the user id (1 to 256 characters) as X-Sesame-User-Id.")
+                throw APIError.invalidRequest("Send the user id (1 to 256 characters) as X-Sesame-User-Id.")
             }
             return userID
         case .verified:
