@@ -54,7 +54,7 @@ let package = Package(
         ),
         .target(
             name: "SesameEncryption",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["SesameDomain", .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/SesameEncryption"
         ),
         .target(

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SesameDomain
 
 /// The master keys that wrap data keys: one current key for new data, older ones for reading.
 ///
@@ -24,7 +25,7 @@ public struct MasterKeyring: Sendable {
         /// How many bytes an id takes in a ciphertext.
         public static let length = 8
 
-        public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+        public var description: String { Hex.encode(bytes) }
     }
 
     /// The id of the key new ciphertexts are wrapped under.

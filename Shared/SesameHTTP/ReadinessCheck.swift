@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One dependency `/health/ready` asks about, e.g. PostgreSQL.
 public struct ReadinessCheck: Sendable {
     /// What a failing check means for the instance.
@@ -29,20 +27,4 @@ public struct ReadinessCheck: Sendable {
         self.detail = detail
         self.isReady = isReady
     }
-}
-
-/// The readiness checks a service adds while it is configured, besides the shared ones.
-public final class ReadinessChecks: Sendable {
-    private let checks = Mutex<[ReadinessCheck]>([])
-
-    /// An empty list.
-    public init() {}
-
-    /// Adds `check` to what `/health/ready` asks.
-    public func add(_ check: ReadinessCheck) {
-        checks.withLock { $0.append(check) }
-    }
-
-    /// The checks added so far.
-    public var all: [ReadinessCheck] { checks.withLock { $0 } }
 }

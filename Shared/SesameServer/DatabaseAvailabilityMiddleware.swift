@@ -13,14 +13,14 @@ import SesameStorage
 /// from memory are left alone, so the hot path pays nothing.
 struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware {
     let database: Database
-    /// Path prefixes that never wait on PostgreSQL (health, metrics, what a service serves from memory).
-    let exemptPathPrefixes: [String]
+    /// Paths that never wait on PostgreSQL (health, metrics, what a service serves from memory).
+    let exemptPaths: [PathPrefix]
     var patience: Duration = .seconds(2)
     var probeTimeout: Duration = .seconds(1)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        guard !exemptPathPrefixes.contains(where: { path.hasPrefix($0) }) else {
+        guard !exemptPaths.contains(where: { $0.covers(path) }) else {
             return try await next(request, context)
         }
         do {

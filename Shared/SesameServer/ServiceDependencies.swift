@@ -1,7 +1,6 @@
 import Logging
 import SesameConfiguration
 import SesameEncryption
-import SesameHTTP
 import SesameKafka
 import SesameStorage
 
@@ -19,6 +18,4 @@ public struct ServiceDependencies: Sendable {
     public let encryption: EnvelopeEncryption
     /// The service's logger.
     public let logger: Logger
-    /// Where the service adds its own readiness checks (caches loaded, Kafka reachable).
-    public let readiness = ReadinessChecks()
 }

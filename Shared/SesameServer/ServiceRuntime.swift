@@ -35,24 +35,26 @@ public enum ServiceRuntime {
             logger: logger
         )
 
+        let parts = try Service.parts(dependencies)
         let router = Router(context: SesameRequestContext.self)
         router.addMiddleware {
             RequestIDMiddleware()
             RequestMetricsMiddleware()
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
-            DatabaseAvailabilityMiddleware(database: database, exemptPathPrefixes: ["/health/", "/metrics"] + Service.pathsServedFromMemory)
-            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: Service.bodyLimits(configuration))
+            DatabaseAvailabilityMiddleware(
+                database: database, exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics")] + parts.pathsServedFromMemory)
+            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
         }
         PrometheusMetrics.register(on: router)
-        let backgroundServices = try Service.configure(router, dependencies: dependencies)
+        router.addRoutes(parts.routes)
         HealthRoutes(
             checks: [
                 ReadinessCheck(name: "postgres", impact: Service.servesWithoutDatabase ? .degrading : .required) {
                     await database.isReachable()
                 },
                 ReadinessCheck(name: "migrations") { migrations.isComplete },
-            ] + dependencies.readiness.all
+            ] + parts.readiness
         ).register(on: router)
 
         var app = Application(
@@ -61,7 +63,7 @@ public enum ServiceRuntime {
             logger: logger
         )
         app.addServices(database, migrations)
-        app.addServices(backgroundServices)
+        app.addServices(parts.services)
         return app
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import SesameDomain
 
 /// One versioned schema change. Released migrations are never edited: a later change is a new migration.
 public struct Migration: Sendable {
@@ -23,6 +24,6 @@ public struct Migration: Sendable {
             hasher.update(data: Array(statement.utf8))
             hasher.update(data: [0])
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(hasher.finalize())
     }
 }

@@ -72,9 +72,9 @@ struct BlobLinkTests {
         ] {
             #expect(!links.isValid(altered, signature: signature))
         }
-        #expect(BlobEndpoint.parseRange("bytes=0-0", size: 10)! == (0, 0))
-        #expect(BlobEndpoint.parseRange("bytes=5-100", size: 10)! == (5, 9))
-        #expect(BlobEndpoint.parseRange("bytes=0-1,3-4", size: 10) == nil)
-        #expect(BlobEndpoint.parseRange("bytes=4-2", size: 10) == nil)
+        #expect(BlobRoutes.parseRange("bytes=0-0", size: 10)! == (0, 0))
+        #expect(BlobRoutes.parseRange("bytes=5-100", size: 10)! == (5, 9))
+        #expect(BlobRoutes.parseRange("bytes=0-1,3-4", size: 10) == nil)
+        #expect(BlobRoutes.parseRange("bytes=4-2", size: 10) == nil)
     }
 }

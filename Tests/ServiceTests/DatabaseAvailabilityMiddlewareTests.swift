@@ -20,7 +20,7 @@ struct DatabaseAvailabilityMiddlewareTests {
         router.addMiddleware {
             ErrorRenderingMiddleware()
             DatabaseAvailabilityMiddleware(
-                database: database, exemptPathPrefixes: ["/memory/"], patience: .milliseconds(200), probeTimeout: .milliseconds(500))
+                database: database, exemptPaths: [PathPrefix("/memory")], patience: .milliseconds(200), probeTimeout: .milliseconds(500))
         }
         router.get("stall") { _, _ -> String in
             try await Task.sleep(for: .seconds(3600))

@@ -15,11 +15,9 @@ struct ReadinessTests {
             (required: false, degrading: false, status: .serviceUnavailable, body: "unavailable"),
         ])
     func statuses(required: Bool, degrading: Bool, status: HTTPResponse.Status, body: String) async throws {
-        let checks = ReadinessChecks()
-        checks.add(ReadinessCheck(name: "cache") { required })
-        checks.add(ReadinessCheck(name: "kafka", impact: .degrading) { degrading })
+        let checks = [ReadinessCheck(name: "cache") { required }, ReadinessCheck(name: "kafka", impact: .degrading) { degrading }]
         let router = Router()
-        HealthRoutes(checks: checks.all).register(on: router)
+        HealthRoutes(checks: checks).register(on: router)
         try await Application(router: router).test(.router) { client in
             try await client.execute(uri: "/health/ready", method: .get) { response in
                 #expect(response.status == status)

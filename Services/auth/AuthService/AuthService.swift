@@ -23,13 +23,10 @@ public enum AuthService: SesameServiceDefinition {
     /// How long a challenge stays redeemable.
     static let challengeLifetime: Duration = .seconds(300)
 
-    /// Every auth endpoint takes small JSON bodies.
-    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] { ["/v1/auth/": maxBodyBytes] }
-
     /// `rotate-signing-key`.
     public static var commands: [any ParsableCommand.Type] { [RotateSigningKeyCommand.self] }
 
-    public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
+    public static func parts(_ dependencies: ServiceDependencies) throws -> ServiceParts {
         let logger = dependencies.logger
         let database = dependencies.database
         let configuration = dependencies.configuration
@@ -44,39 +41,22 @@ public enum AuthService: SesameServiceDefinition {
             tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
             inProduction: configuration.environment == .production, logger: logger)
 
-        let auth = router.group("v1/auth")
-        auth.post("challenge") { request, context in
-            try limits.challengePerClient.enforce(clients.limitKey(of: request, context: context))
-            return try await flows.challenge()
-        }
-        auth.post("attest") { request, context in
-            try limits.attestPerClient.enforce(clients.limitKey(of: request, context: context))
-            return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
-        }
-        auth.post("refresh") { request, context in
-            try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
-            return try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))
-        }
-        let jwks: @Sendable (Request, SesameRequestContext) async throws -> Response = { _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json"
-            // Verifiers may cache briefly; a rotated key is published before it signs anything.
-            headers[.cacheControl] = "public, max-age=300"
-            let body = try JSONEncoder().encode(try await tokens.jwks())
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
-        }
-        auth.get("jwks", use: jwks)
-        router.get(".well-known/jwks.json", use: jwks)
+        var parts = ServiceParts()
+        // Every auth endpoint takes small JSON bodies.
+        let routes = AuthRoutes(flows: flows, limits: limits, clients: clients, tokens: tokens)
+        routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
+        routes.addWellKnownRoutes(to: parts.routes)
 
         let revocations = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
         // Without Kafka a rotation reaches this instance at its next maintenance round instead.
-        dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { revocations.isReceiving })
-        return [
+        parts.readiness = [ReadinessCheck(name: "kafka", impact: .degrading) { revocations.isReceiving }]
+        parts.services = [
             AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, logger: logger),
             revocations,
             SigningKeyWatcher(events: EventStream(consumer: revocations, logger: logger), tokens: tokens, logger: logger),
         ]
+        return parts
     }
 
     /// The certificates of a PEM bundle (configuration allows one only in development).

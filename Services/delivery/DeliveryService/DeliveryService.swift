@@ -26,15 +26,7 @@ public enum DeliveryService: SesameServiceDefinition {
     /// Configs are served from memory while PostgreSQL is away.
     public static let servesWithoutDatabase = true
 
-    /// The hot path: configs come from memory and never wait on PostgreSQL.
-    public static let pathsServedFromMemory = ["/v1/config"]
-
-    /// Per-user documents may be larger than the default body limit.
-    public static func bodyLimits(_ configuration: ServiceConfiguration) -> [String: Int] {
-        ["/v1/user/": UserDataEndpoint.maxBodyBytes]
-    }
-
-    public static func configure(_ router: Router<SesameRequestContext>, dependencies: ServiceDependencies) throws -> [any Service] {
+    public static func parts(_ dependencies: ServiceDependencies) throws -> ServiceParts {
         let (database, logger) = (dependencies.database, dependencies.logger)
         let authority = TokenAuthority(
             store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
@@ -45,21 +37,20 @@ public enum DeliveryService: SesameServiceDefinition {
         let gate = AccessGate(
             cache: cache, tokens: tokens, clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
             ratePerKey: configuration.requestRatePerKey, ratePerClient: configuration.requestRatePerClient)
-        let endpoint = ConfigEndpoint(gate: gate)
-        router.get("v1/config") { request, context in try await endpoint.respond(to: request, context: context) }
-        let userData = UserDataEndpoint(
+        var parts = ServiceParts()
+        // The hot path: configs come from memory and never wait on PostgreSQL.
+        ConfigRoutes(gate: gate).addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        UserDataRoutes(
             store: UserDataStore(
                 database: database, encryption: dependencies.encryption,
                 keys: ServiceKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
                 logger: logger),
-            gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger)))
-        let blobs = BlobEndpoint(
-            database: database, encryption: dependencies.encryption, links: BlobLinks(key: derivedKey(dependencies.configuration, purpose: "sesame blob links")), gate: gate,
-            logger: logger)
-        router.get("v1/blob/{key}") { request, context in try await blobs.link(request, context: context) }
-        router.get("v1/blob/{key}/content") { request, context in try await blobs.content(request, context: context) }
-        router.get("v1/user/data") { request, context in try await userData.get(request, context: context) }
-        router.put("v1/user/data") { request, context in try await userData.put(request, context: context) }
+            gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger))
+        ).addRoutes(to: parts.group("v1/user", bodyLimit: UserDataRoutes.maxBodyBytes))  // Per-user documents may be larger than the default.
+        BlobRoutes(
+            database: database, encryption: dependencies.encryption,
+            links: BlobLinks(key: derivedKey(configuration, purpose: "sesame blob links")), gate: gate, logger: logger
+        ).addRoutes(to: parts.group("v1/blob"))
 
         let consumer = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.configPublished, EventTopic.revocations], startPosition: .end,
@@ -69,13 +60,15 @@ public enum DeliveryService: SesameServiceDefinition {
             events: EventStream(consumer: consumer, logger: logger), reconnections: consumer.reconnections, logger: logger,
             resyncInterval: dependencies.configuration.deliveryResyncInterval)
         // Not ready before the first load: an empty cache would answer 404 for every app.
-        dependencies.readiness.add(ReadinessCheck(name: "cache") { cache.isLoaded })
-        dependencies.readiness.add(ReadinessCheck(name: "kafka", impact: .degrading) { consumer.isReceiving })
-        // One app that cannot be loaded does not take the others down; it is named here.
-        dependencies.readiness.add(
+        parts.readiness = [
+            ReadinessCheck(name: "cache") { cache.isLoaded },
+            ReadinessCheck(name: "kafka", impact: .degrading) { consumer.isReceiving },
+            // One app that cannot be loaded does not take the others down; it is named here.
             ReadinessCheck(
                 name: "apps", impact: .degrading, detail: { "cannot load: " + cache.failing.keys.sorted().joined(separator: ", ") }
-            ) { cache.failing.isEmpty })
-        return [consumer, synchronizer]
+            ) { cache.failing.isEmpty },
+        ]
+        parts.services = [consumer, synchronizer]
+        return parts
     }
 }

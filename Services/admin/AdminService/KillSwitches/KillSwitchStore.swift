@@ -15,7 +15,7 @@ struct KilledVersion: Codable, Sendable {
 /// The two emergency brakes: kill switches (a version gets an error carrying the reason instead of
 /// its config) and emergency revocations (tokens issued before now, for versions under a pattern,
 /// stop working and those apps attest again).
-struct SafetyStore: Sendable {
+struct KillSwitchStore: Sendable {
     let database: Database
     let logger: Logger
 

@@ -11,12 +11,18 @@ import SesameStorage
 /// `GET /v1/blob/{key}` (with an access token) → a signed link valid for 5 minutes; `GET
 /// /v1/blob/{key}/content?…` serves the bytes from PostgreSQL, opening only the sealed chunks the
 /// requested range touches (`BlobLayout`), with `Range` support.
-struct BlobEndpoint: Sendable {
+struct BlobRoutes: Sendable {
     let database: Database
     let encryption: EnvelopeEncryption
     let links: BlobLinks
     let gate: AccessGate
     let logger: Logger
+
+    /// Adds `GET {key}` (a signed link) and `GET {key}/content` (the bytes) to the `v1/blob` group.
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("{key}") { request, context in try await link(request, context: context) }
+        group.get("{key}/content") { request, context in try await content(request, context: context) }
+    }
 
     /// A stored blob's description.
     struct Stored: Sendable {

@@ -7,8 +7,13 @@ import SesameTokens
 
 /// `GET /v1/config?version=2.1.3[&scope=a.b,c]`: the config an attested app at that version gets,
 /// from memory.
-struct ConfigEndpoint: Sendable {
+struct ConfigRoutes: Sendable {
     let gate: AccessGate
+
+    /// Adds `GET` to the `v1/config` group.
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get { request, context in try await respond(to: request, context: context) }
+    }
 
     func respond(to request: Request, context: SesameRequestContext, now: Date = Date()) async throws -> Response {
         guard let requested = request.uri.queryParameters.get("version"), let version = AppVersion(requested) else {

@@ -2,8 +2,11 @@ import Hummingbird
 import SesameHTTP
 
 /// `kill-switch` and `emergency-revoke`.
-enum SafetyRoutes {
-    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, safety: SafetyStore) {
+struct KillSwitchRoutes {
+    let authenticator: AdminAuthenticator
+    let switches: KillSwitchStore
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("kill-switch") { request, context -> KillSwitchResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: KillSwitchRequest.self, context: context)
@@ -18,7 +21,7 @@ enum SafetyRoutes {
                     throw APIError.invalidField("reason", "is required to switch a version off (at most 500 characters): apps show it")
                 }
             }
-            _ = try await safety.setKillSwitch(appID: appID, versions: versions, enabled: body.enabled, reason: reason, caller: caller)
+            _ = try await switches.setKillSwitch(appID: appID, versions: versions, enabled: body.enabled, reason: reason, caller: caller)
             let list = versions.joined(separator: ", ")
             return KillSwitchResponse(
                 message: body.enabled
@@ -28,7 +31,7 @@ enum SafetyRoutes {
 
         group.get("kill-switch") { request, _ -> KilledVersionsResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            return KilledVersionsResponse(killed: try await safety.killedVersions(appID: appID))
+            return KilledVersionsResponse(killed: try await switches.killedVersions(appID: appID))
         }
 
         group.post("emergency-revoke") { request, context -> EmergencyRevokeResponse in
@@ -39,7 +42,7 @@ enum SafetyRoutes {
             guard (0...86_400).contains(ttl) else {
                 throw APIError.invalidField("force_refresh_ttl", "must be from 0 to 86400 seconds")
             }
-            let cutOff = try await safety.emergencyRevoke(appID: appID, pattern: pattern, forceRefreshTTL: ttl, caller: caller)
+            let cutOff = try await switches.emergencyRevoke(appID: appID, pattern: pattern, forceRefreshTTL: ttl, caller: caller)
             return EmergencyRevokeResponse(
                 message: "Revoked every token issued before now for versions '\(pattern)': those apps must attest again.",
                 versionPattern: pattern, revokedBefore: cutOff, forceRefreshTTL: ttl)

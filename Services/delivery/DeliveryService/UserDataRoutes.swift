@@ -7,11 +7,17 @@ import SesameHTTP
 /// `GET` and `PUT /v1/user/data`: a JSON document per user of the app (the user shown as the app's
 /// policy requires, see `UserIdentity`), with `ETag` and `If-Match` so concurrent writers do not
 /// overwrite each other (412 instead), within the app's document quota.
-struct UserDataEndpoint: Sendable {
+struct UserDataRoutes: Sendable {
     let store: UserDataStore
     let gate: AccessGate
     let identity: UserIdentity
     static let maxBodyBytes = 256 * 1024
+
+    /// Adds `GET` and `PUT data` to the `v1/user` group.
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("data") { request, context in try await get(request, context: context) }
+        group.put("data") { request, context in try await put(request, context: context) }
+    }
 
     func get(_ request: Request, context: SesameRequestContext) async throws -> Response {
         let admitted = try await gate.admit(request, context: context)

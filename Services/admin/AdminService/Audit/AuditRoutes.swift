@@ -2,8 +2,11 @@ import Hummingbird
 import SesameHTTP
 
 /// `GET audit?after=ID&limit=N`: the app's audit log, oldest first, a page at a time.
-enum AuditRoutes {
-    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, audit: AuditLog) {
+struct AuditRoutes {
+    let authenticator: AdminAuthenticator
+    let audit: AuditLog
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("audit") { request, _ -> AuditResponse in
             let (appID, _) = try await authenticator.app(of: request)
             let parameters = request.uri.queryParameters

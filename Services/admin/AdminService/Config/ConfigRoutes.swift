@@ -5,14 +5,16 @@ import SesameHTTP
 import SesameVault
 
 /// `config/…`: upload, view, delete, history, rollback, resolve.
-enum ConfigRoutes {
-    static func add(
-        to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, configs: ConfigStore, maxConfigBytes: Int
-    ) {
+struct ConfigRoutes {
+    let authenticator: AdminAuthenticator
+    let configs: ConfigStore
+    let maxConfigBytes: Int
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("config/upload") { request, context -> UploadResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UploadRequest.self, context: context)
-            let pattern = try validPattern(body.version)
+            let pattern = try Self.validPattern(body.version)
             guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -39,7 +41,7 @@ enum ConfigRoutes {
 
         group.delete("config") { request, _ -> DeleteResponse in
             let (appID, caller) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try validPattern(String($0)) }
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
             let deleted = try await configs.delete(appID: appID, pattern: pattern, caller: caller)
             if let pattern, deleted.isEmpty { throw AdminErrors.patternNotFound(pattern) }
             let message =
@@ -51,14 +53,14 @@ enum ConfigRoutes {
 
         group.get("config/history") { request, _ -> HistoryResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try validPattern(String($0)) }
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
             return HistoryResponse(revisions: try await configs.history(appID: appID, pattern: pattern))
         }
 
         group.post("config/rollback") { request, context -> RollbackResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RollbackRequest.self, context: context)
-            let pattern = try validPattern(body.version)
+            let pattern = try Self.validPattern(body.version)
             guard let revision = try await configs.rollback(appID: appID, pattern: pattern, to: body.revision, caller: caller) else {
                 throw AdminErrors.revisionNotFound(pattern, body.revision)
             }

@@ -6,7 +6,11 @@ import SesameTokens
 
 /// `GET` and `PUT /v1/admin/policy`: the app's security policy (development keys, assertions on
 /// refresh, how per-user data knows its user, the user document quota).
-enum PolicyRoutes {
+struct PolicyRoutes {
+    let authenticator: AdminAuthenticator
+    let policies: PolicyStore
+    let inProduction: Bool
+
     struct PolicyDocument: ResponseEncodable {
         let policy: AppPolicy
     }
@@ -17,7 +21,7 @@ enum PolicyRoutes {
         let changed: [String]
     }
 
-    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, policies: PolicyStore, inProduction: Bool) {
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("policy") { request, _ -> PolicyDocument in
             let (appID, _) = try await authenticator.app(of: request)
             return PolicyDocument(policy: try await policies.policy(appID: appID))
@@ -26,7 +30,7 @@ enum PolicyRoutes {
         group.put("policy") { request, context -> PolicyResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let policy = try await request.decode(as: AppPolicy.self, context: context)
-            try await validate(policy, inProduction: inProduction)
+            try await Self.validate(policy, inProduction: inProduction)
             let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
             return PolicyResponse(
                 message: changed.isEmpty ? "The policy is unchanged." : "Policy updated: \(changed.joined(separator: ", ")).", policy: policy,

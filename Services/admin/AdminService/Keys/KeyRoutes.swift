@@ -3,8 +3,11 @@ import SesameDomain
 import SesameHTTP
 
 /// `keys/create` and `keys/revoke`.
-enum KeyRoutes {
-    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, keys: ProvisioningKeyStore) {
+struct KeyRoutes {
+    let authenticator: AdminAuthenticator
+    let keys: ProvisioningKeyStore
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("keys/create") { request, context -> CreateKeyResponse in
             let caller = try await authenticator.caller(of: request)
             let body = try await request.decode(as: CreateKeyRequest.self, context: context)

@@ -2,31 +2,35 @@ import Foundation
 import Hummingbird
 import SesameHTTP
 
-/// `blob/upload` (JSON, base64), `PUT blob/{key}` (raw bytes, for large blobs) and `GET blob`.
-enum BlobRoutes {
-    static func add(to group: RouterGroup<SesameRequestContext>, authenticator: AdminAuthenticator, blobs: BlobStore, maxBlobBytes: Int) {
-        group.post("blob/upload") { request, context -> BlobUploadResponse in
+/// Under `blob`: `upload` (JSON, base64), `PUT {key}` (raw bytes, for large blobs) and `GET` (the list).
+struct BlobRoutes {
+    let authenticator: AdminAuthenticator
+    let blobs: BlobStore
+    let maxBlobBytes: Int
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.post("upload") { request, context -> BlobUploadResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: BlobUploadRequest.self, context: context)
-            let key = try validKey(body.blobKey)
-            let contentType = try validContentType(body.contentType)
+            let key = try Self.validKey(body.blobKey)
+            let contentType = try Self.validContentType(body.contentType)
             guard let data = Data(base64Encoded: body.dataBase64) else { throw APIError.invalidField("data_base64", "is not valid base64") }
-            guard data.count <= maxBlobBytes else { throw blobTooLarge(maxBlobBytes) }
+            guard data.count <= maxBlobBytes else { throw Self.blobTooLarge(maxBlobBytes) }
             let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: ByteBuffer(data: data), caller: caller)
             return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
         }
 
-        group.put("blob/{key}") { request, context -> BlobUploadResponse in
+        group.put("{key}") { request, context -> BlobUploadResponse in
             let (appID, caller) = try await authenticator.app(of: request)
-            let key = try validKey(context.parameters.get("key") ?? "")
-            let contentType = try validContentType(request.headers[.contentType])
-            // Collection stops at the limit the path allows (see AdminService.bodyLimits).
+            let key = try Self.validKey(context.parameters.get("key") ?? "")
+            let contentType = try Self.validContentType(request.headers[.contentType])
+            // Collection stops at the limit the group declares (see AdminService.parts).
             let data = try await request.body.collect(upTo: maxBlobBytes)
             let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: data, caller: caller)
             return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
         }
 
-        group.get("blob") { request, _ -> BlobListResponse in
+        group.get() { request, _ -> BlobListResponse in
             let (appID, _) = try await authenticator.app(of: request)
             return BlobListResponse(blobs: try await blobs.list(appID: appID))
         }

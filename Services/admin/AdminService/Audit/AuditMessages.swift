@@ -1,0 +1,10 @@
+import Foundation
+import Hummingbird
+import SesameDomain
+
+/// `GET /v1/admin/audit`.
+struct AuditResponse: ResponseEncodable {
+    let entries: [AuditEntry]
+    /// Pass as `after` for the next page; absent on the last page.
+    let next: Int64?
+}

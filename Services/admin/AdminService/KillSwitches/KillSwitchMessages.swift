@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import SesameDomain
+
+/// `POST /v1/admin/kill-switch`: `enabled: false` switches the versions off.
+struct KillSwitchRequest: Decodable {
+    let versions: [String]
+    let enabled: Bool
+    let reason: String?
+}
+
+struct KillSwitchResponse: ResponseEncodable {
+    let message: String
+    let versions: [String]
+    let enabled: Bool
+}
+
+/// `GET /v1/admin/kill-switch`.
+struct KilledVersionsResponse: ResponseEncodable {
+    let killed: [KilledVersion]
+}
+
+/// `POST /v1/admin/emergency-revoke`.
+struct EmergencyRevokeRequest: Decodable {
+    let version: String
+    let forceRefreshTTL: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case version
+        case forceRefreshTTL = "force_refresh_ttl"
+    }
+}
+
+struct EmergencyRevokeResponse: ResponseEncodable {
+    let message: String
+    let versionPattern: String
+    let revokedBefore: Date
+    let forceRefreshTTL: Int
+}

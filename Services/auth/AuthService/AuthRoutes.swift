@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+import SesameHTTP
+import SesameTokens
+
+/// Under `v1/auth`: `POST challenge`, `attest` and `refresh`, each behind its per-client rate limit,
+/// and `GET jwks`; the same key set at `/.well-known/jwks.json`.
+struct AuthRoutes {
+    let flows: AuthFlows
+    let limits: AuthLimits
+    let clients: ClientAddressResolver
+    let tokens: TokenAuthority
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.post("challenge") { request, context in
+            try limits.challengePerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await flows.challenge()
+        }
+        group.post("attest") { request, context in
+            try limits.attestPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await flows.attest(try await request.decode(as: AttestRequest.self, context: context))
+        }
+        group.post("refresh") { request, context in
+            try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))
+        }
+        group.get("jwks") { _, _ in try await jwks() }
+    }
+
+    /// Adds `GET .well-known/jwks.json`, where JWT verifiers look first.
+    func addWellKnownRoutes(to routes: some RouterMethods<SesameRequestContext>) {
+        routes.get(".well-known/jwks.json") { _, _ in try await jwks() }
+    }
+
+    /// The public keys tokens are signed with.
+    private func jwks() async throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        // Verifiers may cache briefly; a rotated key is published before it signs anything.
+        headers[.cacheControl] = "public, max-age=300"
+        let body = try JSONEncoder().encode(try await tokens.jwks())
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
