@@ -1,8 +1,31 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Shared libraries live in `Shared/`, one concern each; services in `Services/<name>/`
-/// (a library with the service's builder, and a thin executable); tests in `Tests/`.
+/// The map: shared libraries in `Shared/`, one concern each; services in `Services/<name>/` (a
+/// library with the service's parts, and a thin executable); clients in `Clients/`; tests in
+/// `Tests/`; benchmarks in `Benchmarks/`, built only when `SESAME_BENCHMARKS` is set (as
+/// `./sesame-dev bench` does), so `swift build` builds what ships.
+
+// MARK: Products of the packages Sesame depends on, named once
+
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let asn1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
+let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras: Target.Dependency = .product(name: "CryptoExtras", package: "swift-crypto")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
+
 let package = Package(
     name: "Sesame",
     platforms: [.macOS(.v15)],
@@ -25,47 +48,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
     ],
     targets: [
         // MARK: Shared libraries
 
         .target(name: "CBOR", path: "Shared/CBOR"),
-        .target(
-            name: "AppAttest",
-            dependencies: [
-                "CBOR",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            path: "Shared/AppAttest"
-        ),
-        .target(
-            name: "SesameConfiguration",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
-            path: "Shared/SesameConfiguration"
-        ),
-        .target(
-            name: "SesameLogging",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
-            path: "Shared/SesameLogging"
-        ),
-        .target(
-            name: "SesameEncryption",
-            dependencies: ["SesameDomain", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Shared/SesameEncryption"
-        ),
+        .target(name: "AppAttest", dependencies: ["CBOR", crypto, x509, asn1], path: "Shared/AppAttest"),
+        .target(name: "SesameConfiguration", dependencies: [logging], path: "Shared/SesameConfiguration"),
+        .target(name: "SesameLogging", dependencies: [logging], path: "Shared/SesameLogging"),
+        .target(name: "SesameEncryption", dependencies: ["SesameDomain", crypto], path: "Shared/SesameEncryption"),
         .target(
             name: "SesameStorage",
-            dependencies: [
-                "SesameConfiguration", "SesameDomain",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            dependencies: ["SesameConfiguration", "SesameDomain", postgresNIO, logging, crypto, serviceLifecycle],
             path: "Shared/SesameStorage"
         ),
         .systemLibrary(
@@ -76,63 +71,38 @@ let package = Package(
         ),
         .target(
             name: "SesameKafka",
-            dependencies: [
-                "SesameConfiguration",
-                "CRdKafka",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            dependencies: ["SesameConfiguration", "CRdKafka", logging, metrics, serviceLifecycle],
             path: "Shared/SesameKafka"
         ),
         .target(name: "SesameEvents", path: "Shared/SesameEvents"),
         .target(
             name: "SesameEventBus",
             dependencies: [
-                "SesameConfiguration",
-                "SesameEvents", "SesameKafka", "SesameStorage",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "SesameConfiguration", "SesameEvents", "SesameKafka", "SesameStorage", postgresNIO, logging, metrics,
+                serviceLifecycle,
             ],
             path: "Shared/SesameEventBus"
         ),
         .target(name: "SesameDomain", path: "Shared/SesameDomain"),
-        .target(
-            name: "SesameVault",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
-            path: "Shared/SesameVault"
-        ),
+        .target(name: "SesameVault", dependencies: [crypto, cryptoExtras], path: "Shared/SesameVault"),
         .target(
             name: "SesameTokens",
             dependencies: [
                 "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                jwtKit, crypto, postgresNIO, logging,
             ],
             path: "Shared/SesameTokens"
         ),
         .target(
             name: "SesameHTTP",
-            dependencies: [
-                "SesameConfiguration",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
+            dependencies: ["SesameConfiguration", hummingbird, httpTypes, metrics, prometheus],
             path: "Shared/SesameHTTP"
         ),
         .target(
             name: "SesameServer",
             dependencies: [
                 "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                hummingbird, serviceLifecycle, argumentParser,
             ],
             path: "Shared/SesameServer"
         ),
@@ -143,14 +113,8 @@ let package = Package(
             name: "AuthService",
             dependencies: [
                 "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
-                "SesameEventBus", "SesameEvents", "SesameKafka",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
+                asn1, httpTypes,
             ],
             path: "Services/auth/AuthService"
         ),
@@ -159,12 +123,8 @@ let package = Package(
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "SesameStorage", "SesameTokens", "SesameConfiguration", asyncHTTPClient, crypto, postgresNIO, httpTypes,
+                serviceLifecycle,
             ],
             path: "Services/delivery/DeliveryService"
         ),
@@ -173,13 +133,9 @@ let package = Package(
         .target(
             name: "AdminService",
             dependencies: [
-                "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "SesameEncryption",
-                "SesameStorage", "SesameHTTP", "SesameVault", "SesameTokens",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
+                "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameVault", "SesameTokens", serviceLifecycle, crypto,
+                postgresNIO, httpTypes, argumentParser,
             ],
             path: "Services/admin/AdminService"
         ),
@@ -189,107 +145,36 @@ let package = Package(
 
         .target(
             name: "SesameCLI",
-            dependencies: [
-                "AppAttest", "SesameDomain", "SesameVault",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
+            dependencies: ["AppAttest", "SesameDomain", "SesameVault", argumentParser, crypto, x509],
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
-
-        // MARK: Benchmarks (run with ./sesame-dev bench)
-
-        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
-        .executableTarget(
-            name: "sesame-eventbus-benchmark",
-            dependencies: [
-                "SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/EventBusBenchmark"
-        ),
-        .executableTarget(
-            name: "sesame-appattest-benchmark",
-            dependencies: [
-                "AppAttest", "AppAttestTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
-            path: "Benchmarks/AppAttestBenchmark",
-            exclude: ["pyattest_benchmark.py"]
-        ),
-        .executableTarget(
-            name: "sesame-auth-benchmark",
-            dependencies: [
-                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameStorage",
-                "SesameTestSupport", "BenchmarkSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/AuthBenchmark",
-            exclude: ["replay.lua"]
-        ),
-        .executableTarget(
-            name: "sesame-delivery-benchmark",
-            dependencies: [
-                "AdminService", "AuthService", "DeliveryService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "BenchmarkSupport", "SesameLogging",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Benchmarks/DeliveryBenchmark"
-        ),
 
         // MARK: Tests
 
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: [
-                "AppAttestTesting", "SesameVault",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
+            dependencies: ["AppAttestTesting", "SesameVault", argumentParser, crypto, x509],
             path: "Tests/EndToEnd"
         ),
         .target(
             name: "SesameTestSupport",
             dependencies: [
-                "SesameStorage", "SesameConfiguration", "AppAttestTesting",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "SesameStorage", "SesameConfiguration", "AppAttestTesting", postgresNIO, serviceLifecycle, hummingbirdTesting,
+                crypto,
             ],
             path: "Tests/SesameTestSupport"
         ),
         .target(
             name: "AppAttestTesting",
-            dependencies: [
-                "AppAttest", "CBOR",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            dependencies: ["AppAttest", "CBOR", crypto, x509, asn1],
             path: "Tests/AppAttestTesting"
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
         .testTarget(
             name: "AppAttestTests",
-            dependencies: [
-                "AppAttest", "AppAttestTesting", "CBOR",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            dependencies: ["AppAttest", "AppAttestTesting", "CBOR", crypto, x509, asn1],
             path: "Tests/AppAttestTests",
             exclude: ["Fixtures", "Corpus"]
         ),
@@ -298,64 +183,49 @@ let package = Package(
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",
-            dependencies: ["SesameStorage", "SesameTestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["SesameStorage", "SesameTestSupport", postgresNIO],
             path: "Tests/SesameStorageTests"
         ),
         .testTarget(
             name: "SesameCLITests",
             dependencies: [
                 "SesameCLI", "AppAttest", "AppAttestTesting", "AdminService", "SesameConfiguration", "SesameTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                hummingbirdTesting, argumentParser, crypto, x509, asn1,
             ],
             path: "Tests/SesameCLITests"
         ),
         .testTarget(name: "SesameEventsTests", dependencies: ["SesameEvents"], path: "Tests/SesameEventsTests"),
         .testTarget(
             name: "SesameKafkaTests",
-            dependencies: [
-                "SesameKafka", "SesameTestSupport", "SesameConfiguration", "AppAttestTesting",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["SesameKafka", "SesameTestSupport", "SesameConfiguration", "AppAttestTesting", serviceLifecycle, logging],
             path: "Tests/SesameKafkaTests"
         ),
         .testTarget(
             name: "SesameEventBusTests",
             dependencies: [
-                "SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
+                "SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport", postgresNIO,
+                serviceLifecycle, logging,
             ],
             path: "Tests/SesameEventBusTests"
         ),
         .testTarget(
-            name: "ServiceTests",
+            name: "SesameServerTests",
             dependencies: [
-                "AuthService", "DeliveryService", "AdminService", "SesameServer", "SesameHTTP", "SesameStorage", "SesameTestSupport",
-                "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameConfiguration",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "AuthService", "DeliveryService", "AdminService", "SesameServer", "SesameHTTP", "SesameStorage",
+                "SesameTestSupport", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameConfiguration",
+                logging, hummingbirdTesting, postgresNIO, crypto,
             ],
-            path: "Tests/ServiceTests"
+            path: "Tests/SesameServerTests"
         ),
         .testTarget(
             name: "SesameHTTPTests",
-            dependencies: ["SesameHTTP", "SesameConfiguration", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            dependencies: ["SesameHTTP", "SesameConfiguration", hummingbirdTesting],
             path: "Tests/SesameHTTPTests"),
         .testTarget(
             name: "AdminServiceTests",
             dependencies: [
-                "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport", "SesameVault",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport",
+                "SesameVault", hummingbirdTesting, crypto, postgresNIO,
             ],
             path: "Tests/AdminServiceTests"
         ),
@@ -363,11 +233,7 @@ let package = Package(
             name: "DeliveryServiceTests",
             dependencies: [
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", hummingbirdTesting, crypto, jwtKit, postgresNIO,
             ],
             path: "Tests/DeliveryServiceTests"
         ),
@@ -377,14 +243,55 @@ let package = Package(
             name: "AuthServiceTests",
             dependencies: [
                 "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption",
-                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameKafka",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameKafka", hummingbirdTesting, jwtKit,
+                crypto, postgresNIO, logging,
             ],
             path: "Tests/AuthServiceTests"
         ),
     ]
 )
+
+// MARK: Benchmarks (./sesame-dev bench)
+
+if Context.environment["SESAME_BENCHMARKS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"))
+    package.targets += [
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
+        .executableTarget(
+            name: "sesame-eventbus-benchmark",
+            dependencies: ["SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport", postgresNIO, logging],
+            path: "Benchmarks/EventBusBenchmark"
+        ),
+        .executableTarget(
+            name: "sesame-appattest-benchmark",
+            dependencies: ["AppAttest", "AppAttestTesting", crypto, x509],
+            path: "Benchmarks/AppAttestBenchmark",
+            exclude: ["pyattest_benchmark.py"]
+        ),
+        .executableTarget(
+            name: "sesame-auth-benchmark",
+            dependencies: [
+                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameStorage",
+                "SesameTestSupport", "BenchmarkSupport", hummingbirdTesting, crypto, postgresNIO, logging,
+            ],
+            path: "Benchmarks/AuthBenchmark",
+            exclude: ["replay.lua"]
+        ),
+        .executableTarget(
+            name: "sesame-delivery-benchmark",
+            dependencies: [
+                "AdminService", "AuthService", "DeliveryService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
+                "BenchmarkSupport", "SesameLogging", hummingbirdTesting, logging, nioCore, nioPosix,
+            ],
+            path: "Benchmarks/DeliveryBenchmark"
+        ),
+    ]
+}
+
+// The upcoming-language settings Hummingbird builds with: `any` spelled out, and members visible
+// only from modules a file imports.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

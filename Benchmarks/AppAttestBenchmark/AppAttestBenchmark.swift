@@ -2,6 +2,7 @@ import AppAttest
 import AppAttestTesting
 import Crypto
 import Foundation
+import SwiftASN1
 import X509
 
 // Measures App Attest verification on one core: attestations and assertions per second, for a

@@ -1,6 +1,7 @@
 import AppAttest
 import AppAttestTesting
 import AuthService
+import BenchmarkSupport
 import Crypto
 import Foundation
 import Hummingbird
@@ -9,8 +10,10 @@ import Logging
 import PostgresNIO
 import SesameConfiguration
 import SesameDomain
+import SesameServer
 import SesameStorage
 import SesameTestSupport
+import SwiftASN1
 
 // Measures sesame-auth over HTTP with wrk on this machine, against the PostgreSQL and broker that
 // `./sesame-dev bench auth` started: attest (software attester, P-256 chain), bare refresh, and

@@ -8,10 +8,14 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOFoundationEssentialsCompat
 import NIOPosix
 import SesameConfiguration
 import SesameLogging
+import SesameServer
+import SesameStorage
 import SesameTestSupport
+import SwiftASN1
 
 // Measures sesame-delivery's hot path against nginx serving the same JSON as a static file, with
 // wrk at 64 and 256 connections, in one run on this machine; then the propagation latency of an

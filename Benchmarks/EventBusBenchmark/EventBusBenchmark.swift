@@ -122,7 +122,7 @@ enum EventBusBenchmark {
                     database: database, producer: producer, topics: nil,
                     configuration: OutboxRelayConfiguration(pollInterval: .milliseconds(pollMilliseconds)), logger: logger)
                 let consumer = try KafkaBroadcastConsumer(
-                    configuration: kafka, topics: [EventTopic.configPublished], startPosition: .end, logger: logger)
+                    configuration: kafka, topics: [EventTopic.configChanges], startPosition: .end, logger: logger)
                 let stream = EventStream(consumer: consumer, logger: logger)
                 let commits = CommitTimes()
 

@@ -1,4 +1,5 @@
 import CBOR
+import SwiftASN1
 import X509
 
 /// The parts of an attestation object, decoded but not yet trusted.

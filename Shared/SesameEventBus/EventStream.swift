@@ -59,7 +59,7 @@ public struct EventStream: AsyncSequence, Sendable {
                     logger.error(
                         "skipped an event that cannot be decoded",
                         metadata: [
-                            "event.error": "\(error)", "kafka.topic": "\(message.topic)",
+                            "event.error": "\(String(reflecting: error))", "kafka.topic": "\(message.topic)",
                             "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)",
                         ])
                     continue

@@ -59,7 +59,7 @@ public final class OutboxRelay: Service, Sendable {
                     kafkaAccepting.store(true, ordering: .releasing)
                     break
                 } catch {
-                    logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(error)"])
+                    logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(String(reflecting: error))"])
                     await pause(backoff)
                     backoff = min(backoff * 2, configuration.maxRetryBackoff)
                 }

@@ -1,4 +1,4 @@
-/// Every event Sesame's services exchange, one case per event in design.md.
+/// Every event Sesame's services exchange, one case each; `type` is its name on the wire.
 public enum SesameEvent: Sendable, Equatable {
     case configPublished(ConfigPublished)
     case configDeleted(ConfigDeleted)
@@ -28,7 +28,7 @@ public enum SesameEvent: Sendable, Equatable {
     /// The topic the event travels on.
     public var topic: String {
         switch self {
-        case .configPublished, .configDeleted, .configRolledBack: EventTopic.configPublished
+        case .configPublished, .configDeleted, .configRolledBack: EventTopic.configChanges
         case .provisioningKeyRevoked, .killSwitchChanged, .emergencyRevocation, .attestedKeyRevoked, .signingKeyRotated, .appPolicyChanged:
             EventTopic.revocations
         }

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// The refusals every service answers with the same code and status: one home each, so a client
 /// can switch on the code whichever service refused it. The message says what to do there.
 extension APIError {

@@ -207,7 +207,7 @@ private struct ConsumerLoop: Sendable {
             try client.assign(resolved.map { ($0.key.topic, $0.key.partition, $0.value) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) })
             return resolved
         } catch {
-            logger.error("kafka consumer could not assign partitions", metadata: ["kafka.error": "\(error)"])
+            logger.error("kafka consumer could not assign partitions", metadata: ["kafka.error": "\(String(reflecting: error))"])
             return nil
         }
     }

@@ -71,7 +71,7 @@ public struct MasterKeyRewrapper: Sendable {
                         report.rewrapped += 1
                     } catch let error as EnvelopeError {
                         report.failed += 1
-                        logger.error("cannot re-wrap a ciphertext", metadata: ["table": "\(target.table)", "error": "\(error)"])
+                        logger.error("cannot re-wrap a ciphertext", metadata: ["table": "\(target.table)", "error": "\(String(reflecting: error))"])
                     }
                 }
             }

@@ -50,7 +50,7 @@ public final class MigrationService: Service {
                 completed.store(true, ordering: .releasing)
                 break
             } catch let error as StorageError {
-                logger.critical("database schema problem", metadata: ["error": "\(error)"])
+                logger.critical("database schema problem", metadata: ["error": "\(String(reflecting: error))"])
                 throw error
             } catch {
                 if attempt == 1 || attempt % 30 == 0 {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import PostgresNIO
 import SesameConfiguration
 import SesameEncryption
 import SesameLogging

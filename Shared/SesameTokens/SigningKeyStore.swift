@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import SesameConfiguration
 import SesameDomain
 import SesameEncryption
 import SesameEventBus

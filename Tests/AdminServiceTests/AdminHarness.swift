@@ -2,8 +2,10 @@ import AdminService
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SesameConfiguration
+import SesameServer
 import SesameStorage
 import SesameTestSupport
 import Testing

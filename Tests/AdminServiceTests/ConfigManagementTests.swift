@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PostgresNIO
 import SesameDomain
 import SesameEncryption

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import PostgresNIO
 import SesameTestSupport
 import Testing

@@ -2,7 +2,9 @@ import AppAttest
 import AppAttestTesting
 import Crypto
 import Foundation
+import HTTPTypes
 import JWTKit
+import PostgresNIO
 import SesameDomain
 import SesameTokens
 import Testing

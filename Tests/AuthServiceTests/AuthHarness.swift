@@ -5,14 +5,17 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SesameConfiguration
 import SesameDomain
 import SesameEncryption
+import SesameServer
 import SesameTokens
 import Logging
 import SesameStorage
 import SesameTestSupport
+import SwiftASN1
 import Testing
 
 /// A live auth service on a fresh database with one registered app, a software attester it trusts

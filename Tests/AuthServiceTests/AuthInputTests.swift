@@ -1,4 +1,6 @@
+import AppAttestTesting
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Hostile and malformed input: always a 4xx JSON error naming what is wrong, never a 500.

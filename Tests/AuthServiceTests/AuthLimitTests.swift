@@ -1,4 +1,6 @@
+import AppAttestTesting
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Per-client limits answer 429 with Retry-After, per address as the gateway forwards it.

@@ -1,5 +1,8 @@
 import Foundation
+import HTTPTypes
+import JWTKit
 import Logging
+import PostgresNIO
 import SesameEvents
 import SesameKafka
 import SesameTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdTesting
 import SesameTestSupport
 import Testing
 

@@ -1,7 +1,9 @@
 import DeliveryService
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
+import SesameServer
 import SesameTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import PostgresNIO
+import SesameServer
 import SesameTestSupport
 import Testing
 

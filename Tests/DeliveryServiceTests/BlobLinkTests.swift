@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import SesameTestSupport
 import Testing
 

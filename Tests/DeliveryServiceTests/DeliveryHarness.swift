@@ -5,10 +5,14 @@ import DeliveryService
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SesameConfiguration
 import SesameHTTP
+import SesameServer
+import SesameStorage
 import SesameTestSupport
+import SwiftASN1
 import Testing
 
 /// The whole suite on one fresh database and the test broker: admin (with its outbox relay), auth

@@ -2,7 +2,9 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JWTKit
 import Logging
+import NIOFoundationEssentialsCompat
 import SesameDomain
 import SesameHTTP
 import SesameTestSupport

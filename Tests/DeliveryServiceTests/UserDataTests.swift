@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SesameTestSupport
 import Testing

@@ -2,6 +2,7 @@ import AppAttestTesting
 import ArgumentParser
 import Foundation
 import SesameVault
+import SwiftASN1
 import X509
 
 /// `sesame-e2e`: one user's day through the local suite's gateway, a line per step with its time.

@@ -1,8 +1,10 @@
 import AppAttest
 import AppAttestTesting
+import ArgumentParser
 import Crypto
 import Foundation
 @testable import SesameCLI
+import SwiftASN1
 import Testing
 import X509
 

@@ -5,6 +5,8 @@ import Hummingbird
 import HummingbirdTesting
 import SesameConfiguration
 @testable import SesameCLI
+import SesameServer
+import SesameStorage
 import SesameTestSupport
 import Testing
 

@@ -8,7 +8,7 @@ import Testing
 @Suite("Event stream: decoding, skipping, de-duplicating")
 struct EventStreamTests {
     private func message(_ bytes: [UInt8], offset: Int64) -> KafkaMessage {
-        KafkaMessage(topic: EventTopic.configPublished, partition: 0, offset: offset, key: nil, value: bytes)
+        KafkaMessage(topic: EventTopic.configChanges, partition: 0, offset: offset, key: nil, value: bytes)
     }
 
     @Test("malformed, newer and unknown messages are counted and skipped; the stream goes on")

@@ -23,7 +23,7 @@ struct OutboxRelayTests {
                 database: database, producer: producer, topics: KafkaTopicAdministrator(configuration: configuration),
                 configuration: fastRelay, logger: testLogger)
             let consumer = try KafkaBroadcastConsumer(
-                configuration: configuration, topics: [EventTopic.configPublished], startPosition: .beginning, logger: testLogger)
+                configuration: configuration, topics: [EventTopic.configChanges], startPosition: .beginning, logger: testLogger)
             let statistics = EventStreamStatistics()
             let stream = EventStream(consumer: consumer, statistics: statistics, logger: testLogger)
 
@@ -59,7 +59,7 @@ struct OutboxRelayTests {
             }
             try await administrator.ensureTopics(EventTopic.all, partitions: 3)
             let consumer = try KafkaBroadcastConsumer(
-                configuration: configuration, topics: [EventTopic.configPublished], startPosition: .beginning, logger: testLogger)
+                configuration: configuration, topics: [EventTopic.configChanges], startPosition: .beginning, logger: testLogger)
 
             try await withRunningServices([consumer]) {
                 try await withRunningServices(producers + relays) {
@@ -95,7 +95,7 @@ struct OutboxRelayTests {
             let administrator = KafkaTopicAdministrator(configuration: configuration)
             try await administrator.ensureTopics(EventTopic.all, partitions: 3)
             let consumer = try KafkaBroadcastConsumer(
-                configuration: configuration, topics: [EventTopic.configPublished], startPosition: .beginning, logger: testLogger)
+                configuration: configuration, topics: [EventTopic.configChanges], startPosition: .beginning, logger: testLogger)
 
             try await withRunningServices([consumer]) {
                 let producer = try KafkaProducer(configuration: configuration, logger: testLogger)

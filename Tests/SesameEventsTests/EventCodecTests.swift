@@ -30,7 +30,7 @@ struct EventCodecTests {
     @Test("config events travel on the config topic, the rest on revocations, keyed by app")
     func topicsAndKeys() {
         let published = EventEnvelope(appID: "T.app", event: Self.everyEvent[0])
-        #expect(published.topic == EventTopic.configPublished)
+        #expect(published.topic == EventTopic.configChanges)
         #expect(published.partitionKey == "T.app")
         let rotated = EventEnvelope(appID: nil, event: .signingKeyRotated(SigningKeyRotated(kid: "k")))
         #expect(rotated.topic == EventTopic.revocations)

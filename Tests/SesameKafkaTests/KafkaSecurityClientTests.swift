@@ -2,6 +2,7 @@ import AppAttestTesting
 import Foundation
 import SesameConfiguration
 import SesameKafka
+import SwiftASN1
 import Testing
 
 /// The test broker speaks neither TLS nor SASL it can be given users for, so these check what can

@@ -9,7 +9,7 @@ import Testing
 struct MigratorTests {
     let logger = Logger(label: "migrator-test")
 
-    @Test("a fresh database gets every table design.md lists, and a second run changes nothing")
+    @Test("a fresh database gets every table of the schema, and a second run changes nothing")
     func migratesOnce() async throws {
         try await TestDatabase.withFreshDatabase { url in
             try await TestDatabase.withClient(url) { client in

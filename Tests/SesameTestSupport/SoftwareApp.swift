@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 
 /// An app on a software "device": asks auth for a challenge, attests a new key with the software
 /// attester (which auth trusts in development through an extra root), and returns the tokens.

@@ -1,6 +1,7 @@
 import AppAttest
 import ArgumentParser
 import Foundation
+import SwiftASN1
 import X509
 
 /// What a verification printed and how the process ends.

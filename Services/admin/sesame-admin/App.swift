@@ -1,4 +1,5 @@
 import AdminService
+import ArgumentParser
 import SesameServer
 
 /// Entry point of `sesame-admin`: `serve` (default) or `migrate`.

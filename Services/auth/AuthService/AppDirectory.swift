@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import SesameDomain
 import SesameStorage
 

@@ -1,6 +1,7 @@
 import AppAttest
 import Crypto
 import Foundation
+import JWTKit
 import Logging
 import SesameConfiguration
 import SesameDomain

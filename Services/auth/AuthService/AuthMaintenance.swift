@@ -29,7 +29,7 @@ struct AuthMaintenance: Service {
                 if pruned > 0 { logger.debug("pruned expired challenges", metadata: ["count": "\(pruned)"]) }
             } catch {
                 // PostgreSQL may be down or not migrated yet; readiness reports that. Try again later.
-                logger.debug("auth maintenance skipped", metadata: ["error": "\(error)"])
+                logger.debug("auth maintenance skipped", metadata: ["error": "\(String(reflecting: error))"])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import PostgresNIO
 import SesameConfiguration
 import SesameStorage
 

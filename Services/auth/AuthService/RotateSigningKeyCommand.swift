@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SesameConfiguration
 import SesameEncryption
 import SesameServer
 import SesameTokens

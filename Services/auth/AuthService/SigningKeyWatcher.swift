@@ -1,6 +1,7 @@
 import Logging
 import ServiceLifecycle
 import SesameEventBus
+import SesameEvents
 import SesameTokens
 
 /// Reloads the signing keys as soon as `sesame.revocations` says another instance (or the
@@ -21,7 +22,7 @@ struct SigningKeyWatcher: Service {
                 logger.info("reloaded signing keys after a rotation", metadata: ["kid": "\(rotated.kid)"])
             } catch {
                 // The maintenance round retries within a minute.
-                logger.warning("could not reload signing keys after a rotation", metadata: ["error": "\(error)"])
+                logger.warning("could not reload signing keys after a rotation", metadata: ["error": "\(String(reflecting: error))"])
             }
         }
     }

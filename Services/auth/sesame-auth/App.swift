@@ -1,3 +1,4 @@
+import ArgumentParser
 import AuthService
 import SesameServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JWTKit
 import SesameDomain
 import SesameHTTP
 import SesameTokens

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JWTKit
 import Synchronization
 import SesameHTTP
 import SesameTokens

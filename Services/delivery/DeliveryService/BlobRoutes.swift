@@ -1,12 +1,14 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWTKit
 import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
 import SesameHTTP
 import SesameStorage
+import SesameTokens
 
 /// `GET /v1/blob/{key}` (with an access token) → a signed link valid for 5 minutes; `GET
 /// /v1/blob/{key}/content?…` serves the bytes from PostgreSQL, opening only the sealed chunks the

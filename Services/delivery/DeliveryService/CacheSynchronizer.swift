@@ -55,7 +55,7 @@ struct CacheSynchronizer: Service {
                     break
                 } catch {
                     // Cached state keeps being served; readiness reports PostgreSQL.
-                    logger.warning("delivery resync failed; serving cached state", metadata: ["error": "\(error)"])
+                    logger.warning("delivery resync failed; serving cached state", metadata: ["error": "\(String(reflecting: error))"])
                     failures += 1
                     let pause = min(.milliseconds(250) * (1 << min(failures - 1, 12)), resyncInterval)
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }
@@ -104,7 +104,7 @@ struct CacheSynchronizer: Service {
                 }
             } catch {
                 // The next resync repairs it.
-                logger.warning("could not apply an event; the next resync will", metadata: ["event.type": "\(envelope.event.type)", "error": "\(error)"])
+                logger.warning("could not apply an event; the next resync will", metadata: ["event.type": "\(envelope.event.type)", "error": "\(String(reflecting: error))"])
             }
         }
     }

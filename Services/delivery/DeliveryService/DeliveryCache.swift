@@ -1,3 +1,4 @@
+import SesameDomain
 import Synchronization
 
 /// The in-memory state the hot path reads: every app's configs, kill switches and revocations.

@@ -53,7 +53,7 @@ public enum DeliveryService: SesameServiceDefinition {
         ).addRoutes(to: parts.group("v1/blob"))
 
         let consumer = try KafkaBroadcastConsumer(
-            configuration: dependencies.kafka, topics: [EventTopic.configPublished, EventTopic.revocations], startPosition: .end,
+            configuration: dependencies.kafka, topics: [EventTopic.configChanges, EventTopic.revocations], startPosition: .end,
             logger: logger)
         let synchronizer = CacheSynchronizer(
             cache: cache, loader: DeliveryLoader(database: database, encryption: dependencies.encryption, logger: logger), tokens: tokens,

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import SesameDomain
 import SesameTokens
 
@@ -67,7 +68,7 @@ actor IdentityKeyCache {
         do {
             return try await IdentityIssuerKeys(jwksJSON: try await Self.fetch(url))
         } catch {
-            logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(error)"])
+            logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(String(reflecting: error))"])
             // Stale keys beat none while the issuer is unreachable.
             if let entry = entries[issuer] { return entry.keys }
             throw IssuerUnavailable(description: "\(error)")

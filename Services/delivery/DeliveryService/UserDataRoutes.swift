@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOFoundationEssentialsCompat
 import SesameDomain
 import SesameHTTP
+import SesameTokens
 
 /// `GET` and `PUT /v1/user/data`: a JSON document per user of the app (the user shown as the app's
 /// policy requires, see `UserIdentity`), with `ETag` and `If-Match` so concurrent writers do not

@@ -1,5 +1,7 @@
 extension Migrations {
-    /// The base schema: every table design.md lists. Secret columns hold envelope ciphertext (`BYTEA`).
+    /// The base schema: apps and their provisioning keys, config revisions, attestation (challenges,
+    /// attested keys, refresh-token families, signing keys), kill switches and revocations, blobs,
+    /// per-user data, the outbox and the audit log. Secret columns hold envelope ciphertext (`BYTEA`).
     static let baseSchema = Migration(
         version: 1,
         name: "base schema",

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOFoundationEssentialsCompat
 import SesameHTTP
 
 /// Under `blob`: `upload` (JSON, base64), `PUT {key}` (raw bytes, for large blobs) and `GET` (the list).

@@ -19,7 +19,7 @@ struct BlobSealer: Service {
                 if sealed > 0 { logger.notice("sealed blobs stored in clear by an earlier version", metadata: ["blobs": "\(sealed)"]) }
                 break
             } catch {
-                logger.error("could not seal blobs stored in clear; retrying", metadata: ["error": "\(error)"])
+                logger.error("could not seal blobs stored in clear; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 try? await cancelWhenGracefulShutdown { [retryInterval] in try await Task.sleep(for: retryInterval) }
             }
         }

@@ -27,8 +27,8 @@ struct ConfigRoutes {
             } catch {
                 throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
             }
-            let revision = try await configs.upload(appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, caller: caller)
-            let patterns = try await configs.manifest(appID: appID).map(\.pattern)
+            let (revision, patterns) = try await configs.upload(
+                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, caller: caller)
             return UploadResponse(
                 message: "Published revision \(revision) for version pattern '\(pattern)'\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").", pattern: pattern, revision: revision,
                 totalPatterns: patterns.count, allPatterns: patterns)

@@ -38,8 +38,11 @@ struct ConfigStore: Sendable {
     let encryption: EnvelopeEncryption
     let logger: Logger
 
-    /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns that revision.
-    func upload(appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, caller: Caller) async throws -> Int64 {
+    /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns the revision and the live
+    /// patterns as that transaction left them (not as a later read might see them).
+    func upload(
+        appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, caller: Caller
+    ) async throws -> (revision: Int64, livePatterns: [String]) {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
         let digest = Data(SHA256.hash(data: body))
         return try await database.client.withTransaction(logger: logger) { connection in
@@ -58,7 +61,7 @@ struct ConfigStore: Sendable {
                 EventEnvelope(
                     appID: appID, event: .configPublished(ConfigPublished(pattern: pattern, revision: revision, zeroKnowledge: zeroKnowledge))),
                 on: connection, logger: logger)
-            return revision
+            return (revision, try await livePatterns(appID: appID, on: connection).map(\.pattern))
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SesameConfiguration
 import SesameDomain
 import SesameServer
 

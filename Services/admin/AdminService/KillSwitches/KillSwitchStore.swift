@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SesameDomain
 import SesameEventBus
 import SesameEvents
 import SesameStorage

@@ -4,6 +4,7 @@ import DeliveryService
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOFoundationEssentialsCompat
 import SesameConfiguration
 import SesameHTTP
 import SesameServer

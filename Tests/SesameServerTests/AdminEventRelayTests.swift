@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import PostgresNIO
 import SesameConfiguration
 import SesameEventBus
 import SesameEvents
