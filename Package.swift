@@ -25,6 +25,8 @@ let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "pos
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
+/// The zero-knowledge envelope lives in the client SDK's package, so there is one implementation.
+let sesameVault: Target.Dependency = .product(name: "SesameVault", package: "SesameKit")
 
 let package = Package(
     name: "Sesame",
@@ -36,6 +38,7 @@ let package = Package(
         .executable(name: "sesame", targets: ["sesame"]),
     ],
     dependencies: [
+        .package(path: "Clients/SesameKit"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -84,7 +87,6 @@ let package = Package(
             path: "Shared/SesameEventBus"
         ),
         .target(name: "SesameDomain", path: "Shared/SesameDomain"),
-        .target(name: "SesameVault", dependencies: [crypto, cryptoExtras], path: "Shared/SesameVault"),
         .target(
             name: "SesameTokens",
             dependencies: [
@@ -134,7 +136,7 @@ let package = Package(
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
-                "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameVault", "SesameTokens", serviceLifecycle, crypto,
+                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, "SesameTokens", serviceLifecycle, crypto,
                 postgresNIO, httpTypes, argumentParser,
             ],
             path: "Services/admin/AdminService"
@@ -145,7 +147,7 @@ let package = Package(
 
         .target(
             name: "SesameCLI",
-            dependencies: ["AppAttest", "SesameDomain", "SesameVault", argumentParser, crypto, x509],
+            dependencies: ["AppAttest", "SesameDomain", sesameVault, argumentParser, crypto, x509],
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
@@ -155,7 +157,7 @@ let package = Package(
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: ["AppAttestTesting", "SesameVault", argumentParser, crypto, x509],
+            dependencies: ["AppAttestTesting", sesameVault, argumentParser, crypto, x509],
             path: "Tests/EndToEnd"
         ),
         .target(
@@ -225,7 +227,7 @@ let package = Package(
             name: "AdminServiceTests",
             dependencies: [
                 "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport",
-                "SesameVault", hummingbirdTesting, crypto, postgresNIO,
+                sesameVault, hummingbirdTesting, crypto, postgresNIO,
             ],
             path: "Tests/AdminServiceTests"
         ),
@@ -238,7 +240,6 @@ let package = Package(
             path: "Tests/DeliveryServiceTests"
         ),
         .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
-        .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Tests/SesameVaultTests", resources: [.copy("Vectors")]),
         .testTarget(
             name: "AuthServiceTests",
             dependencies: [

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Sesame's HTTP API as SesameKit calls it: requests built in one place, failures read in one place.
+struct SesameAPI: Sendable {
+    let baseURL: URL
+    let transport: any HTTPTransport
+
+    /// `{"error": {"code": …, "message": …}}`, as every Sesame service refuses.
+    struct Refusal: Decodable, Sendable {
+        struct Detail: Decodable, Sendable {
+            let code: String
+            let message: String
+        }
+        let error: Detail
+    }
+
+    /// Sends a request; a transport failure becomes `SesameError.network`.
+    func send(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], json: (any Encodable & Sendable)? = nil,
+        headers: [String: String] = [:]
+    ) async throws(SesameError) -> HTTPExchange.Response {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw SesameError.network(underlying: "cannot form a URL from \(baseURL)") }
+        var request = HTTPExchange.Request(method: method, url: url, headers: headers)
+        if let json {
+            request.headers["content-type"] = "application/json"
+            do { request.body = try JSONEncoder().encode(json) } catch { throw SesameError.network(underlying: "cannot encode the request") }
+        }
+        do {
+            return try await transport.send(request)
+        } catch {
+            throw SesameError.network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
+        }
+    }
+
+    /// The code and message of a refusal; a body that is not Sesame's becomes `http_<status>`.
+    static func refusal(of response: HTTPExchange.Response) -> (code: String, message: String) {
+        if let refusal = try? JSONDecoder().decode(Refusal.self, from: response.body) {
+            return (refusal.error.code, refusal.error.message)
+        }
+        return ("http_\(response.status)", "Sesame answered HTTP \(response.status).")
+    }
+
+    /// How long `Retry-After` asks to wait, plus up to a second of jitter so a fleet of apps told
+    /// to wait does not come back in step. Nil without a usable header.
+    static func retryAfter(of response: HTTPExchange.Response) -> Duration? {
+        guard let text = response.headers["retry-after"], let seconds = Int(text.trimmingCharacters(in: .whitespaces)), seconds >= 0
+        else { return nil }
+        return .seconds(seconds) + .milliseconds(Int.random(in: 0..<1000))
+    }
+}
+
+/// The bodies of the auth flows.
+enum AuthMessages {
+    struct Challenge: Decodable, Sendable {
+        let nonce: String
+    }
+
+    struct Attest: Encodable, Sendable {
+        let attestationObject: String
+        let keyId: String
+        let nonce: String
+        let teamId: String
+        let bundleId: String
+        let appVersion: String
+    }
+
+    struct Refresh: Encodable, Sendable {
+        let refreshToken: String
+        let assertion: String
+        let clientData: String
+        let appVersion: String
+    }
+
+    struct ClientData: Encodable, Sendable {
+        let challenge: String
+    }
+
+    struct Tokens: Decodable, Sendable {
+        let accessToken: String
+        let refreshToken: String
+        let expiresIn: Int
+    }
+}

@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+
+/// The app's standing with Sesame: its App Attest key, its refresh token (both in the store) and
+/// its access token (in memory only).
+///
+/// Getting a new access token is single-flight: however many callers need one at once, one
+/// refresh (or attestation) runs and they all get its result, so assertions never race over the
+/// key's counter and a refresh token is never presented twice. The new pair is saved before it is
+/// used. A refresh Sesame refuses for good (`refresh_token_reused`, `token_revoked`, an expired
+/// token) or a key that cannot assert leads to a new key and a new attestation, with nothing for
+/// the app to do.
+actor TokenSession {
+    private let configuration: SesameConfiguration
+    private let api: SesameAPI
+    private let attestation: any AppAttestProvider
+    private let store: any SecureStore
+    private let clock: ClientClock
+
+    private var access: (token: String, expiresAt: Date)?
+    private var inFlight: Task<String, any Error>?
+
+    /// How many times one attestation is tried when Apple's servers are unavailable.
+    static let attestAttempts = 3
+
+    init(configuration: SesameConfiguration, api: SesameAPI, attestation: any AppAttestProvider, store: any SecureStore, clock: ClientClock) {
+        self.configuration = configuration
+        self.api = api
+        self.attestation = attestation
+        self.store = store
+        self.clock = clock
+    }
+
+    /// A usable access token: the one held while it has a minute left, else a new one.
+    func accessToken() async throws -> String {
+        if let access, access.expiresAt.timeIntervalSince(clock.now()) > 60 { return access.token }
+        return try await renew()
+    }
+
+    /// Sesame refused `token` (401 `invalid_token` or `token_revoked`): the next caller gets a new
+    /// one. After an emergency revocation auth refuses the refresh too, so that is a new key.
+    func discard(_ token: String) {
+        if access?.token == token { access = nil }
+    }
+
+    /// One new access token, shared by every caller asking while it is obtained.
+    private func renew() async throws -> String {
+        if let inFlight { return try await inFlight.value }
+        let task = Task { try await self.obtain() }
+        inFlight = task
+        defer { inFlight = nil }
+        return try await task.value
+    }
+
+    private func obtain() async throws -> String {
+        if let refreshToken = try store.string(for: StoreKeys.refreshToken), let keyID = try store.string(for: StoreKeys.keyID) {
+            if let token = try await refresh(refreshToken, keyID: keyID) { return token }
+        }
+        return try await attest()
+    }
+
+    // MARK: Refresh
+
+    /// The refreshed access token, or nil when only a new attestation will do.
+    private func refresh(_ refreshToken: String, keyID: String) async throws -> String? {
+        let nonce = try await challenge()
+        let clientData = try JSONEncoder().encode(AuthMessages.ClientData(challenge: nonce))
+        let assertion: Data
+        do {
+            assertion = try await attestation.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+        } catch AppAttestProviderError.serverUnavailable {
+            throw SesameError.network(underlying: "App Attest is unavailable")
+        } catch {
+            try forgetKey()
+            return nil
+        }
+        let response = try await api.send(
+            "POST", "v1/auth/refresh",
+            json: AuthMessages.Refresh(
+                refreshToken: refreshToken, assertion: assertion.base64EncodedString(), clientData: clientData.base64EncodedString(),
+                appVersion: configuration.appVersion))
+        if response.status == 200 { return try keep(response) }
+        let (code, message) = SesameAPI.refusal(of: response)
+        switch (response.status, code) {
+        case (401, _), (403, "environment_not_allowed"):
+            // Reused, revoked, expired or refused: the family is over. A new key starts a new one.
+            try forgetKey()
+            return nil
+        default:
+            // Never retried blindly: a refresh token presented twice revokes its whole family.
+            throw Self.failure(response, code: code, message: message)
+        }
+    }
+
+    // MARK: Attestation
+
+    /// Attests the stored key (or a new one) and returns the access token it earns.
+    private func attest() async throws -> String {
+        guard attestation.isSupported else { throw SesameError.unsupportedDevice }
+        var madeNewKey = false
+        var unavailable = 0
+        while true {
+            let keyID = try await currentKey()
+            let nonce = try await challenge()
+            guard let nonceBytes = Data(base64Encoded: nonce) else { throw SesameError.server(code: "invalid_challenge", message: "The challenge is not base64.") }
+            let attestationObject: Data
+            do {
+                attestationObject = try await attestation.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)))
+            } catch AppAttestProviderError.serverUnavailable {
+                // Apple's guidance: keep the key and try again later.
+                unavailable += 1
+                guard unavailable < Self.attestAttempts else { throw SesameError.network(underlying: "App Attest is unavailable") }
+                try await clock.sleep(.seconds(1 << unavailable))
+                continue
+            } catch AppAttestProviderError.unsupported {
+                throw SesameError.unsupportedDevice
+            } catch {
+                // Any other failure: this key will not attest. One new key, then give up.
+                guard !madeNewKey else { throw SesameError.server(code: "attestation_failed", message: "App Attest could not attest a key.") }
+                try forgetKey()
+                madeNewKey = true
+                continue
+            }
+            let response = try await api.send(
+                "POST", "v1/auth/attest",
+                json: AuthMessages.Attest(
+                    attestationObject: attestationObject.base64EncodedString(), keyId: keyID, nonce: nonce,
+                    teamId: configuration.teamID, bundleId: configuration.bundleID, appVersion: configuration.appVersion))
+            if response.status == 200 { return try keep(response) }
+            let (code, message) = SesameAPI.refusal(of: response)
+            if ["key_already_attested", "attestation_invalid"].contains(code), !madeNewKey {
+                try forgetKey()
+                madeNewKey = true
+                continue
+            }
+            throw Self.failure(response, code: code, message: message)
+        }
+    }
+
+    /// The stored key id, or a new key's (saved before it is used).
+    private func currentKey() async throws -> String {
+        if let keyID = try store.string(for: StoreKeys.keyID) { return keyID }
+        let keyID: String
+        do {
+            keyID = try await attestation.generateKey()
+        } catch AppAttestProviderError.unsupported {
+            throw SesameError.unsupportedDevice
+        }
+        try store.set(Data(keyID.utf8), for: StoreKeys.keyID)
+        return keyID
+    }
+
+    private func forgetKey() throws {
+        try store.remove(StoreKeys.keyID)
+        try store.remove(StoreKeys.refreshToken)
+    }
+
+    // MARK: Shared steps
+
+    private func challenge() async throws -> String {
+        let response = try await api.send("POST", "v1/auth/challenge")
+        guard response.status == 200 else {
+            let (code, message) = SesameAPI.refusal(of: response)
+            throw Self.failure(response, code: code, message: message)
+        }
+        guard let challenge = try? JSONDecoder().decode(AuthMessages.Challenge.self, from: response.body) else {
+            throw SesameError.server(code: "invalid_response", message: "The challenge reply cannot be read.")
+        }
+        return challenge.nonce
+    }
+
+    /// Saves the pair's refresh token, then holds its access token.
+    private func keep(_ response: HTTPExchange.Response) throws -> String {
+        guard let tokens = try? JSONDecoder().decode(AuthMessages.Tokens.self, from: response.body) else {
+            throw SesameError.server(code: "invalid_response", message: "The token reply cannot be read.")
+        }
+        try store.set(Data(tokens.refreshToken.utf8), for: StoreKeys.refreshToken)
+        access = (tokens.accessToken, clock.now().addingTimeInterval(TimeInterval(tokens.expiresIn)))
+        return tokens.accessToken
+    }
+
+    /// The error for a refusal: waits stay waits, the server's own failures read as unavailability.
+    static func failure(_ response: HTTPExchange.Response, code: String, message: String) -> SesameError {
+        switch response.status {
+        case 429: .rateLimited(retryAfter: SesameAPI.retryAfter(of: response) ?? .seconds(1))
+        case 500...: .network(underlying: "Sesame answered \(response.status) (\(code))")
+        default: .server(code: code, message: message)
+        }
+    }
+}
+
+/// What SesameKit keeps in the `SecureStore`.
+enum StoreKeys {
+    static let keyID = "sesame.appAttestKeyID"
+    static let refreshToken = "sesame.refreshToken"
+    static func config(version: String, scope: [String]) -> String {
+        "sesame.config." + version + (scope.isEmpty ? "" : "?" + scope.sorted().joined(separator: ","))
+    }
+    static let configIndex = "sesame.configIndex"
+}
+
+extension SecureStore {
+    func string(for key: String) throws -> String? {
+        try data(for: key).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// Time, made a parameter so tests need not wait.
+struct ClientClock: Sendable {
+    var now: @Sendable () -> Date = { Date() }
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+}

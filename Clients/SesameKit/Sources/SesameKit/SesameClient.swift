@@ -1,0 +1,240 @@
+import Foundation
+import SesameVault
+
+/// The app's connection to Sesame: proves the app genuine with App Attest, keeps its tokens, and
+/// fetches its config, saved for launches without a network.
+///
+/// ```swift
+/// let client = SesameClient(
+///     configuration: SesameConfiguration(baseURL: url, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+///     attestation: DeviceCheckAppAttest(), store: KeychainStore())
+/// let config = try await client.fetchConfig(scope: ["api_keys.stripe"])
+/// let stripeKey = config.string("api_keys.stripe")
+/// ```
+public actor SesameClient {
+    /// What the client was made with.
+    public nonisolated let configuration: SesameConfiguration
+    private let api: SesameAPI
+    private let tokens: TokenSession
+    private let store: any SecureStore
+    private let clock: ClientClock
+    /// Until when Sesame asked not to be asked (`Retry-After` on 429 or 503).
+    private var quietUntil: Date?
+
+    /// A client for the app `configuration` describes.
+    /// - Parameters:
+    ///   - attestation: `DeviceCheckAppAttest()` in the app; `SoftwareAppAttest` in tests.
+    ///   - store: `KeychainStore()` in the app; `InMemorySecureStore()` in tests.
+    ///   - transport: how requests travel; `URLSessionTransport()` unless a test scripts them.
+    public init(
+        configuration: SesameConfiguration, attestation: any AppAttestProvider, store: any SecureStore,
+        transport: any HTTPTransport = URLSessionTransport()
+    ) {
+        self.init(configuration: configuration, attestation: attestation, store: store, transport: transport, clock: ClientClock())
+    }
+
+    init(
+        configuration: SesameConfiguration, attestation: any AppAttestProvider, store: any SecureStore, transport: any HTTPTransport,
+        clock: ClientClock
+    ) {
+        self.configuration = configuration
+        self.api = SesameAPI(baseURL: configuration.baseURL, transport: transport)
+        self.store = store
+        self.clock = clock
+        self.tokens = TokenSession(configuration: configuration, api: api, attestation: attestation, store: store, clock: clock)
+    }
+
+    /// The app's config at its version, or the part of it under the dot paths of `scope`.
+    ///
+    /// A saved copy Sesame said is still fresh is returned at once. Otherwise Sesame is asked
+    /// (`If-None-Match`: an unchanged config costs a 304). When Sesame cannot be reached, answers
+    /// 5xx or asks to wait, the saved copy is served, `isStale` once its freshness has passed; past
+    /// `CachePolicy.maxStaleness` the policy decides, then `fallbackConfig`.
+    /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version.
+    public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
+        let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
+        let saved = load(key)
+        let now = clock.now()
+        if let saved, saved.isFresh(at: now) { return try config(from: saved, scope: scope, source: .cache, isStale: false) }
+        if let quietUntil, now < quietUntil {
+            return try servedWithoutSesame(saved, scope: scope, because: .rateLimited(retryAfter: .seconds(quietUntil.timeIntervalSince(now))))
+        }
+        do {
+            return try await fetch(scope: scope, saved: saved, key: key)
+        } catch {
+            switch error {
+            case .network, .rateLimited: return try servedWithoutSesame(saved, scope: scope, because: error)
+            default: throw error
+            }
+        }
+    }
+
+    // MARK: Network
+
+    private func fetch(scope: [String], saved: SavedConfig?, key: String) async throws(SesameError) -> SesameConfig {
+        var sendScope = !scope.isEmpty
+        for _ in 0..<3 {
+            let token: String
+            do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
+                throw .network(underlying: "\(type(of: error))")
+            }
+            var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
+            if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
+            var headers = ["authorization": "Bearer " + token]
+            if let etag = saved?.etag { headers["if-none-match"] = etag }
+            let response = try await api.send("GET", "v1/config", query: query, headers: headers)
+            let now = clock.now()
+            switch response.status {
+            case 200:
+                guard let reply = ConfigReply(response.body) else {
+                    throw .server(code: "invalid_response", message: "The config reply cannot be read.")
+                }
+                let fresh = SavedConfig(
+                    body: reply.body, etag: response.headers["etag"], revision: reply.revision, matchedPattern: reply.matchedPattern,
+                    confirmedAt: now, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0)
+                let served = try config(from: fresh, scope: scope, source: .network, isStale: false)
+                save(fresh, as: key)
+                return served
+            case 304 where saved != nil:
+                var confirmed = saved!
+                confirmed.confirmedAt = now
+                confirmed.freshFor = maxAge(response.headers["cache-control"]) ?? 0
+                save(confirmed, as: key)
+                return try config(from: confirmed, scope: scope, source: .network, isStale: false)
+            default:
+                break
+            }
+            let (code, message) = SesameAPI.refusal(of: response)
+            switch (response.status, code) {
+            case (401, _):
+                // Expired, rotated out or revoked: a new token (a new key after a revocation), once more.
+                await tokens.discard(token)
+            case (403, "version_disabled"):
+                purgeVersion()
+                throw .versionDisabled(reason: message)
+            case (404, "no_config"):
+                remove(key)
+                throw .noConfig
+            case (400, "scope_unavailable_zero_knowledge"):
+                // Sesame cannot read it, so cannot cut it: fetch it whole and select here.
+                sendScope = false
+            case (503, _), (429, _):
+                let wait = SesameAPI.retryAfter(of: response)
+                if let wait { quietUntil = now.addingTimeInterval(TimeInterval(wait.components.seconds) + 1) }
+                throw response.status == 429 ? .rateLimited(retryAfter: wait ?? .seconds(1)) : .network(underlying: "Sesame is unavailable (\(code))")
+            default:
+                throw TokenSession.failure(response, code: code, message: message)
+            }
+        }
+        throw .server(code: "invalid_token", message: "Sesame kept refusing fresh tokens.")
+    }
+
+    // MARK: Serving without Sesame
+
+    private func servedWithoutSesame(_ saved: SavedConfig?, scope: [String], because error: SesameError) throws(SesameError) -> SesameConfig {
+        let now = clock.now()
+        if let saved {
+            guard saved.age(at: now) > configuration.cachePolicy.maxStaleness else {
+                return try config(from: saved, scope: scope, source: .cache, isStale: !saved.isFresh(at: now))
+            }
+            switch configuration.cachePolicy.onStaleConfig {
+            case .warnAndUse:
+                SesameLog.warning("serving a saved config older than the cache policy allows: Sesame cannot be reached")
+                return try config(from: saved, scope: scope, source: .cache, isStale: true)
+            case .useSilently:
+                return try config(from: saved, scope: scope, source: .cache, isStale: true)
+            case .failHard:
+                if let fallback = configuration.fallbackConfig { return Self.fallback(fallback) }
+                throw .staleCacheExpired
+            }
+        }
+        if let fallback = configuration.fallbackConfig { return Self.fallback(fallback) }
+        throw error
+    }
+
+    private static func fallback(_ values: [String: SesameConfig.Value]) -> SesameConfig {
+        SesameConfig(values: values, isStale: false, source: .fallback, revision: 0, matchedPattern: "")
+    }
+
+    // MARK: Reading a config
+
+    /// The app's view of `saved`: a zero-knowledge config opened with the password, cut to `scope`.
+    private func config(from saved: SavedConfig, scope: [String], source: SesameConfig.Source, isStale: Bool) throws(SesameError) -> SesameConfig {
+        var body = saved.body
+        let envelope: VaultEnvelope?
+        do { envelope = try VaultEnvelope.decode(body) } catch {
+            throw .zeroKnowledgeConfig("the envelope is malformed (\(error))")
+        }
+        if let envelope {
+            guard let password = configuration.zeroKnowledgePassword else {
+                throw .zeroKnowledgeConfig("this config is encrypted; set SesameConfiguration.zeroKnowledgePassword")
+            }
+            do { body = try envelope.open(password: password) } catch { throw .zeroKnowledgeConfig(error.description) }
+        }
+        guard let values = try? JSONDecoder().decode([String: SesameConfig.Value].self, from: body) else {
+            throw .server(code: "invalid_config", message: "The config is not a JSON object.")
+        }
+        let selected = scope.isEmpty ? values : Self.select(scope, from: values)
+        return SesameConfig(values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern)
+    }
+
+    /// Only the dot paths of `scope`, with the objects that lead to them.
+    static func select(_ scope: [String], from values: [String: SesameConfig.Value]) -> [String: SesameConfig.Value] {
+        var result: [String: SesameConfig.Value] = [:]
+        for path in scope {
+            let keys = path.split(separator: ".").map(String.init)
+            guard let value = SesameConfig(values: values, isStale: false, source: .cache, revision: 0, matchedPattern: "").value(path), !keys.isEmpty
+            else { continue }
+            result = insert(value, at: keys[...], into: result)
+        }
+        return result
+    }
+
+    private static func insert(_ value: SesameConfig.Value, at keys: ArraySlice<String>, into object: [String: SesameConfig.Value]) -> [String: SesameConfig.Value] {
+        var object = object
+        guard let first = keys.first else { return object }
+        if keys.count == 1 {
+            object[first] = value
+        } else {
+            var inner: [String: SesameConfig.Value] = [:]
+            if case .object(let existing) = object[first] { inner = existing }
+            object[first] = .object(insert(value, at: keys.dropFirst(), into: inner))
+        }
+        return object
+    }
+
+    // MARK: The saved configs
+
+    private func load(_ key: String) -> SavedConfig? {
+        guard let data = try? store.data(for: key) else { return nil }
+        return try? JSONDecoder().decode(SavedConfig.self, from: data)
+    }
+
+    private func save(_ config: SavedConfig, as key: String) {
+        guard let data = try? JSONEncoder().encode(config) else { return }
+        try? store.set(data, for: key)
+        var index = savedKeys()
+        if !index.contains(key) {
+            index.append(key)
+            try? store.set((try? JSONEncoder().encode(index)) ?? Data(), for: StoreKeys.configIndex)
+        }
+    }
+
+    private func remove(_ key: String) {
+        try? store.remove(key)
+        let index = savedKeys().filter { $0 != key }
+        try? store.set((try? JSONEncoder().encode(index)) ?? Data(), for: StoreKeys.configIndex)
+    }
+
+    /// Forgets every saved config of this version, whatever its scope: a switched-off version is
+    /// never served from the cache again.
+    private func purgeVersion() {
+        let prefix = StoreKeys.config(version: configuration.appVersion, scope: [])
+        for key in savedKeys() where key == prefix || key.hasPrefix(prefix + "?") { remove(key) }
+    }
+
+    private func savedKeys() -> [String] {
+        guard let data = try? store.data(for: StoreKeys.configIndex) else { return [] }
+        return (try? JSONDecoder().decode([String].self, from: data)) ?? []
+    }
+}

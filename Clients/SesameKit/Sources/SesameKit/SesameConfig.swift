@@ -1,0 +1,99 @@
+import Foundation
+
+/// A config as the app reads it: a JSON object, read by dot paths (`api_keys.stripe`).
+public struct SesameConfig: Sendable, Equatable {
+    /// A JSON value.
+    public enum Value: Sendable, Equatable, Codable {
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case object([String: Value])
+        case array([Value])
+        case null
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() { self = .null }
+            else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
+            else if let number = try? container.decode(Double.self) { self = .number(number) }
+            else if let string = try? container.decode(String.self) { self = .string(string) }
+            else if let array = try? container.decode([Value].self) { self = .array(array) }
+            else { self = .object(try container.decode([String: Value].self)) }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
+            case .object(let value): try container.encode(value)
+            case .array(let value): try container.encode(value)
+            case .null: try container.encodeNil()
+            }
+        }
+    }
+
+    /// Where a config came from.
+    public enum Source: Sendable, Equatable {
+        /// Sesame answered now (a 304 confirming the saved copy counts).
+        case network
+        /// The saved copy, because Sesame could not be reached or it was still fresh.
+        case cache
+        /// `SesameConfiguration.fallbackConfig`.
+        case fallback
+    }
+
+    /// The whole config.
+    public let values: [String: Value]
+    /// Whether it is older than Sesame said it may be used for (served offline).
+    public let isStale: Bool
+    /// Where it came from.
+    public let source: Source
+    /// The revision of the matched pattern; 0 for the fallback.
+    public let revision: Int64
+    /// The version pattern that served it (`2.1.*`); empty for the fallback.
+    public let matchedPattern: String
+
+    public init(values: [String: Value], isStale: Bool, source: Source, revision: Int64, matchedPattern: String) {
+        self.values = values
+        self.isStale = isStale
+        self.source = source
+        self.revision = revision
+        self.matchedPattern = matchedPattern
+    }
+
+    /// The value at a dot path (`features.checkout.enabled`), or nil.
+    public func value(_ path: String) -> Value? {
+        var current: Value = .object(values)
+        for key in path.split(separator: ".", omittingEmptySubsequences: false) {
+            guard case .object(let object) = current, let next = object[String(key)] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// The string at `path`, or nil when absent or not a string.
+    public func string(_ path: String) -> String? {
+        if case .string(let value) = value(path) { return value }
+        return nil
+    }
+
+    /// The boolean at `path`, or nil when absent or not a boolean.
+    public func bool(_ path: String) -> Bool? {
+        if case .bool(let value) = value(path) { return value }
+        return nil
+    }
+
+    /// The whole number at `path`, or nil when absent, not a number or not whole.
+    public func int(_ path: String) -> Int? {
+        guard case .number(let value) = value(path), value.rounded() == value, abs(value) < 9.0e15 else { return nil }
+        return Int(value)
+    }
+
+    /// The number at `path`, or nil when absent or not a number.
+    public func double(_ path: String) -> Double? {
+        if case .number(let value) = value(path) { return value }
+        return nil
+    }
+}

@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import Synchronization
+
+@testable import SesameKit
+
+/// A scripted Sesame behind an `HTTPTransport`: the auth flows and `/v1/config` as the real
+/// services answer them, with switches for what a test wants to happen, and a log of what it was sent.
+final class ScriptedSesame: HTTPTransport, Sendable {
+    struct State {
+        var requests: [HTTPExchange.Request] = []
+        var challenges: Set<String> = []
+        var attestedKeys: [String] = []
+        var refreshTokens: [String: String] = [:]  // refresh token → key id
+        var accessTokens: Set<String> = []
+        var revokedAccess: Set<String> = []
+        var issued = 0
+        var accessLifetime = 900
+        /// The config served, or nil for 404 no_config.
+        var config: String? = #"{"api_keys":{"stripe":"sk_live_1"},"features":{"x":true},"limits":{"n":5}}"#
+        var revision: Int64 = 1
+        var cacheControl = "private, no-cache"
+        var refreshAfter: Int?
+        var killSwitchReason: String?
+        var offline = false
+        var status503 = false
+        var retryAfter429: Int?
+        var zeroKnowledge = false
+        var refreshRefusal: String?
+        /// How long each refresh takes to answer (to let concurrent callers pile up).
+        var refreshDelay: Duration = .zero
+    }
+
+    let state = Mutex(State())
+
+    func with<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    var requestPaths: [String] { with { $0.requests.map(\.url.path) } }
+    func count(_ path: String) -> Int { requestPaths.filter { $0 == path }.count }
+
+    func send(_ request: HTTPExchange.Request) async throws -> HTTPExchange.Response {
+        let (offline, delay) = with { state -> (Bool, Duration) in
+            state.requests.append(request)
+            return (state.offline, request.url.path == "/v1/auth/refresh" ? state.refreshDelay : .zero)
+        }
+        if offline { throw URLError(.notConnectedToInternet) }
+        if delay > .zero { try await Task.sleep(for: delay) }
+        return with { state in respond(to: request, state: &state) }
+    }
+
+    private func json(_ status: Int, _ object: [String: Any], headers: [String: String] = [:]) -> HTTPExchange.Response {
+        var headers = headers
+        headers["content-type"] = "application/json"
+        return HTTPExchange.Response(status: status, headers: headers, body: try! JSONSerialization.data(withJSONObject: object))
+    }
+
+    private func refusal(_ status: Int, _ code: String, _ message: String = "refused", headers: [String: String] = [:]) -> HTTPExchange.Response {
+        json(status, ["error": ["code": code, "message": message]], headers: headers)
+    }
+
+    private func body(_ request: HTTPExchange.Request) -> [String: Any] {
+        (request.body.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }) ?? [:]
+    }
+
+    private func issue(for keyID: String, state: inout State) -> HTTPExchange.Response {
+        state.issued += 1
+        let access = "access-\(state.issued)", refresh = "refresh-\(state.issued)"
+        state.accessTokens.insert(access)
+        state.refreshTokens[refresh] = keyID
+        return json(200, ["accessToken": access, "refreshToken": refresh, "expiresIn": state.accessLifetime])
+    }
+
+    private func respond(to request: HTTPExchange.Request, state: inout State) -> HTTPExchange.Response {
+        switch (request.method, request.url.path) {
+        case ("POST", "/v1/auth/challenge"):
+            let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            state.challenges.insert(nonce)
+            return json(200, ["nonce": nonce, "expiresIn": 300])
+        case ("POST", "/v1/auth/attest"):
+            let body = body(request)
+            guard let nonce = body["nonce"] as? String, state.challenges.remove(nonce) != nil else { return refusal(401, "invalid_challenge") }
+            guard let keyID = body["keyId"] as? String, let object = (body["attestationObject"] as? String).flatMap({ Data(base64Encoded: $0) }),
+                object == FakeAppAttest.attestation(keyID: keyID, clientDataHash: Data(SHA256.hash(data: Data(base64Encoded: nonce)!)))
+            else { return refusal(401, "attestation_invalid") }
+            guard !state.attestedKeys.contains(keyID) else { return refusal(409, "key_already_attested") }
+            state.attestedKeys.append(keyID)
+            return issue(for: keyID, state: &state)
+        case ("POST", "/v1/auth/refresh"):
+            let body = body(request)
+            if let code = state.refreshRefusal { return refusal(401, code) }
+            guard let token = body["refreshToken"] as? String, let keyID = state.refreshTokens.removeValue(forKey: token) else {
+                return refusal(401, "refresh_token_reused")
+            }
+            guard let clientData = (body["clientData"] as? String).flatMap({ Data(base64Encoded: $0) }),
+                let challenge = (try? JSONSerialization.jsonObject(with: clientData) as? [String: String])?["challenge"],
+                state.challenges.remove(challenge) != nil,
+                (body["assertion"] as? String).flatMap({ Data(base64Encoded: $0) })
+                    == FakeAppAttest.assertion(keyID: keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+            else { return refusal(401, "assertion_invalid") }
+            return issue(for: keyID, state: &state)
+        case ("GET", "/v1/config"):
+            let bearer = request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            if state.revokedAccess.contains(bearer) { return refusal(401, "token_revoked") }
+            guard state.accessTokens.contains(bearer) else { return refusal(401, "invalid_token") }
+            if let seconds = state.retryAfter429 { return refusal(429, "rate_limited", headers: ["retry-after": String(seconds)]) }
+            if state.status503 { return refusal(503, "service_unavailable", headers: ["retry-after": "5"]) }
+            if let reason = state.killSwitchReason { return refusal(403, "version_disabled", reason) }
+            guard let config = state.config else { return refusal(404, "no_config") }
+            let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            if state.zeroKnowledge, query.contains(where: { $0.name == "scope" }) { return refusal(400, "scope_unavailable_zero_knowledge") }
+            let etag = "\"\(state.revision)-etag\""
+            var headers = ["etag": etag, "cache-control": state.cacheControl]
+            if let refreshAfter = state.refreshAfter { headers["cache-control"] = "private, max-age=\(refreshAfter)" }
+            if request.headers["if-none-match"] == etag { return HTTPExchange.Response(status: 304, headers: headers) }
+            var reply: [String: Any] = [
+                "config": try! JSONSerialization.jsonObject(with: Data(config.utf8)), "matchedPattern": "*", "revision": state.revision,
+                "requestedVersion": query.first { $0.name == "version" }?.value ?? "",
+            ]
+            if let refreshAfter = state.refreshAfter { reply["refreshAfter"] = refreshAfter }
+            return json(200, reply, headers: headers)
+        default:
+            return refusal(404, "not_found")
+        }
+    }
+}
+
+/// An `AppAttestProvider` whose attestations and assertions `ScriptedSesame` recognises (the
+/// cryptography of real ones is the server's concern, tested there against a software attester).
+final class FakeAppAttest: AppAttestProvider, Sendable {
+    struct State {
+        var generated = 0
+        var attestCalls: [(keyID: String, clientDataHash: Data)] = []
+        var assertions = 0
+        var attestFailures: [AppAttestProviderError] = []
+    }
+
+    let supported: Bool
+    let state = Mutex(State())
+
+    init(supported: Bool = true) { self.supported = supported }
+
+    var isSupported: Bool { supported }
+
+    func generateKey() async throws -> String {
+        guard supported else { throw AppAttestProviderError.unsupported }
+        return state.withLock { state in
+            state.generated += 1
+            return Data(SHA256.hash(data: Data("key-\(state.generated)".utf8))).base64EncodedString()
+        }
+    }
+
+    func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try state.withLock { state in
+            state.attestCalls.append((keyID, clientDataHash))
+            if !state.attestFailures.isEmpty { throw state.attestFailures.removeFirst() }
+        }
+        return Self.attestation(keyID: keyID, clientDataHash: clientDataHash)
+    }
+
+    func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        state.withLock { $0.assertions += 1 }
+        return Self.assertion(keyID: keyID, clientDataHash: clientDataHash)
+    }
+
+    static func attestation(keyID: String, clientDataHash: Data) -> Data { Data("attest:\(keyID):".utf8) + clientDataHash }
+    static func assertion(keyID: String, clientDataHash: Data) -> Data { Data("assert:\(keyID):".utf8) + clientDataHash }
+}

@@ -1,0 +1,265 @@
+import Crypto
+import Foundation
+import SesameVault
+import Synchronization
+import Testing
+
+@testable import SesameKit
+
+/// Time the tests move by hand; sleeping only records how long was asked.
+final class TestClock: Sendable {
+    let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    let slept = Mutex<[Duration]>([])
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    var clock: ClientClock {
+        ClientClock(now: { self.current.withLock { $0 } }, sleep: { duration in self.slept.withLock { $0.append(duration) } })
+    }
+}
+
+struct Harness {
+    let sesame = ScriptedSesame()
+    let attest: FakeAppAttest
+    let store = InMemorySecureStore()
+    let time = TestClock()
+    var cachePolicy = CachePolicy()
+    var fallback: [String: SesameConfig.Value]?
+    var password: String?
+
+    init(attest: FakeAppAttest = FakeAppAttest()) { self.attest = attest }
+
+    func client() -> SesameClient {
+        SesameClient(
+            configuration: SesameConfiguration(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3",
+                cachePolicy: cachePolicy, fallbackConfig: fallback, zeroKnowledgePassword: password),
+            attestation: attest, store: store, transport: sesame, clock: time.clock)
+    }
+}
+
+@Suite("SesameClient against a scripted Sesame")
+struct SesameClientTests {
+    @Test("first launch: challenge, attest over SHA-256 of the nonce bytes, fetch with the access token; the key id is kept")
+    func firstLaunch() async throws {
+        let harness = Harness()
+        let config = try await harness.client().fetchConfig()
+        #expect(harness.sesame.requestPaths == ["/v1/auth/challenge", "/v1/auth/attest", "/v1/config"])
+        #expect(config.string("api_keys.stripe") == "sk_live_1")
+        #expect(config.bool("features.x") == true)
+        #expect(config.int("limits.n") == 5)
+        #expect(config.source == .network && !config.isStale && config.revision == 1 && config.matchedPattern == "*")
+        let keyID = try #require(try harness.store.string(for: StoreKeys.keyID))
+        let call = try #require(harness.attest.state.withLock { $0.attestCalls.first })
+        #expect(call.keyID == keyID)
+        let config2 = try #require(harness.sesame.with { $0.requests.first { $0.url.path == "/v1/config" } })
+        #expect(config2.headers["authorization"] == "Bearer access-1")
+        #expect(config2.url.query?.contains("version=2.1.3") == true)
+        // A new launch (a new client over the same store) refreshes instead of attesting again.
+        _ = try await harness.client().fetchConfig()
+        #expect(harness.sesame.count("/v1/auth/attest") == 1)
+        #expect(harness.sesame.count("/v1/auth/refresh") == 1)
+        #expect(harness.attest.state.withLock { $0.assertions } == 1)
+    }
+
+    @Test("a fresh saved config is served without asking; past its freshness an unchanged one costs a 304")
+    func freshness() async throws {
+        let harness = Harness()
+        harness.sesame.with { $0.refreshAfter = 60 }
+        let client = harness.client()
+        _ = try await client.fetchConfig()
+        let cached = try await client.fetchConfig()
+        #expect(cached.source == .cache && !cached.isStale)
+        #expect(harness.sesame.count("/v1/config") == 1)
+        harness.time.advance(61)
+        harness.sesame.with { $0.refreshAfter = nil }
+        let revalidated = try await client.fetchConfig()
+        #expect(revalidated.source == .network && revalidated.string("api_keys.stripe") == "sk_live_1")
+        let last = try #require(harness.sesame.with { $0.requests.last })
+        #expect(last.headers["if-none-match"] == "\"1-etag\"")
+        #expect(harness.sesame.count("/v1/config") == 2)
+    }
+
+    @Test("offline: the saved config is served stale; past maxStaleness the policy decides, then the fallback")
+    func offline() async throws {
+        var harness = Harness()
+        harness.cachePolicy = CachePolicy(maxStaleness: .seconds(3600), onStaleConfig: .failHard)
+        _ = try await harness.client().fetchConfig()
+        harness.sesame.with { $0.offline = true }
+        let stale = try await harness.client().fetchConfig()
+        #expect(stale.source == .cache && stale.isStale && stale.string("api_keys.stripe") == "sk_live_1")
+        harness.time.advance(3601)
+        await #expect(throws: SesameError.staleCacheExpired) { try await harness.client().fetchConfig() }
+        harness.fallback = ["mode": .string("safe")]
+        let fallback = try await harness.client().fetchConfig()
+        #expect(fallback.source == .fallback && fallback.string("mode") == "safe")
+        harness.cachePolicy.onStaleConfig = .warnAndUse
+        harness.fallback = nil
+        let warned = try await harness.client().fetchConfig()
+        #expect(warned.source == .cache && warned.isStale)
+    }
+
+    @Test("nothing saved and no network: a network error, or the fallback when there is one")
+    func offlineFirstLaunch() async throws {
+        var harness = Harness()
+        harness.sesame.with { $0.offline = true }
+        await #expect {
+            try await harness.client().fetchConfig()
+        } throws: { error in
+            if case .network = error as? SesameError { return true }
+            return false
+        }
+        harness.fallback = ["mode": .string("safe")]
+        #expect(try await harness.client().fetchConfig().source == .fallback)
+    }
+
+    @Test("a kill switch surfaces the reason and purges every saved config of the version, whatever its scope")
+    func killSwitch() async throws {
+        let harness = Harness()
+        let client = harness.client()
+        _ = try await client.fetchConfig()
+        _ = try await client.fetchConfig(scope: ["api_keys.stripe"])
+        harness.sesame.with { $0.killSwitchReason = "Please update from the App Store." }
+        await #expect(throws: SesameError.versionDisabled(reason: "Please update from the App Store.")) { try await client.fetchConfig() }
+        #expect(harness.store.keys.filter { $0.hasPrefix("sesame.config.2.1.3") }.isEmpty)
+        // Offline afterwards: nothing of the disabled version is served.
+        harness.sesame.with { $0.offline = true }
+        await #expect { try await client.fetchConfig(scope: ["api_keys.stripe"]) } throws: { error in
+            if case .network = error as? SesameError { return true }
+            return false
+        }
+    }
+
+    @Test("many callers needing a token at once share one refresh and one assertion")
+    func singleFlight() async throws {
+        let harness = Harness()
+        _ = try await harness.client().fetchConfig()
+        harness.sesame.with { $0.refreshDelay = .milliseconds(50) }
+        let client = harness.client()
+        try await withThrowingTaskGroup(of: SesameConfig.self) { group in
+            for index in 0..<20 { group.addTask { try await client.fetchConfig(scope: ["limits.n", "k\(index)"]) } }
+            for try await config in group { #expect(config.int("limits.n") == 5) }
+        }
+        #expect(harness.sesame.count("/v1/auth/refresh") == 1)
+        #expect(harness.attest.state.withLock { $0.assertions } == 1)
+        #expect(harness.sesame.count("/v1/auth/attest") == 1)
+    }
+
+    @Test("an emergency revocation: the next fetch re-attests with a new key, with nothing for the app to do")
+    func revocation() async throws {
+        let harness = Harness()
+        let client = harness.client()
+        _ = try await client.fetchConfig()
+        let firstKey = try harness.store.string(for: StoreKeys.keyID)
+        harness.sesame.with { state in
+            state.revokedAccess = state.accessTokens
+            state.refreshRefusal = "token_revoked"
+        }
+        let config = try await client.fetchConfig()
+        #expect(config.source == .network)
+        harness.sesame.with { $0.refreshRefusal = nil }
+        let secondKey = try harness.store.string(for: StoreKeys.keyID)
+        #expect(secondKey != nil && secondKey != firstKey)
+        #expect(harness.sesame.count("/v1/auth/attest") == 2)
+    }
+
+    @Test("a reused refresh token (a thief got there first) leads to a new key and a new attestation")
+    func reusedRefreshToken() async throws {
+        let harness = Harness()
+        _ = try await harness.client().fetchConfig()
+        harness.sesame.with { $0.refreshTokens = [:] }
+        #expect(try await harness.client().fetchConfig().source == .network)
+        #expect(harness.sesame.count("/v1/auth/attest") == 2)
+        #expect(harness.attest.state.withLock { $0.generated } == 2)
+    }
+
+    @Test("429 with Retry-After: rateLimited, and Sesame is not asked again until the wait is over")
+    func rateLimited() async throws {
+        let harness = Harness()
+        let client = harness.client()
+        harness.sesame.with { $0.retryAfter429 = 30 }
+        await #expect { try await client.fetchConfig() } throws: { error in
+            guard case .rateLimited(let wait) = error as? SesameError else { return false }
+            return wait >= .seconds(30) && wait < .seconds(31)
+        }
+        let asked = harness.sesame.count("/v1/config")
+        _ = try? await client.fetchConfig()
+        #expect(harness.sesame.count("/v1/config") == asked)
+        harness.time.advance(32)
+        harness.sesame.with { $0.retryAfter429 = nil }
+        #expect(try await client.fetchConfig().source == .network)
+    }
+
+    @Test("503 serves the saved config instead of failing")
+    func unavailable() async throws {
+        let harness = Harness()
+        let client = harness.client()
+        _ = try await client.fetchConfig()
+        harness.sesame.with { $0.status503 = true }
+        let served = try await client.fetchConfig()
+        #expect(served.source == .cache && served.isStale)
+    }
+
+    @Test("App Attest unavailable: the same key is tried again after a wait; a key that will not attest is replaced once")
+    func attestationRetries() async throws {
+        let harness = Harness()
+        harness.attest.state.withLock { $0.attestFailures = [.serverUnavailable] }
+        _ = try await harness.client().fetchConfig()
+        let calls = harness.attest.state.withLock { $0.attestCalls }
+        #expect(calls.count == 2 && calls[0].keyID == calls[1].keyID)
+        #expect(harness.time.slept.withLock { $0 } == [.seconds(2)])
+
+        let other = Harness()
+        other.attest.state.withLock { $0.attestFailures = [.invalidKey] }
+        _ = try await other.client().fetchConfig()
+        let replaced = other.attest.state.withLock { $0.attestCalls }
+        #expect(replaced.count == 2 && replaced[0].keyID != replaced[1].keyID)
+    }
+
+    @Test("a device without App Attest is told so, and nothing is sent")
+    func unsupported() async throws {
+        let harness = Harness(attest: FakeAppAttest(supported: false))
+        await #expect(throws: SesameError.unsupportedDevice) { try await harness.client().fetchConfig() }
+        #expect(harness.sesame.count("/v1/auth/attest") == 0)
+    }
+
+    @Test("no config published: noConfig")
+    func noConfig() async throws {
+        let harness = Harness()
+        harness.sesame.with { $0.config = nil }
+        await #expect(throws: SesameError.noConfig) { try await harness.client().fetchConfig() }
+    }
+
+    @Test("zero knowledge: the envelope is opened with the password, and the scope is applied here, never sent again")
+    func zeroKnowledge() async throws {
+        var harness = Harness()
+        let envelope = try VaultEnvelope.seal(
+            Data(#"{"api_keys":{"stripe":"sk_zk"},"other":1}"#.utf8), password: "correct horse", cost: .init(n: 1 << 10, r: 8, p: 1))
+        harness.sesame.with { state in
+            state.config = String(decoding: try! envelope.encoded(), as: UTF8.self)
+            state.zeroKnowledge = true
+        }
+        await #expect { try await harness.client().fetchConfig() } throws: { error in
+            if case .zeroKnowledgeConfig = error as? SesameError { return true }
+            return false
+        }
+        harness.password = "correct horse"
+        let config = try await harness.client().fetchConfig(scope: ["api_keys.stripe"])
+        #expect(config.string("api_keys.stripe") == "sk_zk")
+        #expect(config.value("other") == nil)
+        harness.password = "wrong"
+        await #expect { try await harness.client().fetchConfig() } throws: { error in
+            if case .zeroKnowledgeConfig = error as? SesameError { return true }
+            return false
+        }
+    }
+
+    @Test("nothing secret is kept outside the store: tokens and configs never reach the request log in the clear but where sent")
+    func storeHoldsOnlyWhatItMust() async throws {
+        let harness = Harness()
+        _ = try await harness.client().fetchConfig()
+        #expect(Set(harness.store.keys) == [StoreKeys.keyID, StoreKeys.refreshToken, "sesame.config.2.1.3", StoreKeys.configIndex])
+        // The access token lives in memory only.
+        for key in harness.store.keys {
+            #expect(!(String(decoding: try harness.store.data(for: key) ?? Data(), as: UTF8.self).contains("access-1")))
+        }
+    }
+}
