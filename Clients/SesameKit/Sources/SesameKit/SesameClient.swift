@@ -76,7 +76,8 @@ public actor SesameClient {
         for _ in 0..<3 {
             let token: String
             do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
-                throw .network(underlying: "\(type(of: error))")
+                // The secure store failed: nothing to do but report it.
+                throw .network(underlying: "the secure store failed (\(type(of: error)))")
             }
             var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
             if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
@@ -95,8 +96,9 @@ public actor SesameClient {
                 let served = try config(from: fresh, scope: scope, source: .network, isStale: false)
                 save(fresh, as: key)
                 return served
-            case 304 where saved != nil:
-                var confirmed = saved!
+            case 304:
+                // Only ever an answer to our If-None-Match, so there is a saved copy to confirm.
+                guard var confirmed = saved else { throw .server(code: "invalid_response", message: "Sesame confirmed a config this app does not hold.") }
                 confirmed.confirmedAt = now
                 confirmed.freshFor = maxAge(response.headers["cache-control"]) ?? 0
                 save(confirmed, as: key)

@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import SesameKit
+import Synchronization
+
+/// An `AppAttestProvider` in software: keys in memory, attestations signed by a
+/// `SoftwareAttestationAuthority`, in exactly the format Apple's `DCAppAttestService` produces. A
+/// development server that trusts the authority's root accepts it; a production server never does.
+/// For tests, the Simulator, CI and `sesame-device`.
+public final class SoftwareAppAttest: AppAttestProvider, Sendable {
+    /// App Attest's two environments, told apart by the AAGUID in each attestation.
+    public enum Environment: Sendable {
+        case development, production
+
+        var aaguid: [UInt8] {
+            switch self {
+            case .development: Array("appattestdevelop".utf8)
+            case .production: Array("appattest".utf8) + [UInt8](repeating: 0, count: 7)
+            }
+        }
+    }
+
+    private struct Key {
+        let privateKey: P256.Signing.PrivateKey
+        var counter: UInt32 = 0
+    }
+
+    /// `TEAMID.bundle.id`.
+    public let appID: String
+    public let authority: SoftwareAttestationAuthority
+    public let environment: Environment
+    private let keys = Mutex<[String: Key]>([:])
+
+    public init(appID: String, authority: SoftwareAttestationAuthority, environment: Environment = .development) {
+        self.appID = appID
+        self.authority = authority
+        self.environment = environment
+    }
+
+    public var isSupported: Bool { true }
+
+    public func generateKey() async throws -> String {
+        let privateKey = P256.Signing.PrivateKey()
+        let keyID = Data(SHA256.hash(data: privateKey.publicKey.x963Representation)).base64EncodedString()
+        keys.withLock { $0[keyID] = Key(privateKey: privateKey) }
+        return keyID
+    }
+
+    public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        guard let key = keys.withLock({ $0[keyID] }), let credentialID = Data(base64Encoded: keyID) else {
+            throw AppAttestProviderError.invalidKey
+        }
+        let publicKey = key.privateKey.publicKey.x963Representation
+        let coseKey = CBORWriter.Value.map([
+            (.unsigned(1), .unsigned(2)),  // kty: EC2
+            (.unsigned(3), .negative(6)),  // alg: ES256 (-7)
+            (.negative(0), .unsigned(1)),  // crv: P-256
+            (.negative(1), .bytes(Array(publicKey.dropFirst().prefix(32)))),
+            (.negative(2), .bytes(Array(publicKey.suffix(32)))),
+        ])
+        var authenticatorData = rpIDHash + [0x40] + [0, 0, 0, 0] + environment.aaguid
+        authenticatorData += [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xff)] + Array(credentialID)
+        authenticatorData += CBORWriter.encode(coseKey)
+        let nonce = Array(SHA256.hash(data: authenticatorData + Array(clientDataHash)))
+        let chain = try authority.chain(for: key.privateKey.publicKey, nonce: nonce)
+        return Data(
+            CBORWriter.encode(
+                .map([
+                    (.text("fmt"), .text("apple-appattest")),
+                    (
+                        .text("attStmt"),
+                        .map([
+                            (.text("x5c"), .array(chain.map { .bytes($0) })),
+                            (.text("receipt"), .bytes(Array("software-app-attest-receipt".utf8))),
+                        ])
+                    ),
+                    (.text("authData"), .bytes(authenticatorData)),
+                ])))
+    }
+
+    public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        guard let (privateKey, counter) = keys.withLock({ keys -> (P256.Signing.PrivateKey, UInt32)? in
+            guard var key = keys[keyID] else { return nil }
+            key.counter += 1
+            keys[keyID] = key
+            return (key.privateKey, key.counter)
+        }) else { throw AppAttestProviderError.invalidKey }
+        let authenticatorData = rpIDHash + [0x00] + [UInt8(counter >> 24), UInt8(counter >> 16 & 0xff), UInt8(counter >> 8 & 0xff), UInt8(counter & 0xff)]
+        let nonce = Array(SHA256.hash(data: authenticatorData + Array(clientDataHash)))
+        let signature = try privateKey.signature(for: nonce)
+        return Data(
+            CBORWriter.encode(
+                .map([
+                    (.text("signature"), .bytes(Array(signature.derRepresentation))),
+                    (.text("authenticatorData"), .bytes(authenticatorData)),
+                ])))
+    }
+
+    private var rpIDHash: [UInt8] { Array(SHA256.hash(data: Array(appID.utf8))) }
+}

@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// A certificate authority that stands in for Apple's App Attest CA, for tests and development
+/// servers: a fresh root and intermediate, in memory. Give `rootCertificatePEM` to a development
+/// server's `SESAME_APP_ATTEST_EXTRA_ROOTS` and it accepts `SoftwareAppAttest`'s attestations.
+public final class SoftwareAttestationAuthority: Sendable {
+    /// The root, as a server trusts it.
+    public let rootCertificate: Certificate
+    /// The intermediate that signs each key's certificate.
+    public let intermediateCertificate: Certificate
+    private let intermediateKey: P256.Signing.PrivateKey
+    private let validity: ClosedRange<Date>
+
+    /// A new authority whose certificates are valid from an hour before to a day after `now`.
+    public init(now: Date = Date()) {
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
+        let validity = now.addingTimeInterval(-3600)...now.addingTimeInterval(86400)
+        // Building these from fixed, valid parts cannot fail; a failure is a bug in this file.
+        do {
+            let rootName = try DistinguishedName { CommonName("SesameKit Software App Attestation Root CA") }
+            let intermediateName = try DistinguishedName { CommonName("SesameKit Software App Attestation CA 1") }
+            rootCertificate = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
+                notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
+                issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    Critical(KeyUsage(keyCertSign: true))
+                },
+                issuerPrivateKey: .init(rootKey))
+            intermediateCertificate = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
+                notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
+                issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(keyCertSign: true))
+                },
+                issuerPrivateKey: .init(rootKey))
+        } catch {
+            preconditionFailure("cannot build the software attestation CA: \(error)")
+        }
+        self.intermediateKey = intermediateKey
+        self.validity = validity
+    }
+
+    /// The root certificate as PEM.
+    public var rootCertificatePEM: String {
+        (try? rootCertificate.serializeAsPEM().pemString) ?? ""
+    }
+
+    /// The OID of Apple's nonce extension in a key's certificate.
+    static let nonceExtensionOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
+
+    /// A certificate for `publicKey` carrying `nonce` as Apple's does, and the intermediate's, in DER.
+    func chain(for publicKey: P256.Signing.PublicKey, nonce: [UInt8]) throws -> [[UInt8]] {
+        // SEQUENCE { [1] EXPLICIT OCTET STRING (32) }, as Apple encodes it.
+        let nonceExtension: [UInt8] = [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + nonce
+        let name = try DistinguishedName {
+            CommonName(SHA256.hash(data: publicKey.x963Representation).map { String(format: "%02x", $0) }.joined())
+        }
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(publicKey),
+            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
+            issuer: intermediateCertificate.subject, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                Certificate.Extension(oid: Self.nonceExtensionOID, critical: false, value: nonceExtension[...])
+            },
+            issuerPrivateKey: .init(intermediateKey))
+        return [try Self.der(leaf), try Self.der(intermediateCertificate)]
+    }
+
+    /// The DER encoding of `certificate`.
+    public static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+}
