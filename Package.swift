@@ -27,6 +27,8 @@ let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", pac
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
 /// The zero-knowledge envelope lives in the client SDK's package, so there is one implementation.
 let sesameVault: Target.Dependency = .product(name: "SesameVault", package: "SesameKit")
+let sesameKit: Target.Dependency = .product(name: "SesameKit", package: "SesameKit")
+let sesameKitTesting: Target.Dependency = .product(name: "SesameKitTesting", package: "SesameKit")
 
 let package = Package(
     name: "Sesame",
@@ -234,6 +236,7 @@ let package = Package(
         .testTarget(
             name: "DeliveryServiceTests",
             dependencies: [
+                sesameKit, sesameKitTesting,
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
                 "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", hummingbirdTesting, crypto, jwtKit, postgresNIO,
             ],

@@ -2,18 +2,22 @@
 import PackageDescription
 
 /// SesameKit: what an iOS app adds to get its config from Sesame without shipping secrets. Its own
-/// package, so an app resolves Foundation and swift-crypto only — never the server's Hummingbird,
-/// PostgresNIO or librdkafka.
+/// package, so an app never resolves the server's Hummingbird, PostgresNIO or librdkafka: the
+/// `SesameKit` library needs Foundation and swift-crypto only. `SesameKitTesting` (the software
+/// App Attest for tests and development) adds swift-certificates to write its certificates.
 let package = Package(
     name: "SesameKit",
     platforms: [.iOS(.v15), .macOS(.v13)],
     products: [
         .library(name: "SesameKit", targets: ["SesameKit"]),
+        .library(name: "SesameKitTesting", targets: ["SesameKitTesting"]),
         // The zero-knowledge envelope on its own: the server's CLI and admin use this one implementation.
         .library(name: "SesameVault", targets: ["SesameVault"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
     ],
     targets: [
         .target(
@@ -21,7 +25,14 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         .target(name: "SesameKit", dependencies: ["SesameVault", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "SesameKitTests", dependencies: ["SesameKit", "SesameVault"]),
+        .target(
+            name: "SesameKitTesting",
+            dependencies: [
+                "SesameKit", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .testTarget(name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault"]),
         .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], resources: [.copy("Vectors")]),
     ]
 )

@@ -43,15 +43,18 @@ struct DeliveryHarness: Sendable {
     /// - Parameters:
     ///   - kafkaBrokers: a private broker the test may stop; the shared test broker by default.
     ///   - resyncInterval: delivery's full reload from PostgreSQL; long, to prove the event path.
+    ///   - extraRootsPEM: another attestation root auth trusts besides the harness's attester (SesameKit's).
     static func run(
-        kafkaBrokers: [String]? = nil, resyncInterval: Duration = .seconds(30), _ body: @Sendable (DeliveryHarness) async throws -> Void
+        kafkaBrokers: [String]? = nil, resyncInterval: Duration = .seconds(30), extraRootsPEM: String? = nil,
+        _ body: @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try kafkaBrokers ?? TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: Array(repeating: 5, count: 32)), port: 0,
-                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken,
+                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString + "\n" + (extraRootsPEM ?? ""),
+                operatorToken: operatorToken,
                 deliveryResyncInterval: resyncInterval)
             try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
                 try await ready(admin)
