@@ -159,7 +159,7 @@ let package = Package(
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: ["AppAttestTesting", sesameVault, argumentParser, crypto, x509],
+            dependencies: [sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
             path: "Tests/EndToEnd"
         ),
         .target(

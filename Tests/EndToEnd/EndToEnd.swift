@@ -1,6 +1,7 @@
 import AppAttestTesting
 import ArgumentParser
 import Foundation
+import SesameKitTesting
 import SesameVault
 import SwiftASN1
 import X509
@@ -21,10 +22,12 @@ struct EndToEnd: AsyncParsableCommand {
     func run() async throws {
         guard let gatewayURL = URL(string: gateway) else { throw ValidationError("--gateway is not a URL") }
         let attester = try SoftwareAttester()
+        let kitAuthority = SoftwareAttestationAuthority()
         let workURL = URL(fileURLWithPath: work, isDirectory: true)
         try FileManager.default.createDirectory(at: workURL, withIntermediateDirectories: true)
         let root = workURL.appendingPathComponent("software-attester-root.pem")
-        try attester.rootCertificate.serializeAsPEM().pemString.write(to: root, atomically: true, encoding: .utf8)
+        try (attester.rootCertificate.serializeAsPEM().pemString + "\n" + kitAuthority.rootCertificatePEM)
+            .write(to: root, atomically: true, encoding: .utf8)
         let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let suite = LocalSuite(
             runner: runner, cli: cli, gateway: gatewayURL,
@@ -34,8 +37,8 @@ struct EndToEnd: AsyncParsableCommand {
         let walk = Walk(
             suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
             replicas: try delivery.map { guard let url = URL(string: $0) else { throw ValidationError("bad --delivery \($0)") }; return HTTPClient(base: url) },
-            work: workURL)
-        var failure: Error?
+            work: workURL, kitAuthority: kitAuthority)
+        var failure: (any Error)?
         do { try await walk.run() } catch { failure = error }
         try? await suite.runSuite(["down"])
         if let failure {

@@ -1,13 +1,17 @@
 import Foundation
+import SesameKitTesting
 import SesameVault
 
-/// The nine steps of the walk, in order; each prints one line with its duration.
+/// The steps of the walk, in order; each prints one line with its duration. 1–9 speak the HTTP
+/// API as a device would; 10–13 go through SesameKit (`KitWalk`).
 struct Walk: Sendable {
     let suite: LocalSuite
     let device: Device
     /// Each delivery replica, reached directly rather than through the gateway.
     let replicas: [HTTPClient]
     let work: URL
+    /// The software App Attest root SesameKit's installs attest under (auth trusts it).
+    let kitAuthority: SoftwareAttestationAuthority
 
     private static let vaultPassword = "correct horse battery staple, e2e"
 
@@ -148,6 +152,10 @@ struct Walk: Sendable {
             let family = try await device.refresh(try await device.assertedRefreshBody().merging(["refreshToken": current]) { $1 })
             try expect(family.status == 401, "the family's newest token still works after the reuse: \(family.status)")
         }
+        let kit = KitWalk(
+            suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
+            vaultPassword: Self.vaultPassword)
+        try await kit.run { number, title, body in try await step(number, title, body) }
     }
 
     // MARK: Helpers

@@ -1,0 +1,83 @@
+import Foundation
+import SesameKit
+import SesameKitTesting
+
+/// The walk's SesameKit steps: what an app using the SDK sees through the gateway, from its first
+/// launch to the suite going away.
+struct KitWalk: Sendable {
+    let suite: LocalSuite
+    let gateway: URL
+    let authority: SoftwareAttestationAuthority
+    let team: String
+    let bundle: String
+    let key: String
+    /// What step 5 encrypted the `4.*` config with.
+    let vaultPassword: String
+
+    /// One install: its App Attest keys (the device) and its saved state (the Keychain).
+    struct Install: Sendable {
+        let device: SoftwareAppAttest
+        let store = InMemorySecureStore()
+    }
+
+    func install() -> Install { Install(device: SoftwareAppAttest(appID: "\(team).\(bundle)", authority: authority)) }
+
+    /// A launch of `install` at `version`: a new client over the same keys and store.
+    func launch(_ install: Install, version: String, vaultPassword: String? = nil) -> SesameClient {
+        SesameClient(
+            configuration: SesameConfiguration(
+                baseURL: gateway, teamID: team, bundleID: bundle, appVersion: version, zeroKnowledgePassword: vaultPassword),
+            attestation: install.device, store: install.store)
+    }
+
+    func run(step: (Int, String, () async throws -> Void) async throws -> Void) async throws {
+        let current = install(), updated = install()
+        var keyID: Data?
+        try await step(10, "SesameKit: first launch attests and fetches, scope narrows; a relaunch refreshes with an assertion") {
+            let config = try await launch(current, version: "2.1.3").fetchConfig(scope: ["api_keys.stripe"])
+            try expect(config.source == .network && config.matchedPattern == "2.*", "first launch: \(config.source) \(config.matchedPattern)")
+            try expect(config.values.keys.sorted() == ["api_keys"] && config.string("api_keys.stripe") == "sk-2", "scoped: \(config.values)")
+            keyID = try current.store.data(for: "sesame.appAttestKeyID")
+            let relaunched = try await launch(current, version: "2.1.3").fetchConfig()
+            try expect(relaunched.bool("features.chat") == true, "relaunch: \(relaunched.values)")
+            try expect(try current.store.data(for: "sesame.appAttestKeyID") == keyID, "a relaunch made a new key")
+            _ = try await launch(updated, version: "2.1.4").fetchConfig()
+            let sealed = try await launch(install(), version: "4.0", vaultPassword: vaultPassword).fetchConfig()
+            try expect(sealed.string("openai") == "sk-live-e2e", "the zero-knowledge config opened on the device: \(sealed.values)")
+        }
+        try await step(11, "SesameKit: a kill switch gives versionDisabled(reason:) and purges that version's saved config") {
+            let reason = "2.1.4 drops payments; update to 2.1.5"
+            try await suite.sesame(["kill-switch", "--versions", "2.1.4", "--reason", reason], key: key)
+            let client = launch(updated, version: "2.1.4")
+            try await eventually("versionDisabled reaches the app") {
+                do {
+                    _ = try await client.fetchConfig()
+                    return false
+                } catch let error as SesameError {
+                    return error == .versionDisabled(reason: reason)
+                }
+            }
+            try expect(try updated.store.data(for: "sesame.config.2.1.4") == nil, "the killed version's config is still saved")
+        }
+        try await step(12, "SesameKit: an emergency revocation; the next fetch re-attests with a new key, nothing for the app to do") {
+            try await Task.sleep(for: .seconds(1))  // tokens count by the second: the revocation must be later than these
+            try await suite.sesame(["revoke", "--ver", "2.1.*"], key: key)
+            let client = launch(current, version: "2.1.3")
+            try await eventually("served again with a new key") {
+                guard (try? await client.fetchConfig())?.source == .network else { return false }
+                return try current.store.data(for: "sesame.appAttestKeyID") != keyID
+            }
+        }
+        try await step(13, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
+            try await suite.runSuite(["down"])
+            let config = try await launch(current, version: "2.1.3").fetchConfig()
+            try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")
+            do {
+                let served = try await launch(updated, version: "2.1.4").fetchConfig()
+                throw WalkFailure("a killed version was served offline: \(served)")
+            } catch let error as SesameError {
+                guard case .network = error else { throw WalkFailure("offline, killed version: \(error)") }
+            }
+        }
+    }
+}
