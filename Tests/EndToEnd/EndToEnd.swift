@@ -18,6 +18,8 @@ struct EndToEnd: AsyncParsableCommand {
     @Option(help: "The gateway's URL, as the runner is configured.") var gateway: String
     @Option(help: "Each delivery replica's own URL, as the runner is configured.") var delivery: [String]
     @Option(help: "A folder for this run's files.") var work: String
+    @Option(help: "The runner's state folder for this suite.") var state: String
+    @Option(help: "The folder of this suite's PostgreSQL cluster.") var database: String
 
     func run() async throws {
         guard let gatewayURL = URL(string: gateway) else { throw ValidationError("--gateway is not a URL") }
@@ -33,11 +35,14 @@ struct EndToEnd: AsyncParsableCommand {
             runner: runner, cli: cli, gateway: gatewayURL,
             environment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken])
 
+        let replicaClients = try delivery.map { guard let url = URL(string: $0) else { throw ValidationError("bad --delivery \($0)") }; return HTTPClient(base: url) }
         try await suite.runSuite(["up", "--delivery-replicas", "\(delivery.count)"])
         let walk = Walk(
             suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
-            replicas: try delivery.map { guard let url = URL(string: $0) else { throw ValidationError("bad --delivery \($0)") }; return HTTPClient(base: url) },
-            work: workURL, kitAuthority: kitAuthority)
+            replicas: replicaClients, work: workURL, kitAuthority: kitAuthority,
+            operations: OperationsWalk(
+                suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients,
+                state: URL(fileURLWithPath: state, isDirectory: true), database: URL(fileURLWithPath: database, isDirectory: true)))
         var failure: (any Error)?
         do { try await walk.run() } catch { failure = error }
         try? await suite.runSuite(["down"])

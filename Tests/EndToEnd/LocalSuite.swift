@@ -18,6 +18,12 @@ struct LocalSuite: Sendable {
         try expect(status == 0, "sesame-dev \(arguments.joined(separator: " ")) exited with \(status)")
     }
 
+    /// Runs `./sesame-dev ARGS`; returns its exit status and what it wrote to both streams.
+    func runSuiteCapturing(_ arguments: [String]) async throws -> (status: Int32, text: String) {
+        let result = try await run(runner, arguments, capture: true, includingErrors: true)
+        return (result.status, result.output)
+    }
+
     /// Runs `sesame ARGS` against the gateway; returns standard output, failing on a non-zero exit.
     @discardableResult
     func sesame(_ arguments: [String], key: String? = nil, extra: [String: String] = [:]) async throws -> String {
@@ -32,12 +38,15 @@ struct LocalSuite: Sendable {
     /// Runs a process to its end on a thread of its own: waiting for it must not hold the
     /// cooperative pool.
     private func run(
-        _ executable: String, _ arguments: [String], capture: Bool, environment extra: [String: String] = [:]
+        _ executable: String, _ arguments: [String], capture: Bool, includingErrors: Bool = false, environment extra: [String: String] = [:]
     ) async throws -> (status: Int32, output: String) {
         let environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }.merging(extra) { $1 }
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.runBlocking(executable, arguments, capture: capture, environment: environment) })
+                continuation.resume(
+                    with: Result {
+                        try Self.runBlocking(executable, arguments, capture: capture, includingErrors: includingErrors, environment: environment)
+                    })
             }
         }
     }
@@ -46,7 +55,7 @@ struct LocalSuite: Sendable {
     /// (left a zombie, waited forever). Captured output goes through a file, so a chatty child
     /// never blocks on a full pipe.
     private static func runBlocking(
-        _ executable: String, _ arguments: [String], capture: Bool, environment: [String: String]
+        _ executable: String, _ arguments: [String], capture: Bool, includingErrors: Bool, environment: [String: String]
     ) throws -> (status: Int32, output: String) {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-e2e-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
@@ -55,6 +64,7 @@ struct LocalSuite: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         if capture {
             posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            if includingErrors { posix_spawn_file_actions_adddup2(&actions, 1, 2) }
         } else {
             posix_spawn_file_actions_adddup2(&actions, 2, 1)
         }

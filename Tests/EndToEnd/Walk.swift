@@ -3,7 +3,8 @@ import SesameKitTesting
 import SesameVault
 
 /// The steps of the walk, in order; each prints one line with its duration. 1–9 speak the HTTP
-/// API as a device would; 10–13 go through SesameKit (`KitWalk`).
+/// API as a device would; 0, 10, 11 and 16 are operations (`OperationsWalk`); 12–15 go through
+/// SesameKit (`KitWalk`).
 struct Walk: Sendable {
     let suite: LocalSuite
     let device: Device
@@ -12,11 +13,15 @@ struct Walk: Sendable {
     let work: URL
     /// The software App Attest root SesameKit's installs attest under (auth trusts it).
     let kitAuthority: SoftwareAttestationAuthority
+    let operations: OperationsWalk
 
     private static let vaultPassword = "correct horse battery staple, e2e"
 
     func run() async throws {
         var key = ""
+        try await step(0, "the gateway routes each API to its service, every service is ready, a second up changes nothing") {
+            try await operations.gatewayAndReadiness()
+        }
         try await step(1, "operator registers the app; the CLI uploads * and 2.*") {
             key = try await suite.sesame(
                 ["keys:create", "--as-operator", "--team-id", device.appID.team, "--bundle-id", device.appID.bundle, "--name", "e2e"])
@@ -152,10 +157,25 @@ struct Walk: Sendable {
             let family = try await device.refresh(try await device.assertedRefreshBody().merging(["refreshToken": current]) { $1 })
             try expect(family.status == 401, "the family's newest token still works after the reuse: \(family.status)")
         }
+        try await step(10, "rotate-signing-key: the new key reaches auth's JWKS through the event bus; every replica accepts its tokens") {
+            let kid = try await operations.signingKeyRotation()
+            try await device.attest(appVersion: "2.1.3")
+            for (index, replica) in replicas.enumerated() {
+                try await eventually("replica \(index) accepts a token signed by \(kid)", timeout: .seconds(3)) {
+                    try await device.config(version: "2.1.3", on: replica).status == 200
+                }
+            }
+        }
+        try await step(11, "PostgreSQL stopped: auth and admin 503 within 5 s, delivery degraded and still serving configs; back: all ready, no restart") {
+            try await operations.databaseOutage { try await device.config(version: "2.1.3").status == 200 }
+        }
         let kit = KitWalk(
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword)
         try await kit.run { number, title, body in try await step(number, title, body) }
+        try await step(16, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+            try await operations.runnerPromises()
+        }
     }
 
     // MARK: Helpers

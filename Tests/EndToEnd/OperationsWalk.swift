@@ -1,0 +1,88 @@
+import Foundation
+
+/// The walk's operations steps: what an operator relies on around the product — the gateway's
+/// routes and readiness, a signing-key rotation, a PostgreSQL outage, and the runner's own
+/// promises (`up` twice, `down`, a lost master key, `down --purge`).
+struct OperationsWalk: Sendable {
+    let suite: LocalSuite
+    let gateway: HTTPClient
+    let replicas: [HTTPClient]
+    /// The runner's state folder and the database cluster's folder, as `sesame-dev` placed them.
+    let state: URL
+    let database: URL
+
+    private static let services = ["auth", "delivery", "admin"]
+
+    func readiness(_ service: String) async throws -> HTTPReply {
+        try await gateway.send("GET", "/health/\(service)/ready")
+    }
+
+    /// Step 0: right after `up`.
+    func gatewayAndReadiness() async throws {
+        try expect(try await gateway.send("GET", "/health/live").status == 200, "the gateway's /health/live")
+        for service in Self.services {
+            let ready = try await readiness(service)
+            try expect(ready.status == 200 && ready.json["status"] as? String == "ready", "\(service) ready: \(ready.status) \(ready.json)")
+        }
+        // Each service answers with its own JSON error and request id: the gateway routed it there.
+        for (path, service) in [("/v1/auth/nothing", "auth"), ("/v1/admin/nothing", "admin"), ("/v1/config", "delivery")] {
+            let reply = try await gateway.send("GET", path)
+            try expect(reply.header("x-request-id") != nil && reply.errorCode != nil, "\(path) did not reach \(service): \(reply.status)")
+        }
+        try await suite.runSuite(["up", "--delivery-replicas", "\(replicas.count)"])
+        for service in Self.services { try expect(try await readiness(service).status == 200, "\(service) after a second up") }
+    }
+
+    /// A rotation run as an operator command reaches auth's JWKS through the event bus.
+    func signingKeyRotation() async throws -> String {
+        let output = try await suite.runSuiteCapturing(["run", "auth", "rotate-signing-key", "--now"])
+        try expect(output.status == 0, "rotate-signing-key exited with \(output.status): \(output.text)")
+        guard let line = output.text.split(separator: "\n").first(where: { $0.hasPrefix("New signing key ") }),
+            let kid = line.dropFirst("New signing key ".count).split(separator: ":").first.map(String.init)
+        else { throw WalkFailure("rotate-signing-key printed no key id: \(output.text)") }
+        try await eventually("the new key in /.well-known/jwks.json", timeout: .seconds(10)) {
+            String(decoding: try await gateway.send("GET", "/.well-known/jwks.json").body, as: UTF8.self).contains(kid)
+        }
+        return kid
+    }
+
+    /// PostgreSQL stopped: auth and admin answer 503 within 5 s, delivery serves from memory
+    /// (200, degraded, and `servesConfig` holds), nothing exits; started again: every service
+    /// ready without a restart.
+    func databaseOutage(servesConfig: () async throws -> Bool) async throws {
+        try await suite.runSuite(["database", "stop"])
+        try await eventually("auth and admin unavailable", timeout: .seconds(5)) {
+            let (auth, admin) = (try await readiness("auth").status, try await readiness("admin").status)
+            return auth == 503 && admin == 503
+        }
+        try await eventually("delivery degraded, still serving", timeout: .seconds(5)) {
+            let reply = try await readiness("delivery")
+            return reply.status == 200 && reply.json["status"] as? String == "degraded"
+        }
+        try expect(try await servesConfig(), "delivery stopped serving configs while PostgreSQL was down")
+        for service in Self.services {
+            try expect(try await gateway.send("GET", "/health/\(service)/live").status == 200, "\(service) exited while PostgreSQL was down")
+        }
+        try await suite.runSuite(["database", "start"])
+        try await eventually("every service ready again", timeout: .seconds(15)) {
+            for service in Self.services where try await readiness(service).status != 200 { return false }
+            return true
+        }
+    }
+
+    /// After `down`: nothing answers, a state folder that lost its master key is refused with the
+    /// way out, and `down --purge` removes the state and the database.
+    func runnerPromises() async throws {
+        for client in [gateway] + replicas {
+            try expect((try? await client.send("GET", "/health/live")) == nil, "\(client.base) still answers after down")
+        }
+        try FileManager.default.removeItem(at: state.appendingPathComponent("master.key"))
+        let refused = try await suite.runSuiteCapturing(["up"])
+        try expect(
+            refused.status != 0 && refused.text.contains("another master key") && refused.text.contains("down --purge"),
+            "up with a lost master key: exit \(refused.status), \(refused.text.suffix(300))")
+        try await suite.runSuite(["down", "--purge"])
+        try expect(!FileManager.default.fileExists(atPath: state.path), "the state folder survived down --purge")
+        try expect(!FileManager.default.fileExists(atPath: database.path), "the database survived down --purge")
+    }
+}
