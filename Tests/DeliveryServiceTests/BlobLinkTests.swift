@@ -26,6 +26,10 @@ struct BlobLinkTests {
             }
             let url = try #require(link?["url"] as? String)
             #expect(link?["expiresIn"] as? Int == 300)
+            // What the app checks the download against.
+            #expect(link?["sizeBytes"] as? Int == bytes.count)
+            #expect(link?["sha256"] as? String == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
+            #expect(link?["contentType"] as? String == "application/octet-stream")
             #expect(try await delivery.execute(uri: "/v1/blob/missing.bin", method: .get, headers: [.authorization: "Bearer \(token)"]) { $0.status } == .notFound)
             #expect(try await delivery.execute(uri: "/v1/blob/model.bin", method: .get) { $0.status } == .unauthorized)
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import SesameKit
 import SesameKitTesting
 import SesameTestSupport
@@ -65,6 +66,15 @@ struct SesameKitLiveTests {
             let second = try Self.client(harness, device: device, store: store)
             #expect(try await second.fetchConfig().bool("features.x") == true)
             #expect(try store.data(for: "sesame.appAttestKeyID") == attestedKey)
+
+            // A blob larger than one range request, checked against the size and digest delivery announces.
+            let blob = Data((0..<(SesameClient.blobRangeBytes + 1_000)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+            let stored = try await harness.admin.execute(
+                uri: "/v1/admin/blob/model.bin", method: .put,
+                headers: [.authorization: "Bearer \(harness.key)", .contentType: "application/octet-stream"], body: ByteBuffer(bytes: Array(blob))
+            ) { $0.status }
+            #expect(stored == .ok)
+            #expect(try await second.blob("model.bin") == blob)
 
             // Kill switch: the admin's reason reaches the app, and nothing of the version is served after.
             _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": false, "reason": "Update to keep going."])

@@ -31,19 +31,27 @@ struct BlobRoutes: Sendable {
         let size: Int64
         let contentType: String
         let uploadID: UUID
+        let sha256: [UInt8]
     }
 
+    /// The link, and what the app checks the downloaded bytes against.
     struct LinkResponse: ResponseEncodable {
         let url: String
         let expiresIn: Int
+        let sizeBytes: Int64
+        /// Lowercase hex of the blob's SHA-256.
+        let sha256: String
+        let contentType: String
     }
 
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
         let claims = try await gate.admit(request, context: context).claims
         let blobKey = context.parameters.get("key") ?? ""
-        guard try await stored(appID: claims.appID, blobKey: blobKey) != nil else { throw Self.notFound }
+        guard let stored = try await stored(appID: claims.appID, blobKey: blobKey) else { throw Self.notFound }
         let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)
-        return LinkResponse(url: url, expiresIn: Int(BlobLinks.lifetime))
+        return LinkResponse(
+            url: url, expiresIn: Int(BlobLinks.lifetime), sizeBytes: stored.size, sha256: Hex.encode(stored.sha256),
+            contentType: stored.contentType)
     }
 
     func content(_ request: Request, context: SesameRequestContext) async throws -> Response {
@@ -106,10 +114,13 @@ struct BlobRoutes: Sendable {
     /// The blob, once its bytes are sealed (one stored in clear by an earlier version is sealed by admin at start).
     private func stored(appID: String, blobKey: String) async throws -> Stored? {
         let rows = try await database.client.query(
-            "SELECT size_bytes, content_type, upload_id FROM blobs WHERE app_id = \(appID) AND blob_key = \(blobKey) AND upload_id IS NOT NULL",
+            """
+            SELECT size_bytes, content_type, upload_id, sha256 FROM blobs
+            WHERE app_id = \(appID) AND blob_key = \(blobKey) AND upload_id IS NOT NULL
+            """,
             logger: logger)
-        for try await (size, contentType, uploadID) in rows.decode((Int64, String, UUID).self) {
-            return Stored(size: size, contentType: contentType, uploadID: uploadID)
+        for try await (size, contentType, uploadID, sha256) in rows.decode((Int64, String, UUID, Data).self) {
+            return Stored(size: size, contentType: contentType, uploadID: uploadID, sha256: Array(sha256))
         }
         return nil
     }

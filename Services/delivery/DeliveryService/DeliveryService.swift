@@ -40,13 +40,14 @@ public enum DeliveryService: SesameServiceDefinition {
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
         ConfigRoutes(gate: gate).addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        // Per-user documents may be larger than the default body limit.
         UserDataRoutes(
             store: UserDataStore(
                 database: database, encryption: dependencies.encryption,
                 keys: ServiceKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
                 logger: logger),
             gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger))
-        ).addRoutes(to: parts.group("v1/user", bodyLimit: UserDataRoutes.maxBodyBytes))  // Per-user documents may be larger than the default.
+        ).addRoutes(to: parts.group("v1/user", bodyLimit: UserDataRoutes.maxBodyBytes))
         BlobRoutes(
             database: database, encryption: dependencies.encryption,
             links: BlobLinks(key: derivedKey(configuration, purpose: "sesame blob links")), gate: gate, logger: logger

@@ -14,10 +14,10 @@ import SesameVault
 public actor SesameClient {
     /// What the client was made with.
     public nonisolated let configuration: SesameConfiguration
-    private let api: SesameAPI
+    let api: SesameAPI
     private let tokens: TokenSession
     private let store: any SecureStore
-    private let clock: ClientClock
+    let clock: ClientClock
     /// Until when Sesame asked not to be asked (`Retry-After` on 429 or 503).
     private var quietUntil: Date?
 
@@ -73,17 +73,10 @@ public actor SesameClient {
 
     private func fetch(scope: [String], saved: SavedConfig?, key: String) async throws(SesameError) -> SesameConfig {
         var sendScope = !scope.isEmpty
-        for _ in 0..<3 {
-            let token: String
-            do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
-                // The secure store failed: nothing to do but report it.
-                throw .network(underlying: "the secure store failed (\(type(of: error)))")
-            }
+        for _ in 0..<2 {
             var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
             if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
-            var headers = ["authorization": "Bearer " + token]
-            if let etag = saved?.etag { headers["if-none-match"] = etag }
-            let response = try await api.send("GET", "v1/config", query: query, headers: headers)
+            let response = try await authorized("GET", "v1/config", query: query, headers: saved?.etag.map { ["if-none-match": $0] } ?? [:])
             let now = clock.now()
             switch response.status {
             case 200:
@@ -108,9 +101,6 @@ public actor SesameClient {
             }
             let (code, message) = SesameAPI.refusal(of: response)
             switch (response.status, code) {
-            case (401, _):
-                // Expired, rotated out or revoked: a new token (a new key after a revocation), once more.
-                await tokens.discard(token)
             case (403, "version_disabled"):
                 purgeVersion()
                 throw .versionDisabled(reason: message)
@@ -128,7 +118,29 @@ public actor SesameClient {
                 throw TokenSession.failure(response, code: code, message: message)
             }
         }
-        throw .server(code: "invalid_token", message: "Sesame kept refusing fresh tokens.")
+        throw .server(code: "scope_unavailable_zero_knowledge", message: "Sesame refused the config with and without a scope.")
+    }
+
+    /// A request with the access token; a token Sesame refuses (expired, rotated out, revoked) is
+    /// replaced and the request sent once more. Returns the first answer that is not a 401.
+    func authorized(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:], json: (any Encodable & Sendable)? = nil
+    ) async throws(SesameError) -> HTTPExchange.Response {
+        var response: HTTPExchange.Response?
+        for _ in 0..<2 {
+            let token: String
+            do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
+                // The secure store failed: nothing to do but report it.
+                throw .network(underlying: "the secure store failed (\(type(of: error)))")
+            }
+            var headers = headers
+            headers["authorization"] = "Bearer " + token
+            response = try await api.send(method, path, query: query, json: json, headers: headers)
+            guard response?.status == 401 else { break }
+            await tokens.discard(token)
+        }
+        guard let response else { throw .network(underlying: "no answer") }
+        return response
     }
 
     // MARK: Serving without Sesame

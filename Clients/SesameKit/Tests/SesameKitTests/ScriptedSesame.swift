@@ -29,6 +29,17 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var refreshRefusal: String?
         /// How long each refresh takes to answer (to let concurrent callers pile up).
         var refreshDelay: Duration = .zero
+        /// The blob stored as `model.bin`, and what the link announces about it.
+        var blob: Data?
+        var announcedSHA256: String?
+        /// Range requests that fail in transit, by their index among range requests.
+        var failingRangeRequests: Set<Int> = []
+        var rangeRequests = 0
+        /// Links handed out before this one are refused as expired.
+        var linksValidFrom = 0
+        var linksIssued = 0
+        /// Per-user documents by user id, with their versions.
+        var userDocuments: [String: (body: Data, version: Int)] = [:]
     }
 
     let state = Mutex(State())
@@ -43,6 +54,12 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             return (state.offline, request.url.path == "/v1/auth/refresh" ? state.refreshDelay : .zero)
         }
         if offline { throw URLError(.notConnectedToInternet) }
+        let dropped = with { state -> Bool in
+            guard request.url.path.hasSuffix("/content") else { return false }
+            defer { state.rangeRequests += 1 }
+            return state.failingRangeRequests.contains(state.rangeRequests)
+        }
+        if dropped { throw URLError(.networkConnectionLost) }
         if delay > .zero { try await Task.sleep(for: delay) }
         return with { state in respond(to: request, state: &state) }
     }
@@ -97,6 +114,39 @@ final class ScriptedSesame: HTTPTransport, Sendable {
                     == FakeAppAttest.assertion(keyID: keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
             else { return refusal(401, "assertion_invalid") }
             return issue(for: keyID, state: &state)
+        case ("GET", "/v1/blob/model.bin"), ("GET", "/v1/blob/missing.bin"):
+            guard state.accessTokens.contains(request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? "") else {
+                return refusal(401, "invalid_token")
+            }
+            guard request.url.path.hasSuffix("model.bin"), let blob = state.blob else { return refusal(404, "blob_not_found") }
+            state.linksIssued += 1
+            return json(200, [
+                "url": "/v1/blob/model.bin/content?link=\(state.linksIssued)", "expiresIn": 300, "sizeBytes": blob.count,
+                "sha256": state.announcedSHA256 ?? SHA256.hash(data: blob).map { String(format: "%02x", $0) }.joined(),
+                "contentType": "application/octet-stream",
+            ])
+        case ("GET", "/v1/blob/model.bin/content"):
+            guard let blob = state.blob else { return refusal(404, "blob_not_found") }
+            let link = Int(URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "link" }?.value ?? "") ?? 0
+            guard link >= state.linksValidFrom else { return refusal(403, "invalid_link") }
+            guard let range = request.headers["range"], range.hasPrefix("bytes=") else { return HTTPExchange.Response(status: 200, body: blob) }
+            let bounds = range.dropFirst(6).split(separator: "-").compactMap { Int($0) }
+            let (first, last) = (bounds[0], min(bounds[1], blob.count - 1))
+            return HTTPExchange.Response(
+                status: 206, headers: ["content-range": "bytes \(first)-\(last)/\(blob.count)"], body: blob.subdata(in: first..<(last + 1)))
+        case (_, "/v1/user/data"):
+            guard state.accessTokens.contains(request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? "") else {
+                return refusal(401, "invalid_token")
+            }
+            guard let user = request.headers["x-sesame-user-id"] else { return refusal(400, "invalid_request") }
+            if request.method == "GET" {
+                guard let stored = state.userDocuments[user] else { return refusal(404, "no_user_data") }
+                return HTTPExchange.Response(status: 200, headers: ["etag": "\"\(stored.version)\""], body: stored.body)
+            }
+            let current = state.userDocuments[user]?.version ?? 0
+            guard request.headers["if-match"] == "\"\(current)\"" else { return refusal(412, "version_conflict") }
+            state.userDocuments[user] = (request.body ?? Data(), current + 1)
+            return json(200, ["version": current + 1], headers: ["etag": "\"\(current + 1)\""])
         case ("GET", "/v1/config"):
             let bearer = request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
             if state.revokedAccess.contains(bearer) { return refusal(401, "token_revoked") }

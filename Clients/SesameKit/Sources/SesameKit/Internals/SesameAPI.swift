@@ -34,6 +34,19 @@ struct SesameAPI: Sendable {
         }
     }
 
+    /// Sends a request to `relative` (a path with its query, as Sesame hands out links) under the base URL.
+    func send(_ method: String, relative: String, headers: [String: String] = [:]) async throws(SesameError) -> HTTPExchange.Response {
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        guard relative.hasPrefix("/"), let url = URL(string: base + relative) else {
+            throw SesameError.server(code: "invalid_response", message: "Sesame sent a link that is not a path.")
+        }
+        do {
+            return try await transport.send(HTTPExchange.Request(method: method, url: url, headers: headers))
+        } catch {
+            throw SesameError.network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
+        }
+    }
+
     /// The code and message of a refusal; a body that is not Sesame's becomes `http_<status>`.
     static func refusal(of response: HTTPExchange.Response) -> (code: String, message: String) {
         if let refusal = try? JSONDecoder().decode(Refusal.self, from: response.body) {
