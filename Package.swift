@@ -38,6 +38,7 @@ let package = Package(
         .executable(name: "sesame-delivery", targets: ["sesame-delivery"]),
         .executable(name: "sesame-admin", targets: ["sesame-admin"]),
         .executable(name: "sesame", targets: ["sesame"]),
+        .executable(name: "sesame-device", targets: ["sesame-device"]),
     ],
     dependencies: [
         .package(path: "Clients/SesameKit"),
@@ -153,6 +154,8 @@ let package = Package(
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
+        // A software device on SesameKit, for operators to smoke-test a deployment.
+        .executableTarget(name: "sesame-device", dependencies: [sesameKit, sesameKitTesting, argumentParser], path: "Clients/sesame-device"),
 
         // MARK: Tests
 

@@ -13,6 +13,8 @@ struct KitWalk: Sendable {
     let key: String
     /// What step 5 encrypted the `4.*` config with.
     let vaultPassword: String
+    /// The authority as a PEM bundle, for `sesame-device`.
+    let deviceAuthority: String
 
     /// One install: its App Attest keys (the device) and its saved state (the Keychain).
     struct Install: Sendable {
@@ -42,6 +44,14 @@ struct KitWalk: Sendable {
             try expect(relaunched.bool("features.chat") == true, "relaunch: \(relaunched.values)")
             try expect(try current.store.data(for: "sesame.appAttestKeyID") == keyID, "a relaunch made a new key")
             _ = try await launch(updated, version: "2.1.4").fetchConfig()
+            // The operator's smoke test: sesame-device, a fresh software device, shows paths, not secrets.
+            let smoke = try await suite.sesameDevice([
+                "fetch", "--url", gateway.absoluteString, "--team-id", team, "--bundle-id", bundle, "--app-version", "2.1.3",
+                "--authority", deviceAuthority,
+            ])
+            try expect(
+                smoke.status == 0 && smoke.output.contains("pattern '2.*'") && smoke.output.contains("api_keys.stripe")
+                    && !smoke.output.contains("sk-2"), "sesame-device fetch: \(smoke.status) \(smoke.output)")
             let sealed = try await launch(install(), version: "4.0", vaultPassword: vaultPassword).fetchConfig()
             try expect(sealed.string("openai") == "sk-live-e2e", "the zero-knowledge config opened on the device: \(sealed.values)")
         }

@@ -8,6 +8,8 @@ import Glibc
 struct LocalSuite: Sendable {
     let runner: String
     let cli: String
+    /// The `sesame-device` executable.
+    let device: String
     let gateway: URL
     /// Extra environment for the runner's services and the CLI.
     let environment: [String: String]
@@ -33,6 +35,11 @@ struct LocalSuite: Sendable {
         let result = try await run(cli, arguments, capture: true, environment: environment)
         try expect(result.status == 0, "sesame \(arguments.joined(separator: " ")) exited with \(result.status): \(result.output)")
         return result.output
+    }
+
+    /// Runs `sesame-device ARGS`; returns its exit status and standard output.
+    func sesameDevice(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await run(device, arguments, capture: true)
     }
 
     /// Runs a process to its end on a thread of its own: waiting for it must not hold the

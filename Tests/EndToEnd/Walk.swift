@@ -13,6 +13,8 @@ struct Walk: Sendable {
     let work: URL
     /// The software App Attest root SesameKit's installs attest under (auth trusts it).
     let kitAuthority: SoftwareAttestationAuthority
+    /// `kitAuthority` as a PEM bundle, for `sesame-device`.
+    let deviceAuthority: String
     let operations: OperationsWalk
 
     private static let vaultPassword = "correct horse battery staple, e2e"
@@ -171,7 +173,7 @@ struct Walk: Sendable {
         }
         let kit = KitWalk(
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
-            vaultPassword: Self.vaultPassword)
+            vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority)
         try await kit.run { number, title, body in try await step(number, title, body) }
         try await step(16, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()

@@ -72,7 +72,8 @@ public actor SesameClient {
     // MARK: Network
 
     private func fetch(scope: [String], saved: SavedConfig?, key: String) async throws(SesameError) -> SesameConfig {
-        var sendScope = !scope.isEmpty
+        // A zero-knowledge config cannot be cut by Sesame: once known to be one, it is asked for whole.
+        var sendScope = !scope.isEmpty && saved.map { (try? VaultEnvelope.decode($0.body)) == nil } ?? true
         for _ in 0..<2 {
             var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
             if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }

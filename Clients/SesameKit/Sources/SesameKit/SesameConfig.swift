@@ -55,6 +55,7 @@ public struct SesameConfig: Sendable, Equatable {
     /// The version pattern that served it (`2.1.*`); empty for the fallback.
     public let matchedPattern: String
 
+    /// A config (SesameKit makes these; tests may too).
     public init(values: [String: Value], isStale: Bool, source: Source, revision: Int64, matchedPattern: String) {
         self.values = values
         self.isStale = isStale

@@ -19,6 +19,7 @@ public struct SesameConfiguration: Sendable {
     /// has none.
     public var zeroKnowledgePassword: String?
 
+    /// Describes the app; only `baseURL`, the ids and `appVersion` are required.
     public init(
         baseURL: URL, teamID: String, bundleID: String, appVersion: String, cachePolicy: CachePolicy = CachePolicy(),
         fallbackConfig: [String: SesameConfig.Value]? = nil, zeroKnowledgePassword: String? = nil
@@ -43,6 +44,7 @@ public struct CachePolicy: Sendable, Equatable {
     /// What happens past `maxStaleness`.
     public var onStaleConfig: StaleConfigBehavior
 
+    /// A policy; by default a saved config serves for a week, with a warning past that.
     public init(maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse) {
         self.maxStaleness = maxStaleness
         self.onStaleConfig = onStaleConfig

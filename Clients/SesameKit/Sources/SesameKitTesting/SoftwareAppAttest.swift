@@ -27,10 +27,13 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
 
     /// `TEAMID.bundle.id`.
     public let appID: String
+    /// The authority whose intermediate certifies each key.
     public let authority: SoftwareAttestationAuthority
+    /// Which App Attest environment the attestations claim.
     public let environment: Environment
     private let keys = Mutex<[String: Key]>([:])
 
+    /// A device for `appID` (`TEAMID.bundle.id`) whose keys `authority` certifies.
     public init(appID: String, authority: SoftwareAttestationAuthority, environment: Environment = .development) {
         self.appID = appID
         self.authority = authority

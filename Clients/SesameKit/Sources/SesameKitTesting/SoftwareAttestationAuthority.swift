@@ -14,11 +14,14 @@ public final class SoftwareAttestationAuthority: Sendable {
     private let intermediateKey: P256.Signing.PrivateKey
     private let validity: ClosedRange<Date>
 
-    /// A new authority whose certificates are valid from an hour before to a day after `now`.
-    public init(now: Date = Date()) {
+    /// A new authority whose certificates are valid from an hour before `now` for `lifetime`
+    /// seconds after it (a day by default; a tool that keeps its authority may want a year).
+    public init(now: Date = Date(), lifetime: TimeInterval = 86400) {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
-        let validity = now.addingTimeInterval(-3600)...now.addingTimeInterval(86400)
+        // Whole seconds, as certificates hold them: a saved authority reloads with the same validity.
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let validity = now.addingTimeInterval(-3600)...now.addingTimeInterval(lifetime.rounded(.down))
         // Building these from fixed, valid parts cannot fail; a failure is a bug in this file.
         do {
             let rootName = try DistinguishedName { CommonName("SesameKit Software App Attestation Root CA") }
@@ -47,6 +50,38 @@ public final class SoftwareAttestationAuthority: Sendable {
         self.intermediateKey = intermediateKey
         self.validity = validity
     }
+
+    /// The authority as PEM — its two certificates and the key that signs key certificates — to be
+    /// loaded again with `init(pemBundle:)`. Guard it as the CA it is: whoever holds it can attest
+    /// to any server that trusts its root.
+    public var pemBundle: String {
+        get throws {
+            [try rootCertificate.serializeAsPEM().pemString, try intermediateCertificate.serializeAsPEM().pemString, intermediateKey.pemRepresentation]
+                .joined(separator: "\n")
+        }
+    }
+
+    /// The authority saved as `pemBundle`.
+    public init(pemBundle: String) throws {
+        let documents = try PEMDocument.parseMultiple(pemString: pemBundle)
+        let certificates = try documents.filter { $0.discriminator == "CERTIFICATE" }.map { try Certificate(pemDocument: $0) }
+        guard certificates.count == 2, let key = documents.first(where: { $0.discriminator.hasSuffix("PRIVATE KEY") }) else {
+            throw BundleError(description: "a software attestation authority is two certificates and a private key in PEM")
+        }
+        rootCertificate = certificates[0]
+        intermediateCertificate = certificates[1]
+        intermediateKey = try P256.Signing.PrivateKey(pemRepresentation: key.pemString)
+        validity = intermediateCertificate.notValidBefore...intermediateCertificate.notValidAfter
+    }
+
+    /// Why a PEM bundle is not an authority.
+    public struct BundleError: Error, CustomStringConvertible {
+        /// What is wrong with the bundle.
+        public let description: String
+    }
+
+    /// When its certificates stop being valid.
+    public var expiresAt: Date { validity.upperBound }
 
     /// The root certificate as PEM.
     public var rootCertificatePEM: String {

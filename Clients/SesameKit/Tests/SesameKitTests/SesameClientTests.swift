@@ -245,6 +245,10 @@ struct SesameClientTests {
         let config = try await harness.client().fetchConfig(scope: ["api_keys.stripe"])
         #expect(config.string("api_keys.stripe") == "sk_zk")
         #expect(config.value("other") == nil)
+        // Known to be zero-knowledge now: the next fetch does not offer Sesame a scope it must refuse.
+        let refusals = harness.sesame.with { $0.requests.filter { $0.url.query?.contains("scope=") == true }.count }
+        _ = try await harness.client().fetchConfig(scope: ["api_keys.stripe"])
+        #expect(harness.sesame.with { $0.requests.filter { $0.url.query?.contains("scope=") == true }.count } == refusals)
         harness.password = "wrong"
         await #expect { try await harness.client().fetchConfig() } throws: { error in
             if case .zeroKnowledgeConfig = error as? SesameError { return true }

@@ -9,6 +9,7 @@ import Foundation
 /// on; everything with logic sits behind `AppAttestProvider` and is tested on Linux.
 @available(iOS 14.0, macOS 11.0, *)
 public struct DeviceCheckAppAttest: AppAttestProvider {
+    /// The shared `DCAppAttestService`.
     public init() {}
 
     public var isSupported: Bool { DCAppAttestService.shared.isSupported }

@@ -5,6 +5,7 @@ import Foundation
 /// for platforms without a Keychain (Linux tools such as `sesame-device`) and for tests that
 /// relaunch. Item names are hashed, so the folder does not reveal what is stored.
 public struct EncryptedFileStore: SecureStore {
+    /// The folder the sealed items live in.
     public let directory: URL
     private let key: SymmetricKey
 

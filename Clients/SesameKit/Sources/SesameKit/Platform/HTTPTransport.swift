@@ -8,12 +8,16 @@ import FoundationNetworking
 public struct HTTPExchange: Sendable {
     /// A request.
     public struct Request: Sendable {
+        /// `GET`, `POST`, `PUT`.
         public var method: String
+        /// The whole address, query included.
         public var url: URL
         /// Header names in lowercase.
         public var headers: [String: String]
+        /// The body, if any.
         public var body: Data?
 
+        /// A request.
         public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
             self.method = method
             self.url = url
@@ -24,11 +28,14 @@ public struct HTTPExchange: Sendable {
 
     /// A response.
     public struct Response: Sendable {
+        /// The HTTP status code.
         public var status: Int
         /// Header names in lowercase.
         public var headers: [String: String]
+        /// The body, empty when there is none.
         public var body: Data
 
+        /// A response; header names are lowercased.
         public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
             self.status = status
             self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })

@@ -9,6 +9,7 @@ public struct KeychainStore: SecureStore {
     /// The Keychain service the items are filed under.
     public let service: String
 
+    /// A store of items filed under `service`.
     public init(service: String = "SesameKit") {
         self.service = service
     }
@@ -47,6 +48,7 @@ public struct KeychainStore: SecureStore {
 
 /// A Keychain call failed with `status` (an `OSStatus`).
 public struct KeychainError: Error, Sendable, Equatable {
+    /// The Keychain's result code.
     public let status: OSStatus
 }
 #endif

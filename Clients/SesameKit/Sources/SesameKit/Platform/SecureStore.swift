@@ -17,6 +17,7 @@ public protocol SecureStore: Sendable {
 public final class InMemorySecureStore: SecureStore {
     private let items = Mutex<[String: Data]>([:])
 
+    /// An empty store.
     public init() {}
 
     public func data(for key: String) throws -> Data? { items.withLock { $0[key] } }
