@@ -175,7 +175,7 @@ let package = Package(
         ),
         .target(
             name: "AppAttestTesting",
-            dependencies: ["AppAttest", "CBOR", crypto, x509, asn1],
+            dependencies: [sesameKitTesting, "AppAttest", "CBOR", crypto, x509, asn1],
             path: "Tests/AppAttestTesting"
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),

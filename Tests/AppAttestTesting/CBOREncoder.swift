@@ -1,44 +1,22 @@
 import CBOR
+import SesameKitTesting
 
 /// Encodes `CBORValue`s (canonical, definite lengths): what a device's CBOR looks like, for tests.
+/// The encoding itself is SesameKitTesting's, the one its software attester writes with.
 public enum CBOREncoder {
     /// The encoding of `value`.
     public static func encode(_ value: CBORValue) -> [UInt8] {
-        var output: [UInt8] = []
-        append(value, to: &output)
-        return output
+        CBORWriter.encode(written(value))
     }
 
-    static func head(_ majorType: UInt8, _ argument: UInt64, to output: inout [UInt8]) {
-        let type = majorType << 5
-        switch argument {
-        case 0..<24: output.append(type | UInt8(argument))
-        case 24..<0x100: output += [type | 24, UInt8(argument)]
-        case 0x100..<0x10000: output += [type | 25, UInt8(argument >> 8), UInt8(argument & 0xff)]
-        case 0x10000..<0x1_0000_0000: output += [type | 26] + (0..<4).reversed().map { UInt8(argument >> ($0 * 8) & 0xff) }
-        default: output += [type | 27] + (0..<8).reversed().map { UInt8(argument >> ($0 * 8) & 0xff) }
-        }
-    }
-
-    static func append(_ value: CBORValue, to output: inout [UInt8]) {
+    static func written(_ value: CBORValue) -> CBORWriter.Value {
         switch value {
-        case .unsigned(let number): head(0, number, to: &output)
-        case .negative(let number): head(1, number, to: &output)
-        case .bytes(let bytes):
-            head(2, UInt64(bytes.count), to: &output)
-            output += bytes
-        case .text(let text):
-            head(3, UInt64(text.utf8.count), to: &output)
-            output += Array(text.utf8)
-        case .array(let elements):
-            head(4, UInt64(elements.count), to: &output)
-            for element in elements { append(element, to: &output) }
-        case .map(let entries):
-            head(5, UInt64(entries.count), to: &output)
-            for entry in entries {
-                append(entry.key, to: &output)
-                append(entry.value, to: &output)
-            }
+        case .unsigned(let number): .unsigned(number)
+        case .negative(let number): .negative(number)
+        case .bytes(let bytes): .bytes(bytes)
+        case .text(let text): .text(text)
+        case .array(let elements): .array(elements.map(written))
+        case .map(let entries): .map(entries.map { (written($0.key), written($0.value)) })
         }
     }
 }

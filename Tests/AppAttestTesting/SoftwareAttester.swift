@@ -2,6 +2,7 @@ import AppAttest
 import CBOR
 import Crypto
 import Foundation
+import SesameKitTesting
 import SwiftASN1
 import X509
 
@@ -9,11 +10,10 @@ import X509
 /// intermediate and per-key leaves made with swift-certificates, producing attestation objects and
 /// assertions laid out exactly as a device's. Trust `rootCertificate` to verify what it makes.
 public struct SoftwareAttester: Sendable {
+    /// The CA: SesameKitTesting's, so the server's tests, the walk and SesameKit attest alike.
+    public let authority: SoftwareAttestationAuthority
     /// The test root, to pass as an additional root to `AppAttestVerifier`.
-    public let rootCertificate: Certificate
-    private let intermediateCertificate: Certificate
-    private let intermediateKey: P256.Signing.PrivateKey
-    private let validity: ClosedRange<Date>
+    public var rootCertificate: Certificate { authority.rootCertificate }
 
     /// A key the "device" generated: its id (SHA256 of the public key) and private key.
     public struct DeviceKey: Sendable {
@@ -44,33 +44,7 @@ public struct SoftwareAttester: Sendable {
 
     /// Creates a CA whose certificates are valid from an hour before to a day after `now`.
     public init(now: Date = Date()) throws {
-        let rootKey = P256.Signing.PrivateKey()
-        let intermediateKey = P256.Signing.PrivateKey()
-        let validity = now.addingTimeInterval(-3600)...now.addingTimeInterval(86400)
-        let rootName = try DistinguishedName { CommonName("Sesame Test App Attestation Root CA") }
-        let intermediateName = try DistinguishedName { CommonName("Sesame Test App Attestation CA 1") }
-        rootCertificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true))
-            },
-            issuerPrivateKey: .init(rootKey)
-        )
-        intermediateCertificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true))
-            },
-            issuerPrivateKey: .init(rootKey)
-        )
-        self.intermediateKey = intermediateKey
-        self.validity = validity
+        authority = SoftwareAttestationAuthority(now: now)
     }
 
     /// A new device key, as `DCAppAttestService.generateKey` makes one.
@@ -109,22 +83,8 @@ public struct SoftwareAttester: Sendable {
         authenticatorData += CBOREncoder.encode(coseKey) + recipe.trailingAuthenticatorData
 
         let nonce = Array(SHA256.hash(data: authenticatorData + recipe.nonceClientDataHash))
-        // SEQUENCE { [1] EXPLICIT OCTET STRING (32) }, as Apple encodes it.
-        let nonceExtension: [UInt8] = [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + nonce
-        let leafName = try DistinguishedName { CommonName(Self.hex(Array(SHA256.hash(data: recipe.certifiedKey.x963Representation)))) }
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(recipe.certifiedKey),
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
-            issuer: intermediateCertificate.subject, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                Certificate.Extension(oid: AppAttestVerifier.nonceExtensionOID, critical: false, value: nonceExtension[...])
-            },
-            issuerPrivateKey: .init(intermediateKey)
-        )
-        var chain: [CBORValue] = [.bytes(try Self.der(leaf))]
-        if recipe.includeIntermediate { chain.append(.bytes(try Self.der(intermediateCertificate))) }
+        let certificates = try authority.certificateChain(certifying: recipe.certifiedKey, nonce: nonce)
+        let chain: [CBORValue] = (recipe.includeIntermediate ? certificates : [certificates[0]]).map { .bytes($0) }
         return CBOREncoder.encode(
             .map([
                 .init(key: .text("fmt"), value: .text(recipe.fmt)),
@@ -156,12 +116,8 @@ public struct SoftwareAttester: Sendable {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
     /// The DER encoding of `certificate` (x5c entries, fingerprints).
     public static func der(_ certificate: Certificate) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
+        try SoftwareAttestationAuthority.der(certificate)
     }
 }

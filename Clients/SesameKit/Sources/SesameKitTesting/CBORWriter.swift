@@ -1,6 +1,8 @@
-/// Writes the little CBOR an App Attest object is made of (canonical, definite lengths).
-enum CBORWriter {
-    indirect enum Value {
+/// Writes the little CBOR an App Attest object is made of (canonical, definite lengths); tests that
+/// craft attestation objects by hand use it too.
+public enum CBORWriter {
+    /// A CBOR data item.
+    public indirect enum Value: Sendable {
         case unsigned(UInt64)
         /// -1 - n.
         case negative(UInt64)
@@ -10,7 +12,8 @@ enum CBORWriter {
         case map([(Value, Value)])
     }
 
-    static func encode(_ value: Value) -> [UInt8] {
+    /// The encoding of `value`.
+    public static func encode(_ value: Value) -> [UInt8] {
         var output: [UInt8] = []
         append(value, to: &output)
         return output

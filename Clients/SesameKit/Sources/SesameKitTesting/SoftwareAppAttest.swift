@@ -65,7 +65,7 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
         authenticatorData += [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xff)] + Array(credentialID)
         authenticatorData += CBORWriter.encode(coseKey)
         let nonce = Array(SHA256.hash(data: authenticatorData + Array(clientDataHash)))
-        let chain = try authority.chain(for: key.privateKey.publicKey, nonce: nonce)
+        let chain = try authority.certificateChain(certifying: key.privateKey.publicKey, nonce: nonce)
         return Data(
             CBORWriter.encode(
                 .map([

@@ -91,8 +91,9 @@ public final class SoftwareAttestationAuthority: Sendable {
     /// The OID of Apple's nonce extension in a key's certificate.
     static let nonceExtensionOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
 
-    /// A certificate for `publicKey` carrying `nonce` as Apple's does, and the intermediate's, in DER.
-    func chain(for publicKey: P256.Signing.PublicKey, nonce: [UInt8]) throws -> [[UInt8]] {
+    /// The `x5c` of an attestation: a certificate for `publicKey` carrying `nonce` in Apple's
+    /// extension, then the intermediate's, in DER.
+    public func certificateChain(certifying publicKey: P256.Signing.PublicKey, nonce: [UInt8]) throws -> [[UInt8]] {
         // SEQUENCE { [1] EXPLICIT OCTET STRING (32) }, as Apple encodes it.
         let nonceExtension: [UInt8] = [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + nonce
         let name = try DistinguishedName {
