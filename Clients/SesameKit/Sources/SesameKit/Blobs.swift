@@ -24,6 +24,11 @@ extension SesameClient {
         var link = try await blobLink(key)
         var data = Data()
         var failures = 0
+        /// Spends one of the download's retries, or throws `error` when none is left.
+        func retry(or error: SesameError) throws(SesameError) {
+            failures += 1
+            guard failures < Self.blobRetries else { throw error }
+        }
         while Int64(data.count) < link.sizeBytes {
             let first = Int64(data.count)
             let last = min(first + Int64(Self.blobRangeBytes), link.sizeBytes) - 1
@@ -31,8 +36,7 @@ extension SesameClient {
             do {
                 response = try await api.send("GET", relative: link.url, headers: ["range": "bytes=\(first)-\(last)"])
             } catch {
-                failures += 1
-                guard failures < Self.blobRetries else { throw error }
+                try retry(or: error)
                 try? await clock.sleep(.milliseconds(250 << failures))
                 continue
             }
@@ -45,22 +49,19 @@ extension SesameClient {
                 if Int64(data.count) < link.sizeBytes { throw Self.mismatch(key) }
             case 403 where SesameAPI.refusal(of: response).code == "invalid_link":
                 // Links live five minutes: a long download outlives one.
-                failures += 1
-                guard failures < Self.blobRetries else { throw .server(code: "invalid_link", message: "Sesame kept refusing the blob's link.") }
+                try retry(or: .server(code: "invalid_link", message: "Sesame kept refusing the blob's link."))
                 let renewed = try await blobLink(key)
                 guard renewed.sha256 == link.sha256 else { throw .server(code: "blob_changed", message: "The blob changed while it was downloading; ask again.") }
                 link = renewed
             case 500...:
-                failures += 1
-                guard failures < Self.blobRetries else { throw .network(underlying: "Sesame answered \(response.status)") }
+                try retry(or: .network(underlying: "Sesame answered \(response.status)"))
                 try? await clock.sleep(.milliseconds(250 << failures))
             default:
                 let (code, message) = SesameAPI.refusal(of: response)
                 throw TokenSession.failure(response, code: code, message: message)
             }
         }
-        let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-        guard Int64(data.count) == link.sizeBytes, digest == link.sha256 else { throw Self.mismatch(key) }
+        guard Int64(data.count) == link.sizeBytes, SHA256.hash(data: data).lowercaseHex == link.sha256 else { throw Self.mismatch(key) }
         return data
     }
 

@@ -27,11 +27,7 @@ struct SesameAPI: Sendable {
             request.headers["content-type"] = "application/json"
             do { request.body = try JSONEncoder().encode(json) } catch { throw SesameError.network(underlying: "cannot encode the request") }
         }
-        do {
-            return try await transport.send(request)
-        } catch {
-            throw SesameError.network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
-        }
+        return try await deliver(request)
     }
 
     /// Sends a request to `relative` (a path with its query, as Sesame hands out links) under the base URL.
@@ -40,8 +36,13 @@ struct SesameAPI: Sendable {
         guard relative.hasPrefix("/"), let url = URL(string: base + relative) else {
             throw SesameError.server(code: "invalid_response", message: "Sesame sent a link that is not a path.")
         }
+        return try await deliver(HTTPExchange.Request(method: method, url: url, headers: headers))
+    }
+
+    /// Sends `request`; a transport failure becomes `SesameError.network`.
+    private func deliver(_ request: HTTPExchange.Request) async throws(SesameError) -> HTTPExchange.Response {
         do {
-            return try await transport.send(HTTPExchange.Request(method: method, url: url, headers: headers))
+            return try await transport.send(request)
         } catch {
             throw SesameError.network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
         }

@@ -34,6 +34,6 @@ public struct EncryptedFileStore: SecureStore {
     }
 
     private func file(_ name: String) -> URL {
-        directory.appendingPathComponent(SHA256.hash(data: Data(name.utf8)).map { String(format: "%02x", $0) }.joined())
+        directory.appendingPathComponent(SHA256.hash(data: Data(name.utf8)).lowercaseHex)
     }
 }
