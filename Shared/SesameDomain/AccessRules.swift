@@ -61,6 +61,15 @@ public struct AccessRules: Sendable {
         case revoked
     }
 
+    /// The verdict for a token whose version is `tokenVersionText` as the token says it, parsed only
+    /// when there is a rule to apply (the hot path: nothing switched off, nothing revoked, nothing
+    /// to parse). A version that does not parse counts as none: covered by every revocation.
+    public func verdict(requestedVersion: AppVersion?, tokenVersionText: String?, issuedAt: Date, now: Date) -> Verdict {
+        guard !isEmpty else { return .allowed(refreshAfter: nil) }
+        return verdict(
+            requestedVersion: requestedVersion, tokenVersion: tokenVersionText.flatMap { AppVersion($0) }, issuedAt: issuedAt, now: now)
+    }
+
     /// The verdict for a token issued at `issuedAt` carrying `tokenVersion`, on a request for
     /// `requestedVersion` (nil when the endpoint names none).
     ///

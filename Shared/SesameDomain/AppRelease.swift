@@ -48,15 +48,11 @@ public struct AppRelease<Config: Sendable>: Sendable {
     /// a revocation (see `AccessRules.verdict`), then the first published pattern of
     /// `AppVersion.lookupOrder`.
     public func resolve(version: AppVersion, token: Token, now: Date) -> Resolution {
-        var refreshAfter: Int?
-        // The common case on the hot path: nothing switched off, nothing revoked, nothing to parse.
-        if !rules.isEmpty {
-            let tokenVersion = token.version.flatMap { AppVersion($0) }
-            switch rules.verdict(requestedVersion: version, tokenVersion: tokenVersion, issuedAt: token.issuedAt, now: now) {
-            case .disabled(let reason): return .disabled(reason: reason)
-            case .revoked: return .revoked
-            case .allowed(let hint): refreshAfter = hint
-            }
+        let refreshAfter: Int?
+        switch rules.verdict(requestedVersion: version, tokenVersionText: token.version, issuedAt: token.issuedAt, now: now) {
+        case .disabled(let reason): return .disabled(reason: reason)
+        case .revoked: return .revoked
+        case .allowed(let hint): refreshAfter = hint
         }
         for pattern in version.lookupOrder {
             if let config = configs[pattern] { return .serve(config, pattern: pattern, refreshAfter: refreshAfter) }

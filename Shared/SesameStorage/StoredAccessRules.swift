@@ -15,9 +15,18 @@ public enum StoredAccessRules {
         public var failures: [String: String] = [:]
     }
 
-    /// The rules of every app, or of `appID` only.
-    public static func load(appID: String? = nil, from client: PostgresClient, logger: Logger) async throws -> Loaded {
+    /// The rules of every app, or of `appID` only. With `revocationsOnly`, the emergency
+    /// revocations alone (auth's refresh applies nothing else, so it does not read the kill switches).
+    public static func load(
+        appID: String? = nil, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
+    ) async throws -> Loaded {
         var loaded = Loaded()
+        if !revocationsOnly { try await readKillSwitches(appID: appID, into: &loaded, from: client, logger: logger) }
+        try await readRevocations(appID: appID, into: &loaded, from: client, logger: logger)
+        return loaded
+    }
+
+    private static func readKillSwitches(appID: String?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
         let kills = try await client.query(
             "SELECT app_id, version, reason FROM kill_switches WHERE \(appID)::text IS NULL OR app_id = \(appID)", logger: logger)
         for try await (app, version, reason) in kills.decode((String, String, String).self) {
@@ -27,7 +36,9 @@ public enum StoredAccessRules {
             }
             loaded.rules[app, default: AccessRules()].killSwitches.append(KillSwitch(pattern: pattern, reason: reason))
         }
+    }
 
+    private static func readRevocations(appID: String?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
         let revocations = try await client.query(
             """
             SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
@@ -42,6 +53,5 @@ public enum StoredAccessRules {
             loaded.rules[app, default: AccessRules()].revocations.append(
                 RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
         }
-        return loaded
     }
 }

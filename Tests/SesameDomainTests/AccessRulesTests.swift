@@ -54,6 +54,15 @@ struct AccessRulesTests {
         #expect(rules.verdict(requestedVersion: version("2.0"), tokenVersion: version("2.0"), issuedAt: now, now: now.addingTimeInterval(100)) == .allowed(refreshAfter: 500))
     }
 
+    @Test("from the token's text: no rules, nothing to parse; with a revocation, a version that does not parse is covered")
+    func tokenVersionText() {
+        #expect(AccessRules().verdict(requestedVersion: nil, tokenVersionText: "not a version", issuedAt: .distantPast, now: now) == .allowed(refreshAfter: nil))
+        let rules = AccessRules(revocations: [RevocationRule(pattern: pattern("2.*"), issuedBefore: now)])
+        #expect(rules.verdict(requestedVersion: nil, tokenVersionText: "not a version", issuedAt: .distantPast, now: now) == .revoked)
+        #expect(rules.verdict(requestedVersion: nil, tokenVersionText: "3.0", issuedAt: .distantPast, now: now) == .allowed(refreshAfter: nil))
+        #expect(rules.verdict(requestedVersion: nil, tokenVersionText: "2.4", issuedAt: .distantPast, now: now) == .revoked)
+    }
+
     @Test("a kill switch wins over a revocation")
     func order() {
         let rules = AccessRules(

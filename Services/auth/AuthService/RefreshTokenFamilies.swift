@@ -81,10 +81,10 @@ struct RefreshTokenFamilies: Sendable {
     func isRevokedByEmergency(
         appID: String, familyCreatedAt: Date, tokenVersion: AppVersion?, claimedVersion: AppVersion?, now: Date = Date()
     ) async throws -> Bool {
-        let stored = try await StoredAccessRules.load(appID: appID, from: database.client, logger: logger)
-        // A stored rule that no longer parses: when in doubt, refuse.
+        let stored = try await StoredAccessRules.load(appID: appID, revocationsOnly: true, from: database.client, logger: logger)
+        // A stored revocation that no longer parses: when in doubt, refuse.
         guard stored.failures[appID] == nil else { return true }
-        let revocations = AccessRules(revocations: stored.rules[appID]?.revocations ?? [])
+        let revocations = stored.rules[appID] ?? AccessRules()
         return revocations.verdict(requestedVersion: claimedVersion, tokenVersion: tokenVersion, issuedAt: familyCreatedAt, now: now) == .revoked
     }
 }

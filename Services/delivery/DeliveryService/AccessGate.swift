@@ -77,14 +77,9 @@ struct AccessGate: Sendable {
         _ = try Self.enforce(state.release.rules, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
     }
 
-    /// The refresh hint, or the refusal. A token version that does not parse (issued before
-    /// versions were bounded) counts as none: covered by every revocation.
-    private static func enforce(
-        _ rules: AccessRules, tokenVersion: String?, issuedAt: Date, now: Date
-    ) throws -> Int? {
-        // The common case on the hot path: nothing switched off, nothing revoked, nothing to parse.
-        guard !rules.isEmpty else { return nil }
-        switch rules.verdict(requestedVersion: nil, tokenVersion: tokenVersion.flatMap { AppVersion($0) }, issuedAt: issuedAt, now: now) {
+    /// The refresh hint, or the refusal.
+    private static func enforce(_ rules: AccessRules, tokenVersion: String?, issuedAt: Date, now: Date) throws -> Int? {
+        switch rules.verdict(requestedVersion: nil, tokenVersionText: tokenVersion, issuedAt: issuedAt, now: now) {
         case .allowed(let refreshAfter): return refreshAfter
         case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked
