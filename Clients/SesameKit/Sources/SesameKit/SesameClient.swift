@@ -20,6 +20,11 @@ public actor SesameClient {
     let clock: ClientClock
     /// Until when Sesame asked not to be asked (`Retry-After` on 429 or 503).
     private var quietUntil: Date?
+    /// The saved configs this launch has asked Sesame about (store keys); before that, a saved copy
+    /// past its freshness is served at once (`CachePolicy.atLaunch`).
+    private var askedThisLaunch: Set<String> = []
+    /// The background revalidations started and not yet awaited.
+    private var revalidations: [Task<Void, Never>] = []
 
     /// A client for the app `configuration` describes.
     /// - Parameters:
@@ -46,16 +51,26 @@ public actor SesameClient {
 
     /// The app's config at its version, or the part of it under the dot paths of `scope`.
     ///
-    /// A saved copy Sesame said is still fresh is returned at once. Otherwise Sesame is asked
-    /// (`If-None-Match`: an unchanged config costs a 304). When Sesame cannot be reached, answers
-    /// 5xx or asks to wait, the saved copy is served, `isStale` once its freshness has passed; past
-    /// `CachePolicy.maxStaleness` the policy decides, then `fallbackConfig`.
+    /// A saved copy Sesame said is still fresh is returned at once. So is, at a launch's first
+    /// fetch, a saved copy past its freshness (`isStale`), while Sesame is asked in the background
+    /// (`CachePolicy.atLaunch`). Otherwise Sesame is asked (`If-None-Match`: an unchanged config
+    /// costs a 304). When Sesame cannot be reached, answers 5xx or asks to wait, the saved copy is
+    /// served, `isStale` once its freshness has passed; past `CachePolicy.maxStaleness` the policy
+    /// decides, then `fallbackConfig`.
     /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version.
     public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
         let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
         let saved = load(key)
         let now = clock.now()
         if let saved, saved.isFresh(at: now) { return try config(from: saved, scope: scope, source: .cache, isStale: false) }
+        let launchesFirstAsk = askedThisLaunch.insert(key).inserted
+        if launchesFirstAsk, configuration.cachePolicy.atLaunch == .serveSavedAndRevalidate, let saved,
+            saved.age(at: now) <= configuration.cachePolicy.maxStaleness
+        {
+            let served = try config(from: saved, scope: scope, source: .cache, isStale: true)
+            revalidations.append(Task { await self.revalidate(scope: scope, key: key) })
+            return served
+        }
         if let quietUntil, now < quietUntil {
             return try servedWithoutSesame(saved, scope: scope, because: .rateLimited(retryAfter: .seconds(quietUntil.timeIntervalSince(now))))
         }
@@ -69,7 +84,25 @@ public actor SesameClient {
         }
     }
 
+    /// Returns once every background revalidation started so far has finished; the next
+    /// `fetchConfig` then serves what Sesame said. For tests, and for an app that wants the newest
+    /// config before a decision that matters.
+    public func waitForBackgroundRevalidation() async {
+        while !revalidations.isEmpty {
+            let started = revalidations
+            revalidations.removeAll()
+            for revalidation in started { await revalidation.value }
+        }
+    }
+
     // MARK: Network
+
+    /// Asks Sesame about the saved config under `key`, saving what it answers. What goes wrong is
+    /// not the app's concern now: the next fetch meets it (a kill switch has already purged).
+    private func revalidate(scope: [String], key: String) async {
+        if let quietUntil, clock.now() < quietUntil { return }
+        _ = try? await fetch(scope: scope, saved: load(key), key: key)
+    }
 
     private func fetch(scope: [String], saved: SavedConfig?, key: String) async throws(SesameError) -> SesameConfig {
         // A zero-knowledge config cannot be cut by Sesame: once known to be one, it is asked for whole.

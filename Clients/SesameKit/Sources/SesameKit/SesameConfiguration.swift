@@ -43,12 +43,31 @@ public struct CachePolicy: Sendable, Equatable {
     public var maxStaleness: Duration
     /// What happens past `maxStaleness`.
     public var onStaleConfig: StaleConfigBehavior
+    /// Whether a launch's first fetch waits for Sesame when its saved config is past its freshness.
+    public var atLaunch: LaunchRevalidation
 
-    /// A policy; by default a saved config serves for a week, with a warning past that.
-    public init(maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse) {
+    /// A policy; by default a saved config serves for a week, with a warning past that, and a
+    /// launch starts from its saved config while Sesame is asked in the background.
+    public init(
+        maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse,
+        atLaunch: LaunchRevalidation = .serveSavedAndRevalidate
+    ) {
         self.maxStaleness = maxStaleness
         self.onStaleConfig = onStaleConfig
+        self.atLaunch = atLaunch
     }
+}
+
+/// What a launch's first `fetchConfig` does with a saved config that is past its freshness but
+/// within `CachePolicy.maxStaleness`.
+public enum LaunchRevalidation: Sendable, Equatable {
+    /// Return it at once (`isStale`) and ask Sesame in the background with `If-None-Match`; the
+    /// next fetch gets what Sesame said. A kill switch or revocation then takes effect on the next
+    /// fetch rather than this one. The default: a launch never waits for the network.
+    case serveSavedAndRevalidate
+    /// Ask Sesame first and serve the saved copy only when Sesame cannot be reached: a kill switch
+    /// takes effect on the launch's first fetch, at the cost of a round trip.
+    case askSesameFirst
 }
 
 /// What to do with a saved config older than `CachePolicy.maxStaleness` while Sesame cannot be reached.

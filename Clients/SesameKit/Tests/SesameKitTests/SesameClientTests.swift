@@ -54,7 +54,9 @@ struct SesameClientTests {
         #expect(config2.headers["authorization"] == "Bearer access-1")
         #expect(config2.url.query?.contains("version=2.1.3") == true)
         // A new launch (a new client over the same store) refreshes instead of attesting again.
-        _ = try await harness.client().fetchConfig()
+        let relaunch = harness.client()
+        _ = try await relaunch.fetchConfig()
+        await relaunch.waitForBackgroundRevalidation()
         #expect(harness.sesame.count("/v1/auth/attest") == 1)
         #expect(harness.sesame.count("/v1/auth/refresh") == 1)
         #expect(harness.attest.state.withLock { $0.assertions } == 1)
@@ -76,6 +78,47 @@ struct SesameClientTests {
         let last = try #require(harness.sesame.with { $0.requests.last })
         #expect(last.headers["if-none-match"] == "\"1-etag\"")
         #expect(harness.sesame.count("/v1/config") == 2)
+    }
+
+    @Test("a launch serves its saved config at once and revalidates in the background; askSesameFirst waits instead")
+    func launchRevalidation() async throws {
+        var harness = Harness()
+        harness.sesame.with { $0.refreshAfter = 60 }
+        _ = try await harness.client().fetchConfig()
+        harness.time.advance(61)
+        harness.sesame.with { $0.refreshAfter = 600 }
+        let launch = harness.client()
+        let first = try await launch.fetchConfig()
+        #expect(first.source == .cache && first.isStale && first.string("api_keys.stripe") == "sk_live_1")
+        await launch.waitForBackgroundRevalidation()
+        #expect(harness.sesame.count("/v1/config") == 2)
+        let revalidated = try #require(harness.sesame.with { $0.requests.last })
+        #expect(revalidated.url.path == "/v1/config" && revalidated.headers["if-none-match"] == "\"1-etag\"")
+        // Sesame's answer is what the launch's next fetch serves.
+        harness.sesame.with {
+            $0.config = #"{"api_keys":{"stripe":"sk_live_2"}}"#
+            $0.revision = 2
+        }
+        harness.time.advance(601)
+        let second = try await launch.fetchConfig()
+        #expect(second.source == .network && second.string("api_keys.stripe") == "sk_live_2")
+
+        // A kill switch met in the background: this fetch got the saved copy, the next one the reason.
+        harness.time.advance(601)
+        harness.sesame.with { $0.killSwitchReason = "Update, please." }
+        let killed = harness.client()
+        #expect(try await killed.fetchConfig().source == .cache)
+        await killed.waitForBackgroundRevalidation()
+        #expect(harness.store.keys.filter { $0.hasPrefix("sesame.config.2.1.3") }.isEmpty)
+        await #expect(throws: SesameError.versionDisabled(reason: "Update, please.")) { try await killed.fetchConfig() }
+
+        // askSesameFirst: the first fetch of a launch meets the kill switch itself.
+        harness.sesame.with { $0.killSwitchReason = nil }
+        _ = try await harness.client().fetchConfig()
+        harness.time.advance(601)
+        harness.sesame.with { $0.killSwitchReason = "Update, please." }
+        harness.cachePolicy.atLaunch = .askSesameFirst
+        await #expect(throws: SesameError.versionDisabled(reason: "Update, please.")) { try await harness.client().fetchConfig() }
     }
 
     @Test("offline: the saved config is served stale; past maxStaleness the policy decides, then the fallback")
@@ -166,7 +209,10 @@ struct SesameClientTests {
         let harness = Harness()
         _ = try await harness.client().fetchConfig()
         harness.sesame.with { $0.refreshTokens = [:] }
-        #expect(try await harness.client().fetchConfig().source == .network)
+        let relaunch = harness.client()
+        _ = try await relaunch.fetchConfig()
+        await relaunch.waitForBackgroundRevalidation()
+        #expect(try await relaunch.fetchConfig().source == .network)
         #expect(harness.sesame.count("/v1/auth/attest") == 2)
         #expect(harness.attest.state.withLock { $0.generated } == 2)
     }
