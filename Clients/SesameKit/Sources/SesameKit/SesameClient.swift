@@ -164,8 +164,8 @@ public actor SesameClient {
         for _ in 0..<2 {
             let token: String
             do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
-                // The secure store failed: nothing to do but report it.
-                throw .network(underlying: "the secure store failed (\(type(of: error)))")
+                // Only the secure store throws anything else; its errors carry status codes, not secrets.
+                throw .secureStore(String(describing: error))
             }
             var headers = headers
             headers["authorization"] = "Bearer " + token

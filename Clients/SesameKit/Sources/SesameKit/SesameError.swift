@@ -20,6 +20,10 @@ public enum SesameError: Error, Sendable, Equatable {
     case network(underlying: String)
     /// A zero-knowledge config could not be opened: no password configured, or the wrong one.
     case zeroKnowledgeConfig(String)
+    /// The secure store (the Keychain) failed to read or keep the App Attest key id or the refresh
+    /// token, e.g. before the device's first unlock: `detail` names the store's error. Nothing was
+    /// sent; retry later.
+    case secureStore(String)
 }
 
 extension SesameError: LocalizedError {
@@ -33,6 +37,7 @@ extension SesameError: LocalizedError {
         case .server(let code, let message): "\(message) (\(code))"
         case .network(let underlying): "Sesame cannot be reached: \(underlying)"
         case .zeroKnowledgeConfig(let problem): "The encrypted configuration cannot be opened: \(problem)"
+        case .secureStore(let detail): "The device's secure storage is unavailable: \(detail)"
         }
     }
 }

@@ -267,6 +267,23 @@ struct SesameClientTests {
         #expect(harness.sesame.count("/v1/auth/attest") == 0)
     }
 
+    @Test("a secure store that cannot be read (a locked Keychain) is reported as such, and nothing is sent")
+    func lockedStore() async throws {
+        struct LockedStore: SecureStore {
+            struct Locked: Error, CustomStringConvertible { var description: String { "errSecInteractionNotAllowed" } }
+            func data(for key: String) throws -> Data? { throw Locked() }
+            func set(_ data: Data, for key: String) throws { throw Locked() }
+            func remove(_ key: String) throws { throw Locked() }
+        }
+        let harness = Harness()
+        let client = SesameClient(
+            configuration: SesameConfiguration(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+            attestation: harness.attest, store: LockedStore(), transport: harness.sesame, clock: harness.time.clock)
+        await #expect(throws: SesameError.secureStore("errSecInteractionNotAllowed")) { try await client.fetchConfig() }
+        #expect(harness.sesame.requestPaths.isEmpty)
+    }
+
     @Test("no config published: noConfig")
     func noConfig() async throws {
         let harness = Harness()
