@@ -119,7 +119,7 @@ let package = Package(
             dependencies: [
                 "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
                 "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
-                asn1, httpTypes,
+                asn1, httpTypes, metrics,
             ],
             path: "Services/auth/AuthService"
         ),
@@ -129,7 +129,7 @@ let package = Package(
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
                 "SesameStorage", "SesameTokens", "SesameConfiguration", asyncHTTPClient, crypto, postgresNIO, httpTypes,
-                serviceLifecycle,
+                serviceLifecycle, metrics,
             ],
             path: "Services/delivery/DeliveryService"
         ),

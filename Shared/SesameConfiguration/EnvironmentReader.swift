@@ -50,27 +50,12 @@ public struct EnvironmentReader: Sendable {
         throws(ConfigurationError) -> Duration
     {
         guard let raw = string(name) else { return defaultValue }
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        var digits = Substring(raw.lowercased())
-        var unit: Int64 = 1
-        if let last = digits.last, let multiplier = units[last] {
-            unit = multiplier
-            digits = digits.dropLast()
-        }
-        guard let count = Int64(digits), count >= 0, count <= Int64.max / 86400, range.contains(.seconds(count * unit)) else {
+        guard let duration = Duration(written: raw), range.contains(duration) else {
             throw ConfigurationError(
                 variable: name,
-                expectation: "a duration from \(Self.describe(range.lowerBound)) to \(Self.describe(range.upperBound)) such as 900, 15m, 12h or 30d, got \"\(raw)\"")
+                expectation: "a duration from \(range.lowerBound.written) to \(range.upperBound.written) such as 900, 15m, 12h or 30d, got \"\(raw)\"")
         }
-        return .seconds(count * unit)
-    }
-
-    private static func describe(_ duration: Duration) -> String {
-        let seconds = duration.wholeSeconds
-        for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 && seconds >= size {
-            return "\(seconds / size)\(unit)"
-        }
-        return "\(seconds)s"
+        return duration
     }
 
     /// `name` as on/off (`on`, `off`, `true`, `false`, `1`, `0`), `defaultValue` when unset.

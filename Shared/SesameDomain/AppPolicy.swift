@@ -14,19 +14,33 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     public var identityIssuer: IdentityIssuer?
     /// The most user documents the app may store.
     public var userDocumentQuota: Int
+    /// Whether debug tokens are exchanged in a production deployment (always in development).
+    public var allowDebugTokensInProduction: Bool
+    /// Whether a device without App Attest gets `unattested` tokens (`POST /v1/auth/unattested`).
+    public var admitUnattested: Bool
+    /// The least tier that may download blobs.
+    public var blobTier: TrustTier
+    /// The least tier that may read and write per-user data.
+    public var userDataTier: TrustTier
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
 
     public init(
         allowDevelopmentKeys: Bool? = nil, refreshRequiresAssertion: Bool = true, userIdentity: UserIdentityMode = .verified,
-        identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota
+        identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
+        allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
+        userDataTier: TrustTier = .attested
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
         self.userIdentity = userIdentity
         self.identityIssuer = identityIssuer
         self.userDocumentQuota = userDocumentQuota
+        self.allowDebugTokensInProduction = allowDebugTokensInProduction
+        self.admitUnattested = admitUnattested
+        self.blobTier = blobTier
+        self.userDataTier = userDataTier
     }
 
     public init(from decoder: any Decoder) throws {
@@ -38,6 +52,11 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         userIdentity = try container.decodeIfPresent(UserIdentityMode.self, forKey: .userIdentity) ?? defaults.userIdentity
         identityIssuer = try container.decodeIfPresent(IdentityIssuer.self, forKey: .identityIssuer)
         userDocumentQuota = try container.decodeIfPresent(Int.self, forKey: .userDocumentQuota) ?? defaults.userDocumentQuota
+        allowDebugTokensInProduction =
+            try container.decodeIfPresent(Bool.self, forKey: .allowDebugTokensInProduction) ?? defaults.allowDebugTokensInProduction
+        admitUnattested = try container.decodeIfPresent(Bool.self, forKey: .admitUnattested) ?? defaults.admitUnattested
+        blobTier = try container.decodeIfPresent(TrustTier.self, forKey: .blobTier) ?? defaults.blobTier
+        userDataTier = try container.decodeIfPresent(TrustTier.self, forKey: .userDataTier) ?? defaults.userDataTier
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).
@@ -53,6 +72,11 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     /// Whether development keys are accepted, in a deployment that is `production` or not.
     public func allowsDevelopmentKeys(inProduction production: Bool) -> Bool {
         allowDevelopmentKeys ?? !production
+    }
+
+    /// Whether debug tokens are exchanged, in a deployment that is `production` or not.
+    public func allowsDebugTokens(inProduction production: Bool) -> Bool {
+        !production || allowDebugTokensInProduction
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import JWTKit
 import Logging
 import SesameConfiguration
+import SesameDomain
 import SesameStorage
 
 /// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
@@ -19,16 +20,19 @@ public actor TokenAuthority {
 
     /// Whom tokens are for.
     public struct Subject: Sendable, Equatable {
+        /// The attested key id (base64url); for the other tiers, an id of the debug token or install.
         public var keyID: String
         public var appID: String
         public var environment: String
         public var appVersion: String?
+        public var tier: TrustTier
 
-        public init(keyID: String, appID: String, environment: String, appVersion: String?) {
+        public init(keyID: String, appID: String, environment: String, appVersion: String?, tier: TrustTier = .attested) {
             self.keyID = keyID
             self.appID = appID
             self.environment = environment
             self.appVersion = appVersion
+            self.tier = tier
         }
     }
 
@@ -105,16 +109,13 @@ public actor TokenAuthority {
         return signer(at: now)
     }
 
-    /// A new access and refresh token for `subject`, in refresh-token `family` at `generation`.
+    /// A new access and refresh token for `subject` (an attested install: only those hold refresh
+    /// tokens), in refresh-token `family` at `generation`.
     public func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
         try await loadIfNeeded()
         if signer(at: now) == nil { try await reload() }
         guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
-        let access = AccessTokenClaims(
-            subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
-            appVersion: subject.appVersion, issuedAt: .init(value: now),
-            expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.access.wholeSeconds))),
-            id: .init(value: UUID().uuidString), type: AccessTokenClaims.typeValue, audience: .init(value: AccessTokenClaims.audienceValue))
+        let access = accessClaims(for: subject, now: now)
         let refresh = RefreshTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, family: family.uuidString, generation: generation, issuedAt: .init(value: now),
@@ -123,6 +124,25 @@ public actor TokenAuthority {
         let kid = JWKIdentifier(string: activeKid)
         return TokenPair(
             accessToken: try await sign(access, kid: kid), refreshToken: try await sign(refresh, kid: kid), access: access, refresh: refresh)
+    }
+
+    /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
+    /// token or an unattested install exchanges again when it expires).
+    public func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
+        try await loadIfNeeded()
+        if signer(at: now) == nil { try await reload() }
+        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
+        let claims = accessClaims(for: subject, now: now)
+        return (try await sign(claims, kid: JWKIdentifier(string: activeKid)), claims)
+    }
+
+    private func accessClaims(for subject: Subject, now: Date) -> AccessTokenClaims {
+        AccessTokenClaims(
+            subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
+            appVersion: subject.appVersion, issuedAt: .init(value: now),
+            expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.access.wholeSeconds))),
+            id: .init(value: UUID().uuidString), type: AccessTokenClaims.typeValue, audience: .init(value: AccessTokenClaims.audienceValue),
+            tier: subject.tier)
     }
 
     private func sign<Claims: SesameTokenClaims>(_ claims: Claims, kid: JWKIdentifier) async throws -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import SesameDomain
 
 /// How Sesame's two kinds of token tell themselves apart to any verifier, Sesame's or a generic JWT
 /// library reading the JWKS: the header `typ` (RFC 9068's `at+jwt` for access tokens) and the `aud`
@@ -14,7 +15,8 @@ public protocol SesameTokenClaims: JWTPayload {
     static var requiresHeaderType: Bool { get }
 }
 
-/// What an access token says: which attested key, of which app, in which App Attest environment.
+/// What an access token says: which attested key (or debug token, or unattested install), of which
+/// app, in which App Attest environment, at which trust tier.
 /// Delivery (and the app developer's own backend) verify it offline with the JWKS; a backend must
 /// check the signature, `exp`, the header `typ` (`at+jwt`), `aud` (`sesame-api`) and `app`.
 public struct AccessTokenClaims: SesameTokenClaims, Equatable {
@@ -33,11 +35,17 @@ public struct AccessTokenClaims: SesameTokenClaims, Equatable {
     public var type: String
     /// Always `sesame-api`.
     public var audience: AudienceClaim
+    /// How the install proved itself; absent from tokens issued before tiers existed, which were
+    /// all attested.
+    public var tier: TrustTier?
 
     enum CodingKeys: String, CodingKey {
         case subject = "sub", appID = "app", environment = "env", appVersion = "ver"
-        case issuedAt = "iat", expiration = "exp", id = "jti", type = "typ", audience = "aud"
+        case issuedAt = "iat", expiration = "exp", id = "jti", type = "typ", audience = "aud", tier
     }
+
+    /// The tier the bearer is served at.
+    public var trustTier: TrustTier { tier ?? .attested }
 
     public static let typeValue = "access"
     public static let headerType = "at+jwt"

@@ -16,6 +16,14 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static func debugTokenNameTaken(_ name: String) -> APIError {
+        APIError(
+            .conflict, code: "debug_token_exists",
+            message: "A live debug token is already named '\(name)'; revoke it first ('sesame debug-tokens:revoke \(name)') or pick another name.")
+    }
+    static func debugTokenNotFound(_ target: String) -> APIError {
+        APIError(.notFound, code: "debug_token_not_found", message: "No live debug token of this app is named '\(target)' or has that id.")
+    }
     static func invalidPattern(_ description: String) -> APIError {
         APIError(.badRequest, code: "invalid_version_pattern", message: description + ".")
     }

@@ -9,6 +9,7 @@ import SesameEventBus
 import SesameHTTP
 import SesameKafka
 import SesameServer
+import SesameStorage
 
 /// The `sesame-admin` service: the management API (provisioning keys, configs, kill switches,
 /// emergency revocations, blobs, audit) and, in the
@@ -38,6 +39,7 @@ public enum AdminService: SesameServiceDefinition {
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
         PolicyRoutes(authenticator: authenticator, policies: PolicyStore(database: database, logger: logger), inProduction: configuration.environment == .production).addRoutes(to: admin)
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
+        DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger)).addRoutes(to: admin)
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(

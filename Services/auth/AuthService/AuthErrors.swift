@@ -1,6 +1,7 @@
 import AppAttest
 import HTTPTypes
 import SesameHTTP
+import SesameStorage
 
 /// Every refusal auth answers with: a stable code for programs, a message that says what to do.
 enum AuthErrors {
@@ -26,6 +27,19 @@ enum AuthErrors {
     static let assertionRequired = APIError(
         .unauthorized, code: "assertion_required",
         message: "This app requires an App Attest assertion with every refresh: send assertion and clientData.")
+    static let debugTokensNotAllowed = APIError(
+        .forbidden, code: "debug_tokens_not_allowed",
+        message: "This production deployment refuses debug tokens for this app; its policy can allow them (allowDebugTokensInProduction).")
+    static func debugTokenRefused(_ refusal: DebugTokenStore.Refusal) -> APIError {
+        switch refusal {
+        case .unknown: APIError(.unauthorized, code: "debug_token_invalid", message: "The debug token is not one of this app's.")
+        case .expired: APIError(.unauthorized, code: "debug_token_expired", message: "The debug token has expired; create a new one.")
+        case .revoked: APIError(.unauthorized, code: "debug_token_revoked", message: "The debug token has been revoked.")
+        }
+    }
+    static let unattestedNotAdmitted = APIError(
+        .forbidden, code: "unattested_not_admitted",
+        message: "This app admits only devices that pass App Attest (its policy's admitUnattested is off).")
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

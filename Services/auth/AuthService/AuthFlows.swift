@@ -147,7 +147,8 @@ struct AuthFlows: Sendable {
     }
 
     private func respond(with pair: TokenAuthority.TokenPair) -> TokenResponse {
-        TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds))
+        TokenMetrics.issued(tier: .attested, appID: pair.access.appID)
+        return TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds))
     }
 
     /// The bytes of a base64 field, refused with a 400 naming the field. The size bound is far

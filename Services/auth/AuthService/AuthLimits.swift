@@ -13,9 +13,14 @@ struct AuthLimits: Sendable {
     // One install refreshes every 15 minutes; a handful at once covers retries.
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
     var attestAdmissionPerApp: RateLimiter
+    // The tiers below attested cost an attacker nothing but a request: far less than attest.
+    var debugPerClient = RateLimiter(.init(rate: 1, burst: 20))
+    var unattestedPerClient = RateLimiter(.init(rate: 0.2, burst: 5))
+    var unattestedAdmissionPerApp: RateLimiter
 
     /// - Parameter admissionRate: attestations admitted per second per app (`SESAME_ATTEST_ADMISSION_RATE`).
     init(admissionRate: Int) {
         attestAdmissionPerApp = RateLimiter(.init(rate: Double(admissionRate), burst: Double(admissionRate * 2)))
+        unattestedAdmissionPerApp = RateLimiter(.init(rate: Double(admissionRate) / 5, burst: Double(admissionRate)))
     }
 }

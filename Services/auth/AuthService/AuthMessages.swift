@@ -1,4 +1,5 @@
 import Hummingbird
+import SesameDomain
 
 /// `POST /v1/auth/challenge` response.
 struct ChallengeResponse: ResponseEncodable {
@@ -35,6 +36,34 @@ struct TokenResponse: ResponseEncodable {
     let refreshToken: String
     /// The access token's lifetime in seconds.
     let expiresIn: Int
+    /// Always `attested`: only attested installs hold refresh tokens.
+    var tier = TrustTier.attested
+}
+
+/// `POST /v1/auth/debug` body.
+struct DebugTokenRequest: Decodable {
+    /// A debug token from `sesame debug-tokens:create`.
+    let debugToken: String
+    let teamId: String
+    let bundleId: String
+    let appVersion: String?
+}
+
+/// `POST /v1/auth/unattested` body.
+struct UnattestedRequest: Decodable {
+    /// A nonce from `POST /v1/auth/challenge`, spent by this request.
+    let nonce: String
+    let teamId: String
+    let bundleId: String
+    let appVersion: String?
+}
+
+/// What `debug` and `unattested` answer: an access token alone (exchange again when it expires).
+struct TierTokenResponse: ResponseEncodable {
+    let accessToken: String
+    /// The access token's lifetime in seconds.
+    let expiresIn: Int
+    let tier: TrustTier
 }
 
 /// The JSON object inside an assertion's client data.

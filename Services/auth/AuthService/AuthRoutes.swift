@@ -3,10 +3,11 @@ import Hummingbird
 import SesameHTTP
 import SesameTokens
 
-/// Under `v1/auth`: `POST challenge`, `attest` and `refresh`, each behind its per-client rate limit,
-/// and `GET jwks`; the same key set at `/.well-known/jwks.json`.
+/// Under `v1/auth`: `POST challenge`, `attest`, `refresh`, `debug` and `unattested`, each behind
+/// its per-client rate limit, and `GET jwks`; the same key set at `/.well-known/jwks.json`.
 struct AuthRoutes {
     let flows: AuthFlows
+    let tiers: TierAdmission
     let limits: AuthLimits
     let clients: ClientAddressResolver
     let tokens: TokenAuthority
@@ -23,6 +24,14 @@ struct AuthRoutes {
         group.post("refresh") { request, context in
             try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
             return try await flows.refresh(try await request.decode(as: RefreshRequest.self, context: context))
+        }
+        group.post("debug") { request, context in
+            try limits.debugPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await tiers.exchangeDebugToken(try await request.decode(as: DebugTokenRequest.self, context: context))
+        }
+        group.post("unattested") { request, context in
+            try limits.unattestedPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await tiers.admitUnattested(try await request.decode(as: UnattestedRequest.self, context: context))
         }
         group.get("jwks") { _, _ in try await jwks() }
     }

@@ -11,6 +11,7 @@ import SesameEvents
 import SesameHTTP
 import SesameKafka
 import SesameServer
+import SesameStorage
 import SesameTokens
 
 /// The `sesame-auth` service: challenges, App Attest attestation and assertions, tokens and JWKS.
@@ -43,7 +44,11 @@ public enum AuthService: SesameServiceDefinition {
 
         var parts = ServiceParts()
         // Every auth endpoint takes small JSON bodies.
-        let routes = AuthRoutes(flows: flows, limits: limits, clients: clients, tokens: tokens)
+        let tiers = TierAdmission(
+            challenges: challenges, apps: AppDirectory(database: database, logger: logger),
+            debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
+            inProduction: configuration.environment == .production, logger: logger)
+        let routes = AuthRoutes(flows: flows, tiers: tiers, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
         routes.addWellKnownRoutes(to: parts.routes)
 

@@ -56,10 +56,32 @@ struct AccessGate: Sendable {
         return Authenticated(claims: claims, state: state)
     }
 
-    /// Admits the bearer of the request's access token for an endpoint that names no version (the
-    /// token's decides).
-    func admit(_ request: Request, context: SesameRequestContext, now: Date = Date()) async throws -> Admitted {
+    /// What an endpoint that names no version serves, each behind the tier the app's policy sets.
+    enum Resource: Sendable {
+        case blobs, userData
+
+        func requiredTier(in policy: AppPolicy) -> TrustTier {
+            switch self {
+            case .blobs: policy.blobTier
+            case .userData: policy.userDataTier
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .blobs: "Blobs are, by this app's policy,"
+            case .userData: "Per-user data is, by this app's policy,"
+            }
+        }
+    }
+
+    /// Admits the bearer of the request's access token to `resource`, for an endpoint that names
+    /// no version (the token's decides).
+    func admit(_ request: Request, to resource: Resource, context: SesameRequestContext, now: Date = Date()) async throws -> Admitted {
         let caller = try await authenticate(request, context: context)
+        guard caller.claims.trustTier.satisfies(resource.requiredTier(in: caller.state.policy)) else {
+            throw DeliveryErrors.tierInsufficient(resource.name, required: resource.requiredTier(in: caller.state.policy))
+        }
         let refreshAfter = try Self.enforce(
             caller.state.release.rules, tokenVersion: caller.claims.appVersion, issuedAt: caller.claims.issuedAt.value, now: now)
         return Admitted(claims: caller.claims, state: caller.state, refreshAfter: refreshAfter)

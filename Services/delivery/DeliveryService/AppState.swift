@@ -2,25 +2,59 @@ import Crypto
 import Foundation
 import SesameDomain
 
-/// A published config, ready to serve: decrypted once per revision.
+/// A published config, ready to serve: decrypted once per revision, with what each trust tier
+/// may see of it prepared once too.
 struct ServedConfig: Sendable {
     let pattern: String
     let revision: Int64
-    /// The config as stored: a JSON object (or a zero-knowledge envelope).
-    let body: [UInt8]
-    /// Parsed, for `scope`; nil for zero-knowledge configs, which cannot be filtered.
-    let parsed: JSONValue?
     let zeroKnowledge: Bool
-    /// The ETag of the whole config at this revision.
-    let etag: String
+    /// Which tier each top-level key needs.
+    let tiers: ConfigTiers
+    /// What an attested caller gets: the config as stored, a JSON object (or a zero-knowledge envelope).
+    let whole: View
+    /// What the tiers below attested get; absent for a tier that gets nothing (a zero-knowledge config).
+    private let lowerTierViews: [TrustTier: View]
 
-    init(pattern: String, revision: Int64, body: [UInt8], zeroKnowledge: Bool) {
+    /// The config as one tier sees it.
+    struct View: Sendable {
+        let body: [UInt8]
+        /// Parsed, for `scope`; nil for zero-knowledge configs, which cannot be filtered.
+        let parsed: JSONValue?
+        /// A strong ETag over `body`.
+        let etag: String
+        /// The top-level keys left out for this tier.
+        let withheld: [String]
+    }
+
+    init(pattern: String, revision: Int64, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers = ConfigTiers()) {
         self.pattern = pattern
         self.revision = revision
-        self.body = body
         self.zeroKnowledge = zeroKnowledge
-        self.parsed = zeroKnowledge ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body))
-        self.etag = ServedConfig.etag(revision: revision, bytes: body)
+        self.tiers = tiers
+        let parsed = zeroKnowledge ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body))
+        whole = View(body: body, parsed: parsed, etag: ServedConfig.etag(revision: revision, bytes: body), withheld: [])
+        var views: [TrustTier: View] = [:]
+        if case .object(let object)? = parsed {
+            for tier in TrustTier.allCases where tier != .attested {
+                let (visible, withheld) = tiers.visible(object, to: tier)
+                let bytes = (try? Self.encode(.object(visible))) ?? Array("{}".utf8)
+                views[tier] = View(body: bytes, parsed: .object(visible), etag: ServedConfig.etag(revision: revision, bytes: bytes), withheld: withheld)
+            }
+        }
+        lowerTierViews = views
+    }
+
+    /// What a caller of `tier` sees; nil when it may see nothing (a zero-knowledge config, which
+    /// only attested installs get).
+    func view(for tier: TrustTier) -> View? {
+        tier == .attested ? whole : lowerTierViews[tier]
+    }
+
+    /// JSON as delivery serves what it builds: sorted keys, slashes as they are.
+    static func encode(_ value: JSONValue) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
     }
 
     /// A strong ETag over what is served.

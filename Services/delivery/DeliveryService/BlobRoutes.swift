@@ -45,7 +45,7 @@ struct BlobRoutes: Sendable {
     }
 
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
-        let claims = try await gate.admit(request, context: context).claims
+        let claims = try await gate.admit(request, to: .blobs, context: context).claims
         let blobKey = context.parameters.get("key") ?? ""
         guard let stored = try await stored(appID: claims.appID, blobKey: blobKey) else { throw Self.notFound }
         let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)

@@ -5,8 +5,8 @@ import SesameDomain
 import SesameHTTP
 import SesameTokens
 
-/// `GET /v1/config?version=2.1.3[&scope=a.b,c]`: the config an attested app at that version gets,
-/// from memory.
+/// `GET /v1/config?version=2.1.3[&scope=a.b,c]`: the config an app at that version gets, from
+/// memory, less the top-level keys the caller's trust tier may not see (named in `withheld`).
 struct ConfigRoutes: Sendable {
     let gate: AccessGate
 
@@ -29,21 +29,21 @@ struct ConfigRoutes: Sendable {
         case .noConfig: throw DeliveryErrors.noConfig(version.text)
         }
 
+        let tier = caller.claims.trustTier
+        guard let view = served.view(for: tier) else { throw DeliveryErrors.tierInsufficient("Zero-knowledge configs are", required: .attested) }
         let config: [UInt8]
         let etag: String
         if let scope = request.uri.queryParameters.get("scope") {
             guard !served.zeroKnowledge else { throw DeliveryErrors.scopeUnavailable }
             let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }),
-                let selected = served.parsed?.selecting(paths: paths)
+                let selected = view.parsed?.selecting(paths: paths)
             else { throw DeliveryErrors.invalidScope }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            config = Array(try encoder.encode(selected))
+            config = try ServedConfig.encode(selected)
             etag = ServedConfig.etag(revision: served.revision, bytes: config)
         } else {
-            config = served.body
-            etag = served.etag
+            config = view.body
+            etag = view.etag
         }
 
         var headers: HTTPFields = [.eTag: etag]
@@ -65,6 +65,15 @@ struct ConfigRoutes: Sendable {
         body.writeString(#"","revision":"#)
         body.writeString(String(served.revision))
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
+        body.writeString(#","tier":""#)
+        body.writeString(tier.rawValue)
+        body.writeString(#"""#)
+        if !view.withheld.isEmpty {
+            // Top-level keys of the developer's config: encoded, as they may hold any character.
+            body.writeString(#","withheld":"#)
+            body.writeBytes(try JSONEncoder().encode(view.withheld))
+            DeliveryMetrics.withheld(view.withheld.count, appID: caller.claims.appID)
+        }
         body.writeString("}")
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }

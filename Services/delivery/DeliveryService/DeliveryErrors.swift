@@ -1,4 +1,5 @@
 import HTTPTypes
+import SesameDomain
 import SesameHTTP
 
 /// Every refusal delivery answers with.
@@ -20,6 +21,12 @@ enum DeliveryErrors {
     static let scopeUnavailable = APIError(
         .badRequest, code: "scope_unavailable_zero_knowledge",
         message: "This config is zero-knowledge: Sesame cannot read it, so it is only served whole. Drop the scope parameter.")
+    /// `what` needs tier `required`, above the caller's.
+    static func tierInsufficient(_ what: String, required: TrustTier) -> APIError {
+        APIError(
+            .forbidden, code: "tier_insufficient",
+            message: "\(what) served only to tokens of tier '\(required.rawValue)' or above; this token's tier is lower.")
+    }
     static let invalidScope = APIError(
         .badRequest, code: "invalid_scope", message: "\"scope\" is a comma-separated list of dot paths such as api_keys.stripe,features.")
 }

@@ -51,16 +51,19 @@ struct DeliveryLoader: Sendable {
             // Every changed body in one round trip, not one query each.
             let rows = try await database.client.query(
                 """
-                SELECT r.app_id, r.pattern, r.revision, r.body, w.zero_knowledge FROM config_revisions r
+                SELECT r.app_id, r.pattern, r.revision, r.body, w.zero_knowledge, r.tiers::text FROM config_revisions r
                 JOIN unnest(\(wanted.appIDs)::text[], \(wanted.patterns)::text[], \(wanted.revisions)::bigint[], \(wanted.zeroKnowledge)::boolean[])
                     AS w(app_id, pattern, revision, zero_knowledge)
                     ON r.app_id = w.app_id AND r.pattern = w.pattern AND r.revision = w.revision
                 """, logger: logger)
-            for try await (appID, pattern, revision, sealed, zeroKnowledge) in rows.decode((String, String, Int64, Data, Bool).self) {
+            for try await (appID, pattern, revision, sealed, zeroKnowledge, tiers) in rows.decode(
+                (String, String, Int64, Data, Bool, String?).self)
+            {
                 do {
                     let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
                     states[appID, default: AppState()].release.configs[pattern] = ServedConfig(
-                        pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge)
+                        pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge,
+                        tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) } ?? ConfigTiers())
                 } catch {
                     failures[appID] = "config \(pattern) revision \(revision) cannot be opened: \(error)"
                 }

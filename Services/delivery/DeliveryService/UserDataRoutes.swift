@@ -22,7 +22,7 @@ struct UserDataRoutes: Sendable {
     }
 
     func get(_ request: Request, context: SesameRequestContext) async throws -> Response {
-        let admitted = try await gate.admit(request, context: context)
+        let admitted = try await gate.admit(request, to: .userData, context: context)
         let appID = admitted.claims.appID
         guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, policy: admitted.state.policy)) else {
             throw APIError(.notFound, code: "no_user_data", message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
@@ -36,7 +36,7 @@ struct UserDataRoutes: Sendable {
     }
 
     func put(_ request: Request, context: SesameRequestContext) async throws -> Response {
-        let admitted = try await gate.admit(request, context: context)
+        let admitted = try await gate.admit(request, to: .userData, context: context)
         let appID = admitted.claims.appID
         let userID = try await identity.userKey(of: request, policy: admitted.state.policy)
         let body = try await request.body.collect(upTo: Self.maxBodyBytes)

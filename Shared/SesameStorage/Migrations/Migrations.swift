@@ -6,5 +6,6 @@ public enum Migrations {
         signingKeyActivation,
         serviceKeys,
         blobChunks,
+        trustTiers,
     ]
 }

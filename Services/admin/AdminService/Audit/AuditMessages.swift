@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import SesameDomain
+import SesameStorage
 
 /// `GET /v1/admin/audit`.
 struct AuditResponse: ResponseEncodable {

@@ -1,5 +1,6 @@
 import Hummingbird
 import SesameHTTP
+import SesameStorage
 
 /// `GET audit?after=ID&limit=N`: the app's audit log, oldest first, a page at a time.
 struct AuditRoutes {

@@ -6,10 +6,14 @@ import SesameDomain
 struct UploadRequest: Decodable {
     let version: String
     let config: JSONValue
+    /// Which tier each top-level key needs; keys not named need `attested`.
+    let tiers: ConfigTiers?
 }
 
 struct UploadResponse: ResponseEncodable {
     let message: String
+    /// The tiers below `attested` the upload names (absent when the config is attested-only).
+    let tiers: ConfigTiers?
     let pattern: String
     let revision: Int64
     let totalPatterns: Int

@@ -27,11 +27,12 @@ struct ConfigRoutes {
             } catch {
                 throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
             }
+            let tiers = try Self.validTiers(body.tiers, zeroKnowledge: zeroKnowledge)
             let (revision, patterns) = try await configs.upload(
-                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, caller: caller)
+                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers, caller: caller)
             return UploadResponse(
-                message: "Published revision \(revision) for version pattern '\(pattern)'\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").", pattern: pattern, revision: revision,
-                totalPatterns: patterns.count, allPatterns: patterns)
+                message: "Published revision \(revision) for version pattern '\(pattern)'\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
+                tiers: tiers, pattern: pattern, revision: revision, totalPatterns: patterns.count, allPatterns: patterns)
         }
 
         group.get("config") { request, _ -> ManifestResponse in
@@ -96,6 +97,19 @@ struct ConfigRoutes {
     }
 
     /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.
+    /// The tiers an upload names, or nil when every key needs `attested` (naming `attested` adds
+    /// nothing). A zero-knowledge config is one sealed envelope: it cannot be cut by tier.
+    static func validTiers(_ tiers: ConfigTiers?, zeroKnowledge: Bool) throws -> ConfigTiers? {
+        guard let tiers, !tiers.isAttestedOnly else { return nil }
+        guard !zeroKnowledge else {
+            throw APIError.invalidField("tiers", "cannot lower a zero-knowledge config: it is served to attested installs only")
+        }
+        guard tiers.required.count <= 1_000, tiers.required.keys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else {
+            throw APIError.invalidField("tiers", "names at most 1000 top-level keys of the config, each 1 to 200 bytes")
+        }
+        return ConfigTiers(tiers.required.filter { $0.value != .attested })
+    }
+
     static func validPattern(_ text: String) throws -> String {
         do {
             return try VersionPattern(text).description

@@ -41,21 +41,28 @@ struct ConfigStore: Sendable {
     /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns the revision and the live
     /// patterns as that transaction left them (not as a later read might see them).
     func upload(
-        appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, caller: Caller
+        appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers?, caller: Caller
     ) async throws -> (revision: Int64, livePatterns: [String]) {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
+        let tiersJSON = try tiers.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         let digest = Data(SHA256.hash(data: body))
         return try await database.client.withTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
             try await connection.query(
                 """
-                INSERT INTO config_revisions (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, created_by_key)
-                VALUES (\(appID), \(pattern), \(revision), 'upload', \(sealed), \(zeroKnowledge), \(body.count), \(digest), \(caller.keyID))
+                INSERT INTO config_revisions
+                    (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, created_by_key, tiers)
+                VALUES (
+                    \(appID), \(pattern), \(revision), 'upload', \(sealed), \(zeroKnowledge), \(body.count), \(digest), \(caller.keyID),
+                    \(tiersJSON)::jsonb)
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
                     actor: caller.auditName, action: "config.upload", pattern: pattern, revision: revision,
-                    details: ["sizeBytes": .integer(Int64(body.count)), "zeroKnowledge": .bool(zeroKnowledge)]),
+                    details: [
+                        "sizeBytes": .integer(Int64(body.count)), "zeroKnowledge": .bool(zeroKnowledge),
+                        "tiers": tiers.map { .object($0.required.mapValues { .string($0.rawValue) }) } ?? .null,
+                    ]),
                 appID: appID, on: connection, logger: logger)
             try await Outbox.append(
                 EventEnvelope(
@@ -73,8 +80,8 @@ struct ConfigStore: Sendable {
             let rows = try await connection.query(
                 """
                 INSERT INTO config_revisions
-                    (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, restored_from, created_by_key)
-                SELECT app_id, pattern, \(next), 'rollback', body, zero_knowledge, size_bytes, body_sha256, revision, \(caller.keyID)
+                    (app_id, pattern, revision, action, body, zero_knowledge, size_bytes, body_sha256, restored_from, created_by_key, tiers)
+                SELECT app_id, pattern, \(next), 'rollback', body, zero_knowledge, size_bytes, body_sha256, revision, \(caller.keyID), tiers
                 FROM config_revisions
                 WHERE app_id = \(appID) AND pattern = \(pattern) AND revision = \(revision) AND body IS NOT NULL
                 RETURNING zero_knowledge

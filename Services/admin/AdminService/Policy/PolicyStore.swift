@@ -44,6 +44,10 @@ struct PolicyStore: Sendable {
         if before.userIdentity != after.userIdentity { changed.append("userIdentity") }
         if before.identityIssuer != after.identityIssuer { changed.append("identityIssuer") }
         if before.userDocumentQuota != after.userDocumentQuota { changed.append("userDocumentQuota") }
+        if before.allowDebugTokensInProduction != after.allowDebugTokensInProduction { changed.append("allowDebugTokensInProduction") }
+        if before.admitUnattested != after.admitUnattested { changed.append("admitUnattested") }
+        if before.blobTier != after.blobTier { changed.append("blobTier") }
+        if before.userDataTier != after.userDataTier { changed.append("userDataTier") }
         return changed
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import Metrics
+import SesameConfiguration
+import SesameDomain
+import SesameHTTP
+import SesameStorage
+import SesameTokens
+
+/// The two ways in below `attested`: a debug token (`tier: debug`) and, where the app's policy
+/// admits them, a device without App Attest (`tier: unattested`). Both earn an access token alone:
+/// with no key to assert with there is nothing a refresh token would prove, so the app exchanges
+/// again when it expires, and a revoked debug token stops working within one access lifetime.
+struct TierAdmission: Sendable {
+    let challenges: ChallengeStore
+    let apps: AppDirectory
+    let debugTokens: DebugTokenStore
+    let tokens: TokenAuthority
+    let limits: AuthLimits
+    /// Whether this is a production deployment (debug tokens are then refused unless allowed).
+    let inProduction: Bool
+    let logger: Logger
+
+    /// `POST /v1/auth/debug`.
+    func exchangeDebugToken(_ request: DebugTokenRequest) async throws -> TierTokenResponse {
+        let appVersion = try AuthFlows.appVersion(request.appVersion)
+        guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
+        guard app.policy.allowsDebugTokens(inProduction: inProduction) else { throw AuthErrors.debugTokensNotAllowed }
+        let redeemed: DebugTokenStore.Redeemed
+        do {
+            redeemed = try await debugTokens.redeem(
+                request.debugToken, appID: app.appID, details: ["appVersion": appVersion.map { .string($0.text) } ?? .null])
+        } catch let refusal as DebugTokenStore.Refusal {
+            logger.info("debug token refused", metadata: ["app": "\(app.appID)", "reason": "\(refusal)"])
+            throw AuthErrors.debugTokenRefused(refusal)
+        }
+        logger.info("debug token exchanged", metadata: ["app": "\(app.appID)", "debugToken": "\(redeemed.name)"])
+        let subject = TokenAuthority.Subject(
+            keyID: "debug:" + redeemed.tokenID.uuidString.lowercased(), appID: app.appID, environment: "debug", appVersion: appVersion?.text,
+            tier: .debug)
+        return try await issue(for: subject)
+    }
+
+    /// `POST /v1/auth/unattested`: challenge-bound, so each token costs a round trip and a
+    /// challenge row, and limited per app besides the per-client limit.
+    func admitUnattested(_ request: UnattestedRequest) async throws -> TierTokenResponse {
+        let nonce = try AuthFlows.bytes(request.nonce, field: "nonce")
+        let appVersion = try AuthFlows.appVersion(request.appVersion)
+        guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
+        guard app.policy.admitUnattested else { throw AuthErrors.unattestedNotAdmitted }
+        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        try limits.unattestedAdmissionPerApp.enforce(app.appID, jitterSeconds: 5)
+        let subject = TokenAuthority.Subject(
+            keyID: "unattested:" + UUID().uuidString.lowercased(), appID: app.appID, environment: "none", appVersion: appVersion?.text,
+            tier: .unattested)
+        return try await issue(for: subject)
+    }
+
+    private func issue(for subject: TokenAuthority.Subject) async throws -> TierTokenResponse {
+        let (token, _) = try await tokens.issueAccessToken(for: subject)
+        TokenMetrics.issued(tier: subject.tier, appID: subject.appID)
+        return TierTokenResponse(accessToken: token, expiresIn: Int(tokens.lifetimes.access.wholeSeconds), tier: subject.tier)
+    }
+}
+
+/// `sesame_auth_tokens_issued_total{tier, app}`: access tokens issued, by tier and app.
+enum TokenMetrics {
+    static func issued(tier: TrustTier, appID: String) {
+        Counter(label: "sesame_auth_tokens_issued_total", dimensions: [("tier", tier.rawValue), ("app", appID)]).increment()
+    }
+}
