@@ -119,7 +119,8 @@ public actor SesameClient {
                 }
                 let fresh = SavedConfig(
                     body: reply.body, etag: response.headers["etag"], revision: reply.revision, matchedPattern: reply.matchedPattern,
-                    confirmedAt: now, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0)
+                    confirmedAt: now, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0, tier: reply.tier,
+                    withheld: reply.withheld)
                 let served = try config(from: fresh, scope: scope, source: .network, isStale: false)
                 save(fresh, as: key)
                 return served
@@ -223,7 +224,9 @@ public actor SesameClient {
             throw .server(code: "invalid_config", message: "The config is not a JSON object.")
         }
         let selected = scope.isEmpty ? values : Self.select(scope, from: values)
-        return SesameConfig(values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern)
+        return SesameConfig(
+            values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern,
+            tier: saved.tier ?? .attested, withheld: saved.withheld ?? [])
     }
 
     /// Only the dot paths of `scope`, with the objects that lead to them.

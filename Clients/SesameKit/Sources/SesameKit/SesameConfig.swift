@@ -44,8 +44,22 @@ public struct SesameConfig: Sendable, Equatable {
         case fallback
     }
 
-    /// The whole config.
+    /// How much Sesame trusted this install when it sent the config: what decides which keys it got.
+    public enum Tier: String, Sendable, Equatable, Codable {
+        /// App Attest proved the app genuine: nothing withheld.
+        case attested
+        /// A debug token (`DebugTokenAttest`).
+        case debug
+        /// A device without App Attest, admitted by the app's policy.
+        case unattested
+    }
+
+    /// The whole config (as far as `tier` may see it).
     public let values: [String: Value]
+    /// The tier it was served at; nil for the fallback config.
+    public let tier: Tier?
+    /// The top-level keys Sesame left out because `tier` may not see them.
+    public let withheld: [String]
     /// Whether it is older than Sesame said it may be used for (served offline).
     public let isStale: Bool
     /// Where it came from.
@@ -56,8 +70,13 @@ public struct SesameConfig: Sendable, Equatable {
     public let matchedPattern: String
 
     /// A config (SesameKit makes these; tests may too).
-    public init(values: [String: Value], isStale: Bool, source: Source, revision: Int64, matchedPattern: String) {
+    public init(
+        values: [String: Value], isStale: Bool, source: Source, revision: Int64, matchedPattern: String, tier: Tier? = nil,
+        withheld: [String] = []
+    ) {
         self.values = values
+        self.tier = tier
+        self.withheld = withheld
         self.isStale = isStale
         self.source = source
         self.revision = revision

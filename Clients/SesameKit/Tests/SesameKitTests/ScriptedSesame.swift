@@ -38,6 +38,13 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         /// Links handed out before this one are refused as expired.
         var linksValidFrom = 0
         var linksIssued = 0
+        /// Debug tokens Sesame knows; whether devices without App Attest are admitted.
+        var debugTokens: Set<String> = []
+        var admitUnattested = false
+        /// Access tokens of the tiers below attested, with their tier.
+        var lowerTiers: [String: String] = [:]
+        /// The top-level keys opened to the tiers below attested.
+        var openKeys: Set<String> = []
         /// Per-user documents by user id, with their versions.
         var userDocuments: [String: (body: Data, version: Int)] = [:]
     }
@@ -86,6 +93,14 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         return json(200, ["accessToken": access, "refreshToken": refresh, "expiresIn": state.accessLifetime])
     }
 
+    private func issueLowerTier(_ tier: String, state: inout State) -> HTTPExchange.Response {
+        state.issued += 1
+        let access = "\(tier)-access-\(state.issued)"
+        state.accessTokens.insert(access)
+        state.lowerTiers[access] = tier
+        return json(200, ["accessToken": access, "expiresIn": state.accessLifetime, "tier": tier])
+    }
+
     private func respond(to request: HTTPExchange.Request, state: inout State) -> HTTPExchange.Response {
         switch (request.method, request.url.path) {
         case ("POST", "/v1/auth/challenge"):
@@ -101,6 +116,15 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             guard !state.attestedKeys.contains(keyID) else { return refusal(409, "key_already_attested") }
             state.attestedKeys.append(keyID)
             return issue(for: keyID, state: &state)
+        case ("POST", "/v1/auth/debug"):
+            guard let token = body(request)["debugToken"] as? String, state.debugTokens.contains(token) else {
+                return refusal(401, "debug_token_invalid")
+            }
+            return issueLowerTier("debug", state: &state)
+        case ("POST", "/v1/auth/unattested"):
+            guard state.admitUnattested else { return refusal(403, "unattested_not_admitted") }
+            guard let nonce = body(request)["nonce"] as? String, state.challenges.remove(nonce) != nil else { return refusal(401, "invalid_challenge") }
+            return issueLowerTier("unattested", state: &state)
         case ("POST", "/v1/auth/refresh"):
             let body = body(request)
             if let code = state.refreshRefusal { return refusal(401, code) }
@@ -154,7 +178,14 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             if let seconds = state.retryAfter429 { return refusal(429, "rate_limited", headers: ["retry-after": String(seconds)]) }
             if state.status503 { return refusal(503, "service_unavailable", headers: ["retry-after": "5"]) }
             if let reason = state.killSwitchReason { return refusal(403, "version_disabled", reason) }
-            guard let config = state.config else { return refusal(404, "no_config") }
+            guard var config = state.config else { return refusal(404, "no_config") }
+            let tier = state.lowerTiers[bearer] ?? "attested"
+            var withheld: [String] = []
+            if tier != "attested", var object = try? JSONSerialization.jsonObject(with: Data(config.utf8)) as? [String: Any] {
+                withheld = object.keys.filter { !state.openKeys.contains($0) }.sorted()
+                for key in withheld { object[key] = nil }
+                config = String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+            }
             let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
             if state.zeroKnowledge, query.contains(where: { $0.name == "scope" }) { return refusal(400, "scope_unavailable_zero_knowledge") }
             let etag = "\"\(state.revision)-etag\""
@@ -166,6 +197,8 @@ final class ScriptedSesame: HTTPTransport, Sendable {
                 "requestedVersion": query.first { $0.name == "version" }?.value ?? "",
             ]
             if let refreshAfter = state.refreshAfter { reply["refreshAfter"] = refreshAfter }
+            reply["tier"] = tier
+            if !withheld.isEmpty { reply["withheld"] = withheld }
             return json(200, reply, headers: headers)
         default:
             return refusal(404, "not_found")

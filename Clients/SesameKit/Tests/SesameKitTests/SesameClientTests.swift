@@ -260,11 +260,54 @@ struct SesameClientTests {
         #expect(replaced.count == 2 && replaced[0].keyID != replaced[1].keyID)
     }
 
-    @Test("a device without App Attest is told so, and nothing is sent")
+    @Test("a device without App Attest: unsupportedDevice unless the app admits it, then the unattested tier, told what was withheld")
     func unsupported() async throws {
         let harness = Harness(attest: FakeAppAttest(supported: false))
         await #expect(throws: SesameError.unsupportedDevice) { try await harness.client().fetchConfig() }
         #expect(harness.sesame.count("/v1/auth/attest") == 0)
+        #expect(harness.sesame.count("/v1/config") == 0)
+
+        harness.sesame.with {
+            $0.admitUnattested = true
+            $0.openKeys = ["features"]
+        }
+        let config = try await harness.client().fetchConfig()
+        #expect(config.tier == .unattested && config.withheld == ["api_keys", "limits"])
+        #expect(config.bool("features.x") == true && config.string("api_keys.stripe") == nil)
+        // The refused ask, then the admitted one; never an attestation.
+        #expect(harness.sesame.count("/v1/auth/unattested") == 2 && harness.sesame.count("/v1/auth/attest") == 0)
+        // No refresh token for this tier: nothing is kept that a refresh would need.
+        #expect(try harness.store.data(for: StoreKeys.refreshToken) == nil)
+    }
+
+    @Test("DebugTokenAttest exchanges its token for the debug tier, and again when Sesame refuses the access token")
+    func debugToken() async throws {
+        let harness = Harness()
+        harness.sesame.with {
+            $0.debugTokens = ["sesame_debug_ci"]
+            $0.openKeys = ["features", "limits"]
+        }
+        let client = SesameClient(
+            configuration: SesameConfiguration(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+            attestation: DebugTokenAttest(token: "sesame_debug_ci"), store: harness.store, transport: harness.sesame, clock: harness.time.clock)
+        let config = try await client.fetchConfig()
+        #expect(config.tier == .debug && config.withheld == ["api_keys"] && config.int("limits.n") == 5)
+        let exchange = try #require(harness.sesame.with { $0.requests.first { $0.url.path == "/v1/auth/debug" } })
+        let body = try #require(try JSONSerialization.jsonObject(with: exchange.body ?? Data()) as? [String: String])
+        #expect(body["debugToken"] == "sesame_debug_ci" && body["bundleId"] == "com.example.app" && body["appVersion"] == "2.1.3")
+        #expect(harness.sesame.count("/v1/auth/attest") == 0 && harness.attest.state.withLock { $0.generated } == 0)
+
+        // The access token expires (or is refused): the debug token is exchanged again.
+        harness.sesame.with { $0.accessTokens = [] }
+        #expect(try await client.fetchConfig().source == .network)
+        #expect(harness.sesame.count("/v1/auth/debug") == 2)
+        // A revoked debug token is Sesame's refusal, surfaced as such.
+        harness.sesame.with {
+            $0.accessTokens = []
+            $0.debugTokens = []
+        }
+        await #expect(throws: SesameError.server(code: "debug_token_invalid", message: "refused")) { try await client.fetchConfig() }
     }
 
     @Test("a secure store that cannot be read (a locked Keychain) is reported as such, and nothing is sent")

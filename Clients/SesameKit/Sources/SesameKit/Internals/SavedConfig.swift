@@ -12,6 +12,9 @@ struct SavedConfig: Codable, Sendable {
     var confirmedAt: Date
     /// Seconds after `confirmedAt` it counts as fresh (`Cache-Control: max-age`, `refreshAfter`).
     var freshFor: Int
+    /// The tier it was served at (absent from configs saved before tiers existed: attested).
+    var tier: SesameConfig.Tier?
+    var withheld: [String]?
 
     func isFresh(at now: Date) -> Bool { now < confirmedAt.addingTimeInterval(TimeInterval(freshFor)) }
     func age(at now: Date) -> Duration { .seconds(max(0, now.timeIntervalSince(confirmedAt))) }
@@ -23,6 +26,8 @@ struct ConfigReply: Sendable {
     let revision: Int64
     let matchedPattern: String
     let refreshAfter: Int?
+    let tier: SesameConfig.Tier?
+    let withheld: [String]
 
     /// Reads the reply, keeping `config`'s own bytes.
     init?(_ data: Data) {
@@ -36,6 +41,8 @@ struct ConfigReply: Sendable {
         self.revision = revision
         self.matchedPattern = pattern
         self.refreshAfter = (object["refreshAfter"] as? NSNumber)?.intValue
+        self.tier = (object["tier"] as? String).flatMap(SesameConfig.Tier.init(rawValue:))
+        self.withheld = object["withheld"] as? [String] ?? []
     }
 }
 

@@ -91,9 +91,24 @@ enum AuthMessages {
         let challenge: String
     }
 
+    struct DebugExchange: Encodable, Sendable {
+        let debugToken: String
+        let teamId: String
+        let bundleId: String
+        let appVersion: String
+    }
+
+    struct Unattested: Encodable, Sendable {
+        let nonce: String
+        let teamId: String
+        let bundleId: String
+        let appVersion: String
+    }
+
+    /// An attested pair, or an access token alone (the debug and unattested tiers).
     struct Tokens: Decodable, Sendable {
         let accessToken: String
-        let refreshToken: String
+        let refreshToken: String?
         let expiresIn: Int
     }
 }

@@ -53,6 +53,7 @@ actor TokenSession {
     }
 
     private func obtain() async throws -> String {
+        if let debug = attestation as? DebugTokenAttest { return try await exchange(debug.token) }
         if let refreshToken = try store.string(for: StoreKeys.refreshToken), let keyID = try store.string(for: StoreKeys.keyID) {
             if let token = try await refresh(refreshToken, keyID: keyID) { return token }
         }
@@ -96,7 +97,7 @@ actor TokenSession {
 
     /// Attests the stored key (or a new one) and returns the access token it earns.
     private func attest() async throws -> String {
-        guard attestation.isSupported else { throw SesameError.unsupportedDevice }
+        guard attestation.isSupported else { return try await admitUnattested() }
         var madeNewKey = false
         var unavailable = 0
         while true {
@@ -137,6 +138,33 @@ actor TokenSession {
         }
     }
 
+    // MARK: The tiers below attested
+
+    /// A debug token's access token (`POST /v1/auth/debug`); exchanged again when it expires.
+    private func exchange(_ debugToken: String) async throws -> String {
+        let response = try await api.send(
+            "POST", "v1/auth/debug",
+            json: AuthMessages.DebugExchange(
+                debugToken: debugToken, teamId: configuration.teamID, bundleId: configuration.bundleID, appVersion: configuration.appVersion))
+        if response.status == 200 { return try keep(response) }
+        let (code, message) = SesameAPI.refusal(of: response)
+        throw Self.failure(response, code: code, message: message)
+    }
+
+    /// A device without App Attest: an `unattested` access token when the app's policy admits such
+    /// devices, else `unsupportedDevice`.
+    private func admitUnattested() async throws -> String {
+        let response = try await api.send(
+            "POST", "v1/auth/unattested",
+            json: AuthMessages.Unattested(
+                nonce: try await challenge(), teamId: configuration.teamID, bundleId: configuration.bundleID,
+                appVersion: configuration.appVersion))
+        if response.status == 200 { return try keep(response) }
+        let (code, message) = SesameAPI.refusal(of: response)
+        if code == "unattested_not_admitted" { throw SesameError.unsupportedDevice }
+        throw Self.failure(response, code: code, message: message)
+    }
+
     /// The stored key id, or a new key's (saved before it is used).
     private func currentKey() async throws -> String {
         if let keyID = try store.string(for: StoreKeys.keyID) { return keyID }
@@ -169,12 +197,12 @@ actor TokenSession {
         return challenge.nonce
     }
 
-    /// Saves the pair's refresh token, then holds its access token.
+    /// Saves the pair's refresh token (an attested pair has one), then holds its access token.
     private func keep(_ response: HTTPExchange.Response) throws -> String {
         guard let tokens = try? JSONDecoder().decode(AuthMessages.Tokens.self, from: response.body) else {
             throw SesameError.server(code: "invalid_response", message: "The token reply cannot be read.")
         }
-        try store.set(Data(tokens.refreshToken.utf8), for: StoreKeys.refreshToken)
+        if let refreshToken = tokens.refreshToken { try store.set(Data(refreshToken.utf8), for: StoreKeys.refreshToken) }
         access = (tokens.accessToken, clock.now().addingTimeInterval(TimeInterval(tokens.expiresIn)))
         return tokens.accessToken
     }

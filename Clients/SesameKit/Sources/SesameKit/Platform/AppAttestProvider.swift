@@ -22,3 +22,31 @@ public enum AppAttestProviderError: Error, Sendable, Equatable {
     /// App Attest is not available on this device.
     case unsupported
 }
+
+/// Not App Attest: a debug token from `sesame debug-tokens:create`, for the Simulator, CI jobs and
+/// developers' devices. Sesame answers it with `debug`-tier tokens, which see only the config keys
+/// the upload opened to `debug` or `unattested` (`SesameConfig.withheld` names the rest), and no
+/// blobs or user data unless the app's policy lowers them. Never ship a debug token in a release.
+///
+/// ```swift
+/// #if DEBUG
+/// let attestation: any AppAttestProvider = DebugTokenAttest(token: ProcessInfo.processInfo.environment["SESAME_DEBUG_TOKEN"] ?? "")
+/// #else
+/// let attestation: any AppAttestProvider = DeviceCheckAppAttest()
+/// #endif
+/// ```
+public struct DebugTokenAttest: AppAttestProvider {
+    /// The debug token (`sesame_debug_…`).
+    public let token: String
+
+    /// Uses `token` instead of App Attest.
+    public init(token: String) {
+        self.token = token
+    }
+
+    /// False: SesameKit exchanges the token instead of attesting.
+    public var isSupported: Bool { false }
+    public func generateKey() async throws -> String { throw AppAttestProviderError.unsupported }
+    public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data { throw AppAttestProviderError.unsupported }
+    public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data { throw AppAttestProviderError.unsupported }
+}
