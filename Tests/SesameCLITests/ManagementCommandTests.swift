@@ -137,6 +137,42 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("upload --tier, debug-tokens:create/list/revoke, policy:view/set")
+    func tiersAndPolicy() async throws {
+        try await Self.withAdmin { url in
+            let created = await Self.sesame(["keys:create", "--url", url, "--key", Self.operatorToken, "--team-id", "TEAMID1234",
+                "--bundle-id", "com.example.app"])
+            let server = ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+
+            let file = try temporaryFile(#"{"api_keys":{"stripe":"sk"},"features":{"chat":true}}"#)
+            let upload = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=unattested", "--json"] + server)
+            #expect(upload.status == 0, "\(upload.error)")
+            let reply = try #require(try JSONSerialization.jsonObject(with: Data(upload.out.utf8)) as? [String: Any])
+            #expect(reply["tiers"] as? [String: String] == ["features": "unattested"])
+            let badTier = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=trusted"] + server)
+            #expect(badTier.status == 2 && badTier.error.contains("unattested, debug, attested"))
+
+            let token = await Self.sesame(["debug-tokens:create", "--name", "ci", "--ttl", "2d"] + server)
+            #expect(token.status == 0 && token.out.hasPrefix("sesame_debug_") && token.error.contains("expires in 2d"), "\(token)")
+            let tooLong = await Self.sesame(["debug-tokens:create", "--name", "other", "--ttl", "31d"] + server)
+            #expect(tooLong.status == 1 && tooLong.error.contains("30 days"))
+            let list = await Self.sesame(["debug-tokens:list"] + server)
+            #expect(list.out.contains("NAME") && list.out.contains("ci") && !list.out.contains(token.out.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(await Self.sesame(["debug-tokens:revoke", "ci"] + server).out.contains("revoked"))
+            #expect(await Self.sesame(["debug-tokens:revoke", "ci"] + server).status == 1)
+
+            let view = await Self.sesame(["policy:view"] + server)
+            #expect(view.out.contains("admitUnattested") && view.out.contains("false"))
+            let set = await Self.sesame(["policy:set", "admitUnattested=true", "blobTier=debug"] + server)
+            #expect(set.status == 0 && set.out.contains("admitUnattested") && set.out.contains("blobTier"), "\(set)")
+            let after = await Self.sesame(["policy:view", "--json"] + server)
+            let policy = try #require((try JSONSerialization.jsonObject(with: Data(after.out.utf8)) as? [String: Any])?["policy"] as? [String: Any])
+            #expect(policy["admitUnattested"] as? Bool == true && policy["blobTier"] as? String == "debug")
+            #expect(await Self.sesame(["policy:set", "blobTier=trusted"] + server).status == 1)
+            #expect(await Self.sesame(["policy:set", "nonsense"] + server).status == 2)
+        }
+    }
+
     @Test("encrypt → upload → decrypt round trip; a wrong password says so and prints nothing")
     func zeroKnowledgeRoundTrip() async throws {
         try await Self.withAdmin { url in

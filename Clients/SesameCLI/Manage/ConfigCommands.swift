@@ -12,6 +12,10 @@ struct UploadCommand: AsyncParsableCommand {
     @Option(help: "The JSON config file (an object), or an envelope from 'sesame encrypt'.") var file: String
     @Option(help: "The version pattern: *, N.*, N.N.* or N.N.N.") var ver: String
     @Flag(help: "Encrypt the file with the vault password before uploading.") var encrypt = false
+    @Option(
+        name: .customLong("tier"),
+        help: "KEY=TIER: the least tier that sees top-level KEY (unattested, debug, attested); keys not named need attested. Repeat per key.")
+    var tiers: [String] = []
     @OptionGroup var vault: VaultPasswordOptions
 
     func run() async throws {
@@ -26,13 +30,30 @@ struct UploadCommand: AsyncParsableCommand {
             guard let config = try? JSONSerialization.jsonObject(with: document) else {
                 throw CLIFailure("\(file) is not valid JSON", exitCode: 2)
             }
-            let reply = try await server.client().post("config/upload", ["version": ver, "config": config])
+            var body: [String: Any] = ["version": ver, "config": config]
+            if !tiers.isEmpty { body["tiers"] = try Self.parseTiers(tiers) }
+            let reply = try await server.client().post("config/upload", body)
             // With --json, standard output is the reply alone, for CI to parse.
             server.show(reply) {
                 let patterns = ($0.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
                 return "\($0.message(or: "Published."))\nPatterns now published: \(patterns)"
             }
         }
+    }
+}
+
+extension UploadCommand {
+    /// `KEY=TIER` options as the upload's `tiers` object.
+    static func parseTiers(_ options: [String]) throws(CLIFailure) -> [String: String] {
+        var tiers: [String: String] = [:]
+        for option in options {
+            let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, ["unattested", "debug", "attested"].contains(parts[1]) else {
+                throw CLIFailure("--tier '\(option)' is not KEY=TIER with TIER one of unattested, debug, attested", exitCode: 2)
+            }
+            tiers[parts[0]] = parts[1]
+        }
+        return tiers
     }
 }
 
