@@ -57,14 +57,28 @@ struct Fetch: AsyncParsableCommand {
     @Option(help: "Comma-separated dot paths to fetch instead of the whole config.") var scope: String?
     @Option(name: .customLong("root-out"), help: "Also write the authority's root certificate (PEM) here.") var rootOut: String?
     @Flag(help: "Print the config's values; by default only its paths are shown, as they may be secrets.") var showValues = false
+    @Flag(
+        name: .customLong("debug-token"),
+        help: "Use the debug token in SESAME_DEBUG_TOKEN instead of the software attester (a CI job's way in; debug tier).")
+    var useDebugToken = false
 
     func run() async throws {
         guard let baseURL = URL(string: url), baseURL.scheme != nil else { throw ValidationError("--url must be an address such as https://sesame.example.com") }
-        let authority = try authority.load()
-        if let rootOut { try authority.rootCertificatePEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
+        let attestation: any AppAttestProvider
+        if useDebugToken {
+            // From the environment only: a token on the command line lands in shell history and process lists.
+            guard let token = ProcessInfo.processInfo.environment["SESAME_DEBUG_TOKEN"], !token.isEmpty else {
+                throw ValidationError("--debug-token reads the token from SESAME_DEBUG_TOKEN, which is not set")
+            }
+            attestation = DebugTokenAttest(token: token)
+        } else {
+            let authority = try authority.load()
+            if let rootOut { try authority.rootCertificatePEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
+            attestation = SoftwareAppAttest(appID: "\(teamID).\(bundleID)", authority: authority)
+        }
         let client = SesameClient(
             configuration: SesameConfiguration(baseURL: baseURL, teamID: teamID, bundleID: bundleID, appVersion: appVersion),
-            attestation: SoftwareAppAttest(appID: "\(teamID).\(bundleID)", authority: authority), store: InMemorySecureStore())
+            attestation: attestation, store: InMemorySecureStore())
         let config: SesameConfig
         do {
             config = try await client.fetchConfig(scope: scope.map { $0.split(separator: ",").map(String.init) } ?? [])
@@ -72,7 +86,9 @@ struct Fetch: AsyncParsableCommand {
             FileHandle.standardError.write(Data("sesame-device: \(error.localizedDescription)\n".utf8))
             throw ExitCode.failure
         }
-        print("Fetched revision \(config.revision) of pattern '\(config.matchedPattern)' for version \(appVersion) (\(config.source)).")
+        print(
+            "Fetched revision \(config.revision) of pattern '\(config.matchedPattern)' for version \(appVersion) (\(config.source), tier \(config.tier?.rawValue ?? "-")).")
+        if !config.withheld.isEmpty { print("Withheld at this tier: \(config.withheld.joined(separator: ", "))") }
         for (path, value) in Self.paths(of: config.values) {
             print(showValues ? "\(path) = \(value)" : path)
         }

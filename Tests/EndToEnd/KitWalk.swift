@@ -78,7 +78,30 @@ struct KitWalk: Sendable {
                 return try current.store.data(for: "sesame.appAttestKeyID") != keyID
             }
         }
-        try await step(15, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
+        try await step(15, "a CI job with a debug token reads the flags opened to its tier and is told which keys were withheld") {
+            let config = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-e2e-tiers-\(UUID().uuidString).json")
+            try Data(#"{"api_keys":{"stripe":"sk-5"},"features":{"chat":true}}"#.utf8).write(to: config)
+            defer { try? FileManager.default.removeItem(at: config) }
+            _ = try await suite.sesame(["upload", "--file", config.path, "--ver", "5.*", "--tier", "features=debug"], key: key)
+            let token = try await suite.sesame(["debug-tokens:create", "--name", "e2e-ci", "--ttl", "1h"], key: key)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            try expect(token.hasPrefix("sesame_debug_"), "debug-tokens:create printed \(token)")
+            let arguments = [
+                "fetch", "--url", gateway.absoluteString, "--team-id", team, "--bundle-id", bundle, "--app-version", "5.0", "--debug-token",
+                "--show-values",
+            ]
+            var ci: (status: Int32, output: String) = (0, "")
+            try await eventually("the tiered upload reaches delivery", every: .milliseconds(300)) {
+                ci = try await suite.sesameDevice(arguments, extra: ["SESAME_DEBUG_TOKEN": token])
+                return ci.status == 0 && ci.output.contains("pattern '5.*'")
+            }
+            try expect(
+                ci.output.contains("tier debug") && ci.output.contains("features.chat = true")
+                    && ci.output.contains("Withheld at this tier: api_keys") && !ci.output.contains("sk-5"), "sesame-device --debug-token: \(ci.output)")
+            let audit = try await suite.sesame(["debug-tokens:list"], key: key)
+            try expect(audit.contains("e2e-ci"), "debug-tokens:list: \(audit)")
+        }
+        try await step(16, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
             try await suite.runSuite(["down"])
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")

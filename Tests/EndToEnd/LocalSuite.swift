@@ -37,9 +37,9 @@ struct LocalSuite: Sendable {
         return result.output
     }
 
-    /// Runs `sesame-device ARGS`; returns its exit status and standard output.
-    func sesameDevice(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await run(device, arguments, capture: true)
+    /// Runs `sesame-device ARGS` (with `extra` in its environment); returns its exit status and standard output.
+    func sesameDevice(_ arguments: [String], extra: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await run(device, arguments, capture: true, environment: extra)
     }
 
     /// Runs a process to its end on a thread of its own: waiting for it must not hold the

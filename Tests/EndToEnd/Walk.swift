@@ -3,8 +3,8 @@ import SesameKitTesting
 import SesameVault
 
 /// The steps of the walk, in order; each prints one line with its duration. 1–9 speak the HTTP
-/// API as a device would; 0, 10, 11 and 16 are operations (`OperationsWalk`); 12–15 go through
-/// SesameKit (`KitWalk`).
+/// API as a device would; 0, 10, 11 and 17 are operations (`OperationsWalk`); 12–16 go through
+/// SesameKit and `sesame-device` (`KitWalk`).
 struct Walk: Sendable {
     let suite: LocalSuite
     let device: Device
@@ -175,7 +175,7 @@ struct Walk: Sendable {
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(16, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(17, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()
         }
     }

@@ -149,6 +149,7 @@ struct ManagementCommandTests {
             #expect(upload.status == 0, "\(upload.error)")
             let reply = try #require(try JSONSerialization.jsonObject(with: Data(upload.out.utf8)) as? [String: Any])
             #expect(reply["tiers"] as? [String: String] == ["features": "unattested"])
+            #expect(await Self.sesame(["config:view"] + server).out.contains("features=unattested"))
             let badTier = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=trusted"] + server)
             #expect(badTier.status == 2 && badTier.error.contains("unattested, debug, attested"))
 

@@ -63,6 +63,12 @@ struct ConfigViewCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
+    /// `features=unattested, beta=debug`; `-` when the config is attested-only.
+    static func lowerTiers(_ value: Any?) -> String {
+        guard let tiers = value as? [String: String], !tiers.isEmpty else { return "-" }
+        return tiers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    }
+
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().get("config")
@@ -72,10 +78,10 @@ struct ConfigViewCommand: AsyncParsableCommand {
                 return Console.current.out("No config is published. Upload one with: sesame upload --file config.json --ver '*'")
             }
             Console.current.out(Table.render(
-                ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "UPDATED", "BY"],
+                ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "LOWER TIERS", "UPDATED", "BY"],
                 patterns.map { [
                     text($0["pattern"]), text($0["revision"]), text($0["sizeBytes"]), ($0["zeroKnowledge"] as? Bool) == true ? "yes" : "no",
-                    text($0["updatedAt"]), text($0["updatedBy"]),
+                    Self.lowerTiers($0["tiers"]), text($0["updatedAt"]), text($0["updatedBy"]),
                 ] }))
         }
     }

@@ -16,6 +16,8 @@ struct PatternState: Codable, Sendable {
     let zeroKnowledge: Bool
     let updatedAt: Date
     let updatedBy: String?
+    /// The keys opened to tiers below `attested`; absent when the config is attested-only.
+    let tiers: ConfigTiers?
 }
 
 /// One revision, as the history shows it.
@@ -166,20 +168,22 @@ struct ConfigStore: Sendable {
         let rows = try await connection.query(
             """
             SELECT latest.pattern, latest.revision, latest.size_bytes, latest.zero_knowledge, latest.created_at,
-                   k.name || ' (' || k.key_hint || ')'
+                   k.name || ' (' || k.key_hint || ')', latest.tiers::text
             FROM (
-                SELECT DISTINCT ON (pattern) pattern, revision, action, size_bytes, zero_knowledge, created_at, created_by_key
+                SELECT DISTINCT ON (pattern) pattern, revision, action, size_bytes, zero_knowledge, created_at, created_by_key, tiers
                 FROM config_revisions WHERE app_id = \(appID) ORDER BY pattern, revision DESC
             ) latest
             LEFT JOIN provisioning_keys k ON k.key_id = latest.created_by_key
             WHERE latest.action <> 'delete' ORDER BY latest.pattern
             """, logger: logger)
         var states: [PatternState] = []
-        for try await (pattern, revision, size, zeroKnowledge, updatedAt, updatedBy) in rows.decode(
-            (String, Int64, Int, Bool, Date, String?).self)
+        for try await (pattern, revision, size, zeroKnowledge, updatedAt, updatedBy, tiers) in rows.decode(
+            (String, Int64, Int, Bool, Date, String?, String?).self)
         {
             states.append(
-                PatternState(pattern: pattern, revision: revision, sizeBytes: size, zeroKnowledge: zeroKnowledge, updatedAt: updatedAt, updatedBy: updatedBy))
+                PatternState(
+                    pattern: pattern, revision: revision, sizeBytes: size, zeroKnowledge: zeroKnowledge, updatedAt: updatedAt,
+                    updatedBy: updatedBy, tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) }))
         }
         return states
     }
