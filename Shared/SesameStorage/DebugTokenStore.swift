@@ -97,6 +97,11 @@ public struct DebugTokenStore: Sendable {
             SELECT token_id, name, created_at, expires_at, revoked_at, last_used_at, uses FROM debug_tokens
             WHERE app_id = \(appID) ORDER BY created_at DESC, name
             """, logger: logger)
+        return try await Self.summaries(rows)
+    }
+
+    /// The summaries of rows of `token_id, name, created_at, expires_at, revoked_at, last_used_at, uses`.
+    private static func summaries(_ rows: PostgresRowSequence) async throws -> [DebugTokenSummary] {
         var tokens: [DebugTokenSummary] = []
         for try await (id, name, createdAt, expiresAt, revokedAt, lastUsedAt, uses) in rows.decode(
             (UUID, String, Date, Date, Date?, Date?, Int64).self)
@@ -119,18 +124,13 @@ public struct DebugTokenStore: Sendable {
                 WHERE app_id = \(appID) AND revoked_at IS NULL AND (name = \(nameOrID) OR token_id = \(id))
                 RETURNING token_id, name, created_at, expires_at, revoked_at, last_used_at, uses
                 """, logger: logger)
-            for try await (id, name, createdAt, expiresAt, revokedAt, lastUsedAt, uses) in rows.decode(
-                (UUID, String, Date, Date, Date?, Date?, Int64).self)
-            {
-                try await AuditLog.append(
-                    AuditEntry(
-                        actor: actor, action: "debug_token.revoke",
-                        details: ["tokenId": .string(id.uuidString.lowercased()), "name": .string(name)]),
-                    appID: appID, on: connection, logger: logger)
-                return DebugTokenSummary(
-                    tokenId: id, name: name, createdAt: createdAt, expiresAt: expiresAt, revokedAt: revokedAt, lastUsedAt: lastUsedAt, uses: uses)
-            }
-            return nil
+            guard let revoked = try await Self.summaries(rows).first else { return nil }
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: actor, action: "debug_token.revoke",
+                    details: ["tokenId": .string(revoked.tokenId.uuidString.lowercased()), "name": .string(revoked.name)]),
+                appID: appID, on: connection, logger: logger)
+            return revoked
         }
     }
 

@@ -36,8 +36,9 @@ public enum AuthService: SesameServiceDefinition {
         let limits = AuthLimits(admissionRate: configuration.attestAdmissionRate)
         let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, logger: logger)
+        let apps = AppDirectory(database: database, logger: logger)
         let flows = AuthFlows(
-            challenges: challenges, apps: AppDirectory(database: database, logger: logger),
+            challenges: challenges, apps: apps,
             keys: AttestedKeyStore(database: database, logger: logger), families: RefreshTokenFamilies(database: database, logger: logger),
             tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
             inProduction: configuration.environment == .production, logger: logger)
@@ -45,8 +46,7 @@ public enum AuthService: SesameServiceDefinition {
         var parts = ServiceParts()
         // Every auth endpoint takes small JSON bodies.
         let tiers = TierAdmission(
-            challenges: challenges, apps: AppDirectory(database: database, logger: logger),
-            debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
+            challenges: challenges, apps: apps, debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
             inProduction: configuration.environment == .production, logger: logger)
         let routes = AuthRoutes(flows: flows, tiers: tiers, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
