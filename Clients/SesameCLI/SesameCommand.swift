@@ -14,7 +14,8 @@ public struct SesameCommand: AsyncParsableCommand {
         subcommands: [
             UploadCommand.self, EncryptCommand.self, DecryptCommand.self, KeysCreateCommand.self, KeysRevokeCommand.self,
             ConfigViewCommand.self, ConfigDeleteCommand.self, ConfigHistoryCommand.self, ConfigRollbackCommand.self,
-            ConfigResolveCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
+            ConfigResolveCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, KeysListCommand.self, DevicesListCommand.self,
+            DevicesRevokeCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
             DebugTokensListCommand.self, DebugTokensRevokeCommand.self, PolicyViewCommand.self, PolicySetCommand.self, AttestCommand.self,
         ]
     )

@@ -171,6 +171,20 @@ struct ManagementCommandTests {
             #expect(policy["admitUnattested"] as? Bool == true && policy["blobTier"] as? String == "debug")
             #expect(await Self.sesame(["policy:set", "blobTier=trusted"] + server).status == 1)
             #expect(await Self.sesame(["policy:set", "nonsense"] + server).status == 2)
+
+            // Reading back: a revision's body, a diff, the keys, the devices (none attested here).
+            let second = try temporaryFile(#"{"api_keys":{"stripe":"sk_2"},"features":{"chat":true}}"#)
+            #expect(await Self.sesame(["upload", "--file", second, "--ver", "*"] + server).status == 0)
+            let body = await Self.sesame(["config:body", "--ver", "*", "--revision", "1"] + server)
+            #expect(body.status == 0 && body.out.contains(#""stripe" : "sk""#), "\(body)")
+            let diff = await Self.sesame(["config:diff", "--ver", "*", "--from", "1"] + server)
+            #expect(diff.out.contains("~ api_keys.stripe: sk → sk_2") && diff.out.contains("tiers changed"), "\(diff)")
+            #expect(await Self.sesame(["config:diff", "--ver", "*", "--from", "7"] + server).status == 1)
+            let keys = await Self.sesame(["keys:list"] + server)
+            #expect(keys.out.contains("HINT") && keys.out.contains("sk_prod_…") && !keys.out.contains(server[3]))
+            #expect(await Self.sesame(["devices:list"] + server).out.contains("No attested device"))
+            let unknownDevice = await Self.sesame(["devices:revoke", "--key-id", String(repeating: "A", count: 43), "--reason", "lost"] + server)
+            #expect(unknownDevice.status == 1 && unknownDevice.error.contains("devices"))
         }
     }
 

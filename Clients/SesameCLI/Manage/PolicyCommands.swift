@@ -14,7 +14,7 @@ struct PolicyViewCommand: AsyncParsableCommand {
             let reply = try await server.client().get("policy")
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             let policy = reply.object["policy"] as? [String: Any] ?? [:]
-            Console.current.out(Table.render(["FIELD", "VALUE"], policy.keys.sorted().map { [$0, PolicyValue.describe(policy[$0])] }))
+            Console.current.out(Table.render(["FIELD", "VALUE"], policy.keys.sorted().map { [$0, JSONDisplay.describe(policy[$0])] }))
         }
     }
 }
@@ -39,26 +39,10 @@ struct PolicySetCommand: AsyncParsableCommand {
             for change in changes {
                 let parts = change.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, !parts[0].isEmpty else { throw CLIFailure("'\(change)' is not FIELD=VALUE", exitCode: 2) }
-                policy[parts[0]] = PolicyValue.parse(parts[1])
+                policy[parts[0]] = JSONDisplay.parse(parts[1])
             }
             let reply = try await client.put("policy", data: try JSONSerialization.data(withJSONObject: policy), contentType: "application/json")
             server.show(reply) { $0.message(or: "Policy updated.") }
         }
-    }
-}
-
-/// Policy values as the command line writes and shows them.
-enum PolicyValue {
-    /// JSON when it parses as JSON, else the text itself.
-    static func parse(_ text: String) -> Any {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)) ?? text
-    }
-
-    static func describe(_ value: Any?) -> String {
-        guard let value, !(value is NSNull) else { return "-" }
-        if let string = value as? String { return string }
-        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
-        else { return "\(value)" }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -16,6 +16,8 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static let deviceNotFound = APIError(
+        .notFound, code: "device_not_found", message: "No live attested device of this app has that key id; see GET /v1/admin/devices.")
     static func debugTokenNameTaken(_ name: String) -> APIError {
         APIError(
             .conflict, code: "debug_token_exists",

@@ -40,6 +40,7 @@ public enum AdminService: SesameServiceDefinition {
         PolicyRoutes(authenticator: authenticator, policies: PolicyStore(database: database, logger: logger), inProduction: configuration.environment == .production).addRoutes(to: admin)
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger)).addRoutes(to: admin)
+        DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(

@@ -23,14 +23,14 @@ struct AttestedKeyStore: Sendable {
     /// Stores a newly attested key and opens its first refresh-token family, in one transaction.
     /// - Returns: the family id, or nil when the key id was attested before (a key attests once).
     func register(
-        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, familyLifetime: Duration
+        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, familyLifetime: Duration
     ) async throws -> UUID? {
         try await database.client.withTransaction(logger: logger) { connection in
             let inserted = try await connection.query(
                 """
-                INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment)
+                INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, last_used_at)
                 VALUES (\(Data(keyID)), \(appID), \(Data(attestation.publicKey)), \(Data(attestation.receipt)),
-                        \(Int64(attestation.counter)), \(attestation.environment.rawValue))
+                        \(Int64(attestation.counter)), \(attestation.environment.rawValue), \(appVersion), now())
                 ON CONFLICT (key_id) DO NOTHING RETURNING 1
                 """, logger: logger)
             var isNew = false
@@ -69,5 +69,14 @@ struct AttestedKeyStore: Sendable {
             """, logger: logger)
         for try await _ in rows { return true }
         return false
+    }
+
+    /// Records a refresh: when the device was last seen, and the version it now reports.
+    func recordRefresh(of keyID: [UInt8], appVersion: String?) async throws {
+        try await database.client.query(
+            """
+            UPDATE attested_keys SET last_used_at = now(), app_version = coalesce(\(appVersion), app_version)
+            WHERE key_id = \(Data(keyID))
+            """, logger: logger)
     }
 }

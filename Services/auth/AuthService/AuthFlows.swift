@@ -54,7 +54,7 @@ struct AuthFlows: Sendable {
         }
         guard
             let family = try await keys.register(
-                keyID: keyID, appID: app.appID, attestation: verified, familyLifetime: tokens.lifetimes.refresh)
+                keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, familyLifetime: tokens.lifetimes.refresh)
         else { throw AuthErrors.keyAlreadyAttested }
 
         let subject = TokenAuthority.Subject(
@@ -110,6 +110,7 @@ struct AuthFlows: Sendable {
 
         switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh) {
         case .rotated(let generation):
+            try await keys.recordRefresh(of: state.keyID, appVersion: claimedVersion?.text)
             let subject = TokenAuthority.Subject(
                 keyID: claims.subject.value, appID: state.appID, environment: claims.environment,
                 appVersion: claimedVersion?.text ?? claims.appVersion)

@@ -53,6 +53,7 @@ struct AccessGate: Sendable {
         let claims = try await tokens.claims(of: request)
         try perKey.enforce(claims.subject.value)
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
+        if state.revokedDevices.contains(claims.subject.value) { throw DeliveryErrors.deviceRevoked }
         return Authenticated(claims: claims, state: state)
     }
 

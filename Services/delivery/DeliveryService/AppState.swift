@@ -70,4 +70,7 @@ struct AppState: Sendable {
     var release = AppRelease<ServedConfig>()
     /// The app's policy (how per-user data knows its user, the document quota).
     var policy = AppPolicy()
+    /// The token subjects (base64url key ids) of devices revoked recently enough that a token they
+    /// hold may still be unexpired: refused at once rather than at their next refresh.
+    var revokedDevices: Set<String> = []
 }

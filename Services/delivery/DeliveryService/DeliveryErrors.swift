@@ -7,6 +7,7 @@ enum DeliveryErrors {
     static let missingToken = APIError.invalidToken("Send the access token from /v1/auth/attest as 'Authorization: Bearer …'.")
     static let invalidToken = APIError.invalidToken("The access token is invalid or expired; refresh it or attest again.")
     static let tokenRevoked = APIError.tokenRevoked("This app version's tokens were revoked; attest again with a new key.")
+    static let deviceRevoked = APIError.tokenRevoked("This install's App Attest key was revoked; attest again with a new key.")
     static let appUnavailable = APIError(
         .serviceUnavailable, code: "app_unavailable", message: "This app's configuration cannot be loaded right now; try again later.",
         headers: [.retryAfter: "30"])

@@ -80,6 +80,17 @@ struct DeliveryLoader: Sendable {
             }
         }
 
+        // Access tokens live at most 24 hours (SESAME_ACCESS_TOKEN_TTL): older revocations have no
+        // unexpired token left to refuse.
+        let revokedDevices = try await database.client.query(
+            """
+            SELECT app_id, key_id FROM attested_keys
+            WHERE revoked_at > now() - interval '25 hours' AND (\(only)::text IS NULL OR app_id = \(only))
+            """, logger: logger)
+        for try await (appID, keyID) in revokedDevices.decode((String, Data).self) {
+            states[appID, default: AppState()].revokedDevices.insert(Base64.urlEncode(keyID))
+        }
+
         let rules = try await StoredAccessRules.load(appID: only, from: database.client, logger: logger)
         for (appID, appRules) in rules.rules { states[appID, default: AppState()].release.rules = appRules }
         failures.merge(rules.failures) { first, _ in first }

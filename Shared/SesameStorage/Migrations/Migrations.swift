@@ -7,5 +7,6 @@ public enum Migrations {
         serviceKeys,
         blobChunks,
         trustTiers,
+        deviceAndKeyUse,
     ]
 }

@@ -62,3 +62,22 @@ struct ResolveResponse: ResponseEncodable {
     var refreshAfter: Int?
     var reason: String?
 }
+
+/// `GET /v1/admin/config/body`: a revision's config as stored (a zero-knowledge envelope as is).
+struct ConfigBodyResponse: ResponseEncodable {
+    let pattern: String
+    let revision: Int64
+    let zeroKnowledge: Bool
+    let tiers: ConfigTiers?
+    let config: JSONValue
+}
+
+/// `GET /v1/admin/config/diff`: what changed from one revision to another.
+struct ConfigDiffResponse: ResponseEncodable {
+    let pattern: String
+    let from: Int64
+    let to: Int64
+    let changes: [JSONChange]
+    /// Whether the per-key tiers differ too.
+    let tiersChanged: Bool
+}

@@ -70,6 +70,36 @@ struct ConfigRoutes {
                 pattern: pattern, revision: revision, restoredFrom: body.revision)
         }
 
+        group.get("config/body") { request, _ -> ConfigBodyResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            let (pattern, revision) = try Self.patternAndRevision(request, revisionField: "revision")
+            guard let stored = try await configs.stored(appID: appID, pattern: pattern, revision: revision) else {
+                throw revision.map { AdminErrors.revisionNotFound(pattern, $0) } ?? AdminErrors.patternNotFound(pattern)
+            }
+            return ConfigBodyResponse(
+                pattern: pattern, revision: stored.revision, zeroKnowledge: stored.zeroKnowledge, tiers: stored.tiers, config: stored.config)
+        }
+
+        group.get("config/diff") { request, _ -> ConfigDiffResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            let (pattern, from) = try Self.patternAndRevision(request, revisionField: "from")
+            let (_, to) = try Self.patternAndRevision(request, revisionField: "to")
+            guard let from else { throw APIError.invalidField("from", "is required: the revision to compare from") }
+            guard let before = try await configs.stored(appID: appID, pattern: pattern, revision: from) else {
+                throw AdminErrors.revisionNotFound(pattern, from)
+            }
+            // Without `to`, against what is published now.
+            guard let after = try await configs.stored(appID: appID, pattern: pattern, revision: to) else {
+                throw to.map { AdminErrors.revisionNotFound(pattern, $0) } ?? AdminErrors.patternNotFound(pattern)
+            }
+            guard !before.zeroKnowledge, !after.zeroKnowledge else {
+                throw APIError.invalidRequest("A zero-knowledge revision is ciphertext Sesame cannot read: decrypt both with 'sesame decrypt' and compare them there.")
+            }
+            return ConfigDiffResponse(
+                pattern: pattern, from: before.revision, to: after.revision, changes: before.config.changes(to: after.config),
+                tiersChanged: before.tiers != after.tiers)
+        }
+
         group.get("config/resolve") { request, _ -> ResolveResponse in
             let (appID, _) = try await authenticator.app(of: request)
             guard let version = request.uri.queryParameters.get("version") else {
@@ -96,7 +126,17 @@ struct ConfigRoutes {
         }
     }
 
-    /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.
+    /// `version` (a pattern) and the optional whole-number query field `revisionField`.
+    static func patternAndRevision(_ request: Request, revisionField: String) throws -> (String, Int64?) {
+        guard let version = request.uri.queryParameters.get("version") else {
+            throw APIError.invalidField("version", "is required: the version pattern, such as 2.*")
+        }
+        let pattern = try validPattern(String(version))
+        guard let text = request.uri.queryParameters.get(revisionField) else { return (pattern, nil) }
+        guard let revision = Int64(text), revision > 0 else { throw APIError.invalidField(revisionField, "must be a revision number") }
+        return (pattern, revision)
+    }
+
     /// The tiers an upload names, or nil when every key needs `attested` (naming `attested` adds
     /// nothing). A zero-knowledge config is one sealed envelope: it cannot be cut by tier.
     static func validTiers(_ tiers: ConfigTiers?, zeroKnowledge: Bool) throws -> ConfigTiers? {
@@ -110,6 +150,7 @@ struct ConfigRoutes {
         return ConfigTiers(tiers.required.filter { $0.value != .attested })
     }
 
+    /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.
     static func validPattern(_ text: String) throws -> String {
         do {
             return try VersionPattern(text).description

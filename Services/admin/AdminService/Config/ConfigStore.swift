@@ -33,6 +33,14 @@ struct RevisionInfo: Codable, Sendable {
     let createdBy: String?
 }
 
+/// A revision's config, opened.
+struct StoredConfig: Sendable {
+    let revision: Int64
+    let zeroKnowledge: Bool
+    let tiers: ConfigTiers?
+    let config: JSONValue
+}
+
 /// Config revisions: every upload, delete and rollback is a new row; nothing is overwritten. Each
 /// mutation writes its audit entry and its outbox event in the same transaction.
 struct ConfigStore: Sendable {
@@ -72,6 +80,26 @@ struct ConfigStore: Sendable {
                 on: connection, logger: logger)
             return (revision, try await livePatterns(appID: appID, on: connection).map(\.pattern))
         }
+    }
+
+    /// The config of `revision` of `pattern`, or what the pattern publishes now when `revision` is
+    /// nil; nil when there is no such revision or it holds no body (a delete).
+    func stored(appID: String, pattern: String, revision: Int64?) async throws -> StoredConfig? {
+        let rows = try await database.client.query(
+            """
+            SELECT revision, body, zero_knowledge, tiers::text FROM config_revisions
+            WHERE app_id = \(appID) AND pattern = \(pattern) AND (\(revision)::bigint IS NULL OR revision = \(revision))
+            ORDER BY revision DESC LIMIT 1
+            """, logger: logger)
+        for try await (found, sealed, zeroKnowledge, tiers) in rows.decode((Int64, Data?, Bool, String?).self) {
+            guard let sealed else { return nil }
+            let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
+            return StoredConfig(
+                revision: found, zeroKnowledge: zeroKnowledge,
+                tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) },
+                config: try JSONDecoder().decode(JSONValue.self, from: Data(body)))
+        }
+        return nil
     }
 
     /// Publishes the body of an earlier `revision` of `pattern` as its next revision; nil when that

@@ -3,12 +3,21 @@ import Hummingbird
 import SesameDomain
 import SesameHTTP
 
-/// `keys/create` and `keys/revoke`.
+/// `keys` (list), `keys/create` and `keys/revoke`.
 struct KeyRoutes {
     let authenticator: AdminAuthenticator
     let keys: ProvisioningKeyStore
 
+    struct ListResponse: ResponseEncodable {
+        let keys: [ProvisioningKeyListing]
+    }
+
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("keys") { request, _ -> ListResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return ListResponse(keys: try await keys.list(appID: appID))
+        }
+
         group.post("keys/create") { request, context -> CreateKeyResponse in
             let caller = try await authenticator.caller(of: request)
             let body = try await request.decode(as: CreateKeyRequest.self, context: context)

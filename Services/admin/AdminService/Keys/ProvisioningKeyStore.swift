@@ -14,6 +14,17 @@ struct ProvisioningKeySummary: Codable, Sendable {
     let hint: String
 }
 
+/// A provisioning key as `GET /v1/admin/keys` lists it: never the key.
+struct ProvisioningKeyListing: Codable, Sendable {
+    let keyId: UUID
+    let name: String
+    let hint: String
+    let createdAt: Date
+    /// To the minute.
+    let lastUsedAt: Date?
+    let revokedAt: Date?
+}
+
 /// Provisioning keys (`sk_prod_` + 32 random bytes, base64url). Only their SHA-256 is stored, so a
 /// database leak gives no usable key; the plaintext is shown once, at creation.
 struct ProvisioningKeyStore: Sendable {
@@ -40,6 +51,12 @@ struct ProvisioningKeyStore: Sendable {
         for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
             // The index found it by hash; compare once more without an early exit.
             guard ConstantTime.equals(stored, hash) else { return nil }
+            // At most one write a minute per key, so busy CI does not turn reads into writes.
+            try await database.client.query(
+                """
+                UPDATE provisioning_keys SET last_used_at = now()
+                WHERE key_id = \(keyID) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                """, logger: logger)
             return .provisioningKey(keyID: keyID, appID: appID)
         }
         return nil
@@ -98,5 +115,19 @@ struct ProvisioningKeyStore: Sendable {
             }
             return nil
         }
+    }
+
+    /// Every key of `appID`, live ones first, newest first.
+    func list(appID: String) async throws -> [ProvisioningKeyListing] {
+        let rows = try await database.client.query(
+            """
+            SELECT key_id, name, key_hint, created_at, last_used_at, revoked_at FROM provisioning_keys
+            WHERE app_id = \(appID) ORDER BY revoked_at IS NOT NULL, created_at DESC
+            """, logger: logger)
+        var keys: [ProvisioningKeyListing] = []
+        for try await (keyID, name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((UUID, String, String, Date, Date?, Date?).self) {
+            keys.append(ProvisioningKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt))
+        }
+        return keys
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+
+/// `devices` (a page of attested installs) and `devices/revoke`.
+struct DeviceRoutes {
+    let authenticator: AdminAuthenticator
+    let devices: DeviceStore
+
+    struct ListResponse: ResponseEncodable {
+        let devices: [DeviceListing]
+        /// Pass as `after` for the next page; absent on the last page.
+        let next: String?
+    }
+
+    struct RevokeRequest: Decodable {
+        /// The key id as listed (base64url; base64 is accepted too).
+        let keyId: String
+        /// Why, for the audit log and the listing.
+        let reason: String
+    }
+
+    struct RevokeResponse: ResponseEncodable {
+        let keyId: String
+        let message: String
+    }
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("devices") { request, _ -> ListResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            let parameters = request.uri.queryParameters
+            let limit = try parameters.get("limit").map { text -> Int in
+                guard let limit = Int(text), (1...500).contains(limit) else { throw APIError.invalidField("limit", "must be from 1 to 500") }
+                return limit
+            } ?? 100
+            let after = try parameters.get("after").map { try Self.keyID(String($0), field: "after") }
+            let page = try await devices.list(appID: appID, after: after, limit: limit)
+            return ListResponse(devices: page, next: page.count == limit ? page.last?.keyId : nil)
+        }
+
+        group.post("devices/revoke") { request, context -> RevokeResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: RevokeRequest.self, context: context)
+            let keyID = try Self.keyID(body.keyId, field: "keyId")
+            let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard (1...500).contains(reason.count) else { throw APIError.invalidField("reason", "must say why, in 1 to 500 characters") }
+            guard try await devices.revoke(appID: appID, keyID: keyID, reason: reason, actor: caller.auditName) else {
+                throw AdminErrors.deviceNotFound
+            }
+            return RevokeResponse(
+                keyId: Base64.urlEncode(keyID),
+                message: "The device is revoked: its tokens are refused now and it cannot refresh; the app must attest a new key.")
+        }
+    }
+
+    /// An App Attest key id (32 bytes) from base64url or base64.
+    static func keyID(_ text: String, field: String) throws -> [UInt8] {
+        guard let bytes = Base64.decode(text), bytes.count == 32 else {
+            throw APIError.invalidField(field, "must be a device's key id as listed by GET /v1/admin/devices")
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEventBus
+import SesameEvents
+import SesameStorage
+
+/// An attested install as the management API lists it.
+struct DeviceListing: Codable, Sendable {
+    /// The App Attest key id, base64url: the `sub` of its tokens.
+    let keyId: String
+    /// `development` or `production`: the App Attest environment it attested in.
+    let environment: String
+    /// Always `attested`: only attested installs have a device record.
+    let tier: TrustTier
+    /// The version it reported at attestation or its latest refresh.
+    let appVersion: String?
+    let firstSeen: Date
+    let lastSeen: Date?
+    /// Its App Attest assertion counter.
+    let counter: Int64
+    let revokedAt: Date?
+    let revokedReason: String?
+}
+
+/// Attested installs: listed a page at a time, and revoked (the key, its refresh-token families,
+/// and, through `sesame.revocations`, every delivery instance at once).
+struct DeviceStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// Up to `limit` devices of `appID`, newest first, after the one whose key id is `after`.
+    func list(appID: String, after: [UInt8]?, limit: Int) async throws -> [DeviceListing] {
+        let cursor = after.map { Data($0) }
+        let rows = try await database.client.query(
+            """
+            SELECT key_id, environment, app_version, created_at, last_used_at, counter, revoked_at, revoked_reason
+            FROM attested_keys k
+            WHERE app_id = \(appID) AND (\(cursor)::bytea IS NULL OR (created_at, key_id) < (
+                SELECT created_at, key_id FROM attested_keys WHERE app_id = \(appID) AND key_id = \(cursor)))
+            ORDER BY created_at DESC, key_id DESC LIMIT \(limit)
+            """, logger: logger)
+        var devices: [DeviceListing] = []
+        for try await (keyID, environment, appVersion, firstSeen, lastSeen, counter, revokedAt, reason) in rows.decode(
+            (Data, String, String?, Date, Date?, Int64, Date?, String?).self)
+        {
+            devices.append(
+                DeviceListing(
+                    keyId: Base64.urlEncode(keyID), environment: environment, tier: .attested, appVersion: appVersion, firstSeen: firstSeen,
+                    lastSeen: lastSeen, counter: counter, revokedAt: revokedAt, revokedReason: reason))
+        }
+        return devices
+    }
+
+    /// Revokes the live device `keyID` of `appID` and every refresh-token family it holds, audits
+    /// it and announces it; false when there is no such live device.
+    func revoke(appID: String, keyID: [UInt8], reason: String, actor: String) async throws -> Bool {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE attested_keys SET revoked_at = now(), revoked_reason = \(reason)
+                WHERE app_id = \(appID) AND key_id = \(Data(keyID)) AND revoked_at IS NULL RETURNING 1
+                """, logger: logger)
+            var revoked = false
+            for try await _ in rows { revoked = true }
+            guard revoked else { return false }
+            try await connection.query(
+                """
+                UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'device revoked'
+                WHERE key_id = \(Data(keyID)) AND revoked_at IS NULL
+                """, logger: logger)
+            let subject = Base64.urlEncode(keyID)
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: "device.revoke", details: ["keyId": .string(subject), "reason": .string(reason)]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(appID: appID, event: .attestedKeyRevoked(AttestedKeyRevoked(keyID: subject))), on: connection, logger: logger)
+            return true
+        }
+    }
+}
