@@ -90,6 +90,7 @@ let package = Package(
             path: "Shared/SesameEventBus"
         ),
         .target(name: "SesameDomain", path: "Shared/SesameDomain"),
+        .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
         .target(
             name: "SesameTokens",
             dependencies: [
@@ -246,6 +247,9 @@ let package = Package(
             path: "Tests/DeliveryServiceTests"
         ),
         .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
+        .testTarget(
+            name: "WebAuthnTests", dependencies: ["WebAuthn", "SesameDomain", crypto], path: "Tests/WebAuthnTests",
+            exclude: ["Vectors"]),
         .testTarget(
             name: "AuthServiceTests",
             dependencies: [
