@@ -140,10 +140,12 @@ let package = Package(
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
-                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, "SesameTokens", serviceLifecycle, crypto,
+                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, "SesameTokens", "WebAuthn", serviceLifecycle, crypto,
                 postgresNIO, httpTypes, argumentParser,
             ],
-            path: "Services/admin/AdminService"
+            path: "Services/admin/AdminService",
+            // Embedded into DashboardAssets.swift by Assets/embed.py.
+            exclude: ["Dashboard/Assets"]
         ),
         .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
 

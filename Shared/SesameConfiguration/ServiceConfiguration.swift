@@ -26,6 +26,7 @@ import Logging
 /// | `SESAME_REQUEST_RATE_PER_KEY` | delivery requests per second per attested key (burst 10×) | `20` |
 /// | `SESAME_REQUEST_RATE_PER_CLIENT` | delivery requests per second per client address, IPv6 per /64 (burst 10×) | `200` |
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
+/// | `SESAME_DASHBOARD_ORIGIN` | the origin the dashboard is served from (`https://sesame.example.com`): its passkeys are bound to this host | `http://localhost:8080` in development; unset in production disables passkey sign-in |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
 /// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads all state from PostgreSQL (5s to 1h) | `30s` |
@@ -66,6 +67,8 @@ public struct ServiceConfiguration: Sendable {
     public var requestRatePerClient: Int
     /// The operator credential for registering apps over the management API.
     public var operatorToken: String?
+    /// Where the dashboard is served from (scheme, host and port, no path); nil when it has none.
+    public var dashboardOrigin: String?
     /// The largest config document, in bytes.
     public var maxConfigBytes: Int
     /// The largest blob, in bytes.
@@ -98,6 +101,7 @@ public struct ServiceConfiguration: Sendable {
         requestRatePerKey: Int = 20,
         requestRatePerClient: Int = 200,
         operatorToken: String? = nil,
+        dashboardOrigin: String? = "http://localhost:8080",
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
@@ -121,6 +125,7 @@ public struct ServiceConfiguration: Sendable {
         self.requestRatePerKey = requestRatePerKey
         self.requestRatePerClient = requestRatePerClient
         self.operatorToken = operatorToken
+        self.dashboardOrigin = dashboardOrigin
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
         self.deliveryResyncInterval = deliveryResyncInterval
@@ -215,6 +220,17 @@ public struct ServiceConfiguration: Sendable {
                 expectation: "required in production: at least 32 characters (generate one with: openssl rand -base64 32)")
         }
 
+        let dashboardOrigin = reader.string("SESAME_DASHBOARD_ORIGIN") ?? (mode == .development ? "http://localhost:8080" : nil)
+        if let dashboardOrigin {
+            guard let url = URLComponents(string: dashboardOrigin), let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/",
+                url.query == nil, url.scheme == "https" || (url.scheme == "http" && mode == .development)
+            else {
+                throw ConfigurationError(
+                    variable: "SESAME_DASHBOARD_ORIGIN",
+                    expectation: "an origin such as https://sesame.example.com (http only in development), got \"\(dashboardOrigin)\"")
+            }
+        }
+
         let kafkaSecurity = try KafkaSecurity(reader)
         if mode == .production, kafkaSecurity.securityProtocol == .plaintext {
             warnings.append(
@@ -245,6 +261,7 @@ public struct ServiceConfiguration: Sendable {
             requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
             requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
             operatorToken: operatorToken,
+            dashboardOrigin: dashboardOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
             maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
             deliveryResyncInterval: try reader.duration(

@@ -16,6 +16,15 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static let sessionExpired = APIError(
+        .unauthorized, code: "session_expired", message: "The dashboard session has ended (signed out, idle or too old); sign in again.")
+    static let csrfRefused = APIError(
+        .forbidden, code: "csrf_refused", message: "This change did not come from the dashboard's own page (missing or wrong X-CSRF-Token or Origin).")
+    static func roleTooLow(_ role: AccountRole, required: AccountRole) -> APIError {
+        APIError(
+            .forbidden, code: "role_too_low",
+            message: "Your role in this app is \(role.rawValue); this needs \(required.rawValue). Ask an owner of the app.")
+    }
     static let deviceNotFound = APIError(
         .notFound, code: "device_not_found", message: "No live attested device of this app has that key id; see GET /v1/admin/devices.")
     static func debugTokenNameTaken(_ name: String) -> APIError {

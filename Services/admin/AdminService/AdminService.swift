@@ -10,6 +10,7 @@ import SesameHTTP
 import SesameKafka
 import SesameServer
 import SesameStorage
+import WebAuthn
 
 /// The `sesame-admin` service: the management API (provisioning keys, configs, kill switches,
 /// emergency revocations, blobs, audit) and, in the
@@ -19,13 +20,15 @@ public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static let defaultPort = 8083
 
-    /// `keys create`.
-    public static var commands: [any ParsableCommand.Type] { [KeysCommand.self] }
+    /// `keys create`, `accounts invite`.
+    public static var commands: [any ParsableCommand.Type] { [KeysCommand.self, AccountsCommand.self] }
 
     public static func parts(_ dependencies: ServiceDependencies) throws -> ServiceParts {
         let (database, logger, configuration) = (dependencies.database, dependencies.logger, dependencies.configuration)
         let keys = ProvisioningKeyStore(database: database, pathKey: storageIDKey(masterKey: configuration.masterKey.current), logger: logger)
-        let authenticator = AdminAuthenticator(keys: keys, operatorToken: configuration.operatorToken)
+        let accounts = AccountStore(database: database, logger: logger)
+        let authenticator = AdminAuthenticator(
+            keys: keys, operatorToken: configuration.operatorToken, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin)
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
         let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
 
@@ -41,6 +44,14 @@ public enum AdminService: SesameServiceDefinition {
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger)).addRoutes(to: admin)
         DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
+        AccountRoutes(authenticator: authenticator, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin).addRoutes(to: admin)
+
+        // The dashboard: its page and assets, and the passkey ceremonies, on the admin origin.
+        DashboardPageRoutes().addRoutes(to: parts.routes)
+        DashboardAuthRoutes(
+            accounts: accounts, relyingParty: configuration.dashboardOrigin.flatMap(Self.relyingParty(origin:)),
+            clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies)
+        ).addRoutes(to: parts.group("dashboard/api", bodyLimit: 64 * 1024))
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(
@@ -49,6 +60,12 @@ public enum AdminService: SesameServiceDefinition {
         parts.readiness = [ReadinessCheck(name: "kafka", impact: .degrading) { relay.isPublishing }]
         parts.services = [producer, relay, BlobSealer(blobs: blobs, migrations: dependencies.migrations, logger: logger)]
         return parts
+    }
+
+    /// The dashboard's WebAuthn relying party: its RP ID is the origin's host.
+    static func relyingParty(origin: String) -> WebAuthnRelyingParty? {
+        guard let host = URLComponents(string: origin)?.host else { return nil }
+        return WebAuthnRelyingParty(id: host, origins: [origin])
     }
 
     /// The key app storage ids are derived from. Derived from the master key in use when the app is

@@ -8,5 +8,6 @@ public enum Migrations {
         blobChunks,
         trustTiers,
         deviceAndKeyUse,
+        dashboardAccounts,
     ]
 }

@@ -17,9 +17,10 @@ struct CreateKeyResponse: ResponseEncodable {
     let message: String
 }
 
-/// `POST /v1/admin/keys/revoke`.
+/// `POST /v1/admin/keys/revoke`: the key itself, or its id (as `GET /v1/admin/keys` lists it).
 struct RevokeKeyRequest: Decodable {
-    let key: String
+    let key: String?
+    let keyId: UUID?
 }
 
 struct RevokeKeyResponse: ResponseEncodable {

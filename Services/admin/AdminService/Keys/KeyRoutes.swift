@@ -30,7 +30,7 @@ struct KeyRoutes {
             let name = (body.keyName ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             guard name.count <= 100 else { throw APIError.invalidField("keyName", "must be at most 100 characters") }
             // A key manages its own app only; the operator may register new ones.
-            if case .provisioningKey(_, let appID) = caller, appID != app.description { throw AdminErrors.appNotFound }
+            if let appID = caller.appID, appID != app.description { throw AdminErrors.appNotFound }
             guard
                 let created = try await keys.create(
                     for: app, name: name.isEmpty ? "unnamed" : name, caller: caller, register: caller == .operator)
@@ -43,12 +43,8 @@ struct KeyRoutes {
         group.post("keys/revoke") { request, context -> RevokeKeyResponse in
             let caller = try await authenticator.caller(of: request)
             let body = try await request.decode(as: RevokeKeyRequest.self, context: context)
-            let appID: String? =
-                switch caller {
-                case .provisioningKey(_, let appID): appID
-                case .operator: nil
-                }
-            guard let revoked = try await keys.revoke(body.key, appID: appID, caller: caller) else { throw AdminErrors.keyNotFound }
+            guard body.key != nil || body.keyId != nil else { throw APIError.invalidField("key", "or \"keyId\" names the key to revoke") }
+            guard let revoked = try await keys.revoke(key: body.key, keyID: body.keyId, appID: caller.appID, caller: caller) else { throw AdminErrors.keyNotFound }
             return RevokeKeyResponse(keyId: revoked.keyId, message: "Key \(revoked.name) (\(revoked.hint)) is revoked; it is refused from now on.")
         }
     }

@@ -94,14 +94,15 @@ struct ProvisioningKeyStore: Sendable {
         }
     }
 
-    /// Revokes `key` if it is an active key of `appID` (any app for the operator); nil otherwise.
-    /// Tells every service through the outbox.
-    func revoke(_ key: String, appID: String?, caller: Caller) async throws -> ProvisioningKeySummary? {
-        try await database.client.withTransaction(logger: logger) { connection in
+    /// Revokes the key given as itself (`key`) or by its id (`keyID`) if it is an active key of
+    /// `appID` (any app for the operator); nil otherwise. Tells every service through the outbox.
+    func revoke(key: String?, keyID: UUID?, appID: String?, caller: Caller) async throws -> ProvisioningKeySummary? {
+        let hash = key.map { Self.hash($0) }
+        return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
                 UPDATE provisioning_keys SET revoked_at = now()
-                WHERE key_hash = \(Self.hash(key)) AND revoked_at IS NULL AND (\(appID)::text IS NULL OR app_id = \(appID))
+                WHERE (key_hash = \(hash) OR key_id = \(keyID)) AND revoked_at IS NULL AND (\(appID)::text IS NULL OR app_id = \(appID))
                 RETURNING key_id, app_id, name, key_hint
                 """, logger: logger)
             for try await (keyID, keyAppID, name, hint) in rows.decode((UUID, String, String, String).self) {

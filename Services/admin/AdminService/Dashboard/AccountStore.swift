@@ -1,0 +1,253 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameStorage
+
+/// What a dashboard account may do in one app. Viewers read; editors also change configs, kill
+/// switches, revocations and blobs; owners also manage keys, debug tokens, devices, the policy and
+/// people.
+enum AccountRole: String, Codable, Sendable, Comparable {
+    case viewer, editor, owner
+
+    private var rank: Int {
+        switch self {
+        case .viewer: 0
+        case .editor: 1
+        case .owner: 2
+        }
+    }
+
+    static func < (lhs: AccountRole, rhs: AccountRole) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// A signed-in person, as a session shows them.
+struct DashboardSession: Sendable {
+    let accountID: UUID
+    let email: String
+    /// App id → role.
+    let roles: [String: AccountRole]
+}
+
+/// A person of an app, as the people list shows them.
+struct Member: Codable, Sendable {
+    let email: String
+    let role: AccountRole
+    let grantedAt: Date
+}
+
+/// An invitation, as its link opens it.
+struct Invitation: Sendable {
+    let appID: String
+    let email: String
+    let role: AccountRole
+}
+
+/// The dashboard's people in PostgreSQL: invitations (single use, expiring), accounts with a role
+/// per app, passkeys, WebAuthn challenges and sessions. Tokens (invitation, session) are 32 random
+/// bytes, kept as SHA-256 only.
+struct AccountStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    static let invitationLifetime: Duration = .seconds(72 * 3600)
+    /// A session ends after this long without a request…
+    static let sessionIdleLifetime: Duration = .seconds(30 * 60)
+    /// …and in any case this long after sign-in.
+    static let sessionAbsoluteLifetime: Duration = .seconds(12 * 3600)
+    static let challengeLifetime: Duration = .seconds(300)
+
+    static func newToken() -> String { Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) }) }
+    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+
+    // MARK: Invitations
+
+    /// A single-use invitation for `email` to `appID` as `role`; the token is returned once.
+    func invite(appID: String, email: String, role: AccountRole, invitedBy: String) async throws -> (token: String, expiresAt: Date) {
+        let token = Self.newToken()
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO account_invitations (invitation_id, token_hash, app_id, email, role, invited_by, expires_at)
+                VALUES (\(UUID()), \(Self.hash(token)), \(appID), \(email), \(role.rawValue), \(invitedBy),
+                        now() + make_interval(secs => \(Self.invitationLifetime.components.seconds)))
+                RETURNING expires_at
+                """, logger: logger)
+            var expiresAt = Date()
+            for try await at in rows.decode(Date.self) { expiresAt = at }
+            try await AuditLog.append(
+                AuditEntry(actor: invitedBy, action: "account.invite", details: ["email": .string(email), "role": .string(role.rawValue)]),
+                appID: appID, on: connection, logger: logger)
+            return (token, expiresAt)
+        }
+    }
+
+    /// The live invitation `token` opens; nil when unknown, used or expired.
+    func invitation(_ token: String) async throws -> Invitation? {
+        let rows = try await database.client.query(
+            """
+            SELECT app_id, email, role FROM account_invitations
+            WHERE token_hash = \(Self.hash(token)) AND used_at IS NULL AND expires_at > now()
+            """, logger: logger)
+        for try await (appID, email, role) in rows.decode((String, String, String).self) {
+            guard let role = AccountRole(rawValue: role) else { return nil }
+            return Invitation(appID: appID, email: email, role: role)
+        }
+        return nil
+    }
+
+    /// Spends the invitation and records its passkey, in one transaction: the account (made for
+    /// the invited email, or the existing one), its role in the app, the passkey. Nil when the
+    /// invitation is no longer live.
+    func acceptInvitation(_ token: String, passkeyID: [UInt8], publicKey: [UInt8], signCount: UInt32) async throws -> UUID? {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE account_invitations SET used_at = now()
+                WHERE token_hash = \(Self.hash(token)) AND used_at IS NULL AND expires_at > now()
+                RETURNING app_id, email, role
+                """, logger: logger)
+            var invitation: (appID: String, email: String, role: String)?
+            for try await row in rows.decode((String, String, String).self) { invitation = row }
+            guard let invitation else { return nil }
+            let accounts = try await connection.query(
+                """
+                INSERT INTO accounts (account_id, email) VALUES (\(UUID()), \(invitation.email))
+                ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING account_id
+                """, logger: logger)
+            var accountID: UUID?
+            for try await id in accounts.decode(UUID.self) { accountID = id }
+            guard let accountID else { return nil }
+            try await connection.query(
+                """
+                INSERT INTO account_roles (account_id, app_id, role) VALUES (\(accountID), \(invitation.appID), \(invitation.role))
+                ON CONFLICT (account_id, app_id) DO UPDATE SET role = EXCLUDED.role, granted_at = now()
+                """, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO passkeys (credential_id, account_id, public_key, sign_count)
+                VALUES (\(Data(passkeyID)), \(accountID), \(Data(publicKey)), \(Int64(signCount)))
+                """, logger: logger)
+            try await AuditLog.append(
+                AuditEntry(actor: "account:\(invitation.email)", action: "account.join", details: ["role": .string(invitation.role)]),
+                appID: invitation.appID, on: connection, logger: logger)
+            return accountID
+        }
+    }
+
+    /// Whether `appID` is registered.
+    func appExists(_ appID: String) async throws -> Bool {
+        let rows = try await database.client.query("SELECT 1 FROM apps WHERE app_id = \(appID)", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// The people of `appID` with their roles, owners first.
+    func members(of appID: String) async throws -> [Member] {
+        let rows = try await database.client.query(
+            """
+            SELECT a.email, r.role, r.granted_at FROM account_roles r JOIN accounts a ON a.account_id = r.account_id
+            WHERE r.app_id = \(appID) ORDER BY r.role DESC, a.email
+            """, logger: logger)
+        var members: [Member] = []
+        for try await (email, role, grantedAt) in rows.decode((String, String, Date).self) {
+            if let role = AccountRole(rawValue: role) { members.append(Member(email: email, role: role, grantedAt: grantedAt)) }
+        }
+        return members
+    }
+
+    // MARK: Passkeys and challenges
+
+    /// A passkey's account, public key and sign count.
+    func passkey(_ credentialID: [UInt8]) async throws -> (accountID: UUID, publicKey: [UInt8], signCount: UInt32)? {
+        let rows = try await database.client.query(
+            "SELECT account_id, public_key, sign_count FROM passkeys WHERE credential_id = \(Data(credentialID))", logger: logger)
+        for try await (accountID, publicKey, signCount) in rows.decode((UUID, Data, Int64).self) {
+            return (accountID, Array(publicKey), UInt32(clamping: signCount))
+        }
+        return nil
+    }
+
+    /// Moves the passkey's count from `previous` to `count`; false when another sign-in moved it first.
+    func recordSignIn(_ credentialID: [UInt8], from previous: UInt32, to count: UInt32) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE passkeys SET sign_count = \(Int64(count)), last_used_at = now()
+            WHERE credential_id = \(Data(credentialID)) AND sign_count = \(Int64(previous)) RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// A fresh WebAuthn challenge for `purpose` (`register` or `sign-in`), stored as SHA-256.
+    func issueChallenge(purpose: String) async throws -> [UInt8] {
+        let challenge = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        try await database.client.query(
+            """
+            INSERT INTO challenges (nonce_hash, purpose, expires_at)
+            VALUES (\(Data(SHA256.hash(data: challenge))), \("dashboard-" + purpose),
+                    now() + make_interval(secs => \(Self.challengeLifetime.components.seconds)))
+            """, logger: logger)
+        return challenge
+    }
+
+    /// Redeems `challenge` for `purpose`: true exactly once for an issued, unexpired one.
+    func consumeChallenge(_ challenge: [UInt8], purpose: String) async throws -> Bool {
+        guard challenge.count == 32 else { return false }
+        let rows = try await database.client.query(
+            """
+            DELETE FROM challenges WHERE nonce_hash = \(Data(SHA256.hash(data: challenge))) AND purpose = \("dashboard-" + purpose)
+            RETURNING expires_at > now()
+            """, logger: logger)
+        for try await unexpired in rows.decode(Bool.self) { return unexpired }
+        return false
+    }
+
+    // MARK: Sessions
+
+    /// A new session for `accountID`; its token goes in the cookie and nowhere else.
+    func startSession(for accountID: UUID) async throws -> String {
+        let token = Self.newToken()
+        try await database.client.query(
+            """
+            INSERT INTO dashboard_sessions (session_hash, account_id, expires_at)
+            VALUES (\(Self.hash(token)), \(accountID), now() + make_interval(secs => \(Self.sessionAbsoluteLifetime.components.seconds)))
+            """, logger: logger)
+        return token
+    }
+
+    /// The live session `token` stands for, marked as seen now; nil when unknown, ended, idle too
+    /// long or past its absolute end.
+    func session(_ token: String) async throws -> DashboardSession? {
+        guard token.utf8.count == 43 else { return nil }
+        let rows = try await database.client.query(
+            """
+            UPDATE dashboard_sessions s SET last_seen_at = now()
+            FROM accounts a
+            WHERE s.session_hash = \(Self.hash(token)) AND a.account_id = s.account_id AND s.revoked_at IS NULL
+              AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => \(Self.sessionIdleLifetime.components.seconds))
+            RETURNING a.account_id, a.email
+            """, logger: logger)
+        var found: (UUID, String)?
+        for try await row in rows.decode((UUID, String).self) { found = row }
+        guard let (accountID, email) = found else { return nil }
+        let roleRows = try await database.client.query(
+            "SELECT app_id, role FROM account_roles WHERE account_id = \(accountID)", logger: logger)
+        var roles: [String: AccountRole] = [:]
+        for try await (appID, role) in roleRows.decode((String, String).self) { roles[appID] = AccountRole(rawValue: role) }
+        return DashboardSession(accountID: accountID, email: email, roles: roles)
+    }
+
+    /// Ends the session `token`.
+    func endSession(_ token: String) async throws {
+        try await database.client.query(
+            "UPDATE dashboard_sessions SET revoked_at = now() WHERE session_hash = \(Self.hash(token)) AND revoked_at IS NULL", logger: logger)
+    }
+
+    /// Ends every session of `accountID` (sign out everywhere).
+    func endAllSessions(of accountID: UUID) async throws {
+        try await database.client.query(
+            "UPDATE dashboard_sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL", logger: logger)
+    }
+}

@@ -1,0 +1,538 @@
+"use strict";
+// The Sesame dashboard: a small app on the management API (/v1/admin/…) and the passkey
+// ceremonies (/dashboard/api/…). It holds no secret: the session is an HttpOnly cookie, and every
+// change carries the session's CSRF token.
+
+const state = { session: null, app: null, role: null };
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function toBase64url(buffer) {
+  let text = "";
+  for (const byte of new Uint8Array(buffer)) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64url(text) {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
+class APIError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+async function request(url, method, body, appScoped) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (appScoped && state.app) headers["X-Sesame-App"] = state.app;
+  if (method !== "GET" && state.session) headers["X-CSRF-Token"] = state.session.csrfToken;
+  const response = await fetch(url, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = json.error || {};
+    throw new APIError(error.code || String(response.status), error.message || "Sesame answered " + response.status);
+  }
+  return json;
+}
+
+const api = (method, path, body) => request("/v1/admin/" + path, method, body, true);
+const dashboard = (method, path, body) => request("/dashboard/api/" + path, method, body, false);
+
+function say(message, kind = "info") {
+  const status = document.getElementById("status");
+  status.textContent = message;
+  status.className = "status " + kind;
+}
+
+function failed(error) {
+  if (error.code === "session_expired") return render();
+  say(error.message, "error");
+}
+
+const canEdit = () => state.role === "editor" || state.role === "owner";
+const isOwner = () => state.role === "owner";
+const table = (headers, rows) =>
+  el("table", {}, el("thead", {}, el("tr", {}, headers.map((h) => el("th", { text: h })))), el("tbody", {}, rows));
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : "–");
+const pretty = (value) => JSON.stringify(value, null, 2);
+
+// MARK: Signing in
+
+async function signIn() {
+  try {
+    const options = await dashboard("POST", "signin/options", {});
+    const credential = await navigator.credentials.get({
+      publicKey: { challenge: fromBase64url(options.challenge), rpId: options.rpId, userVerification: options.userVerification, timeout: options.timeout },
+    });
+    await dashboard("POST", "signin", {
+      challenge: options.challenge,
+      credentialId: toBase64url(credential.rawId),
+      authenticatorData: toBase64url(credential.response.authenticatorData),
+      clientDataJSON: toBase64url(credential.response.clientDataJSON),
+      signature: toBase64url(credential.response.signature),
+    });
+    await show("overview");
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function register(invitation) {
+  try {
+    const options = await dashboard("POST", "register/options", { invitation });
+    const credential = await navigator.credentials.create({
+      publicKey: {
+        challenge: fromBase64url(options.challenge),
+        rp: options.rp,
+        user: { id: fromBase64url(options.user.id), name: options.user.name, displayName: options.user.displayName },
+        pubKeyCredParams: options.pubKeyCredParams,
+        authenticatorSelection: options.authenticatorSelection,
+        attestation: options.attestation,
+        timeout: options.timeout,
+      },
+    });
+    await dashboard("POST", "register", {
+      invitation,
+      challenge: options.challenge,
+      attestationObject: toBase64url(credential.response.attestationObject),
+      clientDataJSON: toBase64url(credential.response.clientDataJSON),
+    });
+    await show("overview");
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function signInPage() {
+  return el("section", { class: "card narrow" },
+    el("h1", { text: "Sign in to Sesame" }),
+    el("p", { class: "muted", text: "Use the passkey you registered from your invitation." }),
+    el("button", { id: "sign-in", class: "primary", onclick: signIn, text: "Sign in with a passkey" }));
+}
+
+async function invitationPage(token) {
+  try {
+    const invitation = await dashboard("GET", "invitation?token=" + encodeURIComponent(token));
+    return el("section", { class: "card narrow" },
+      el("h1", { text: "Join " + invitation.appId }),
+      el("p", {}, "You are invited as ", el("strong", { text: invitation.role }), " (" + invitation.email + ")."),
+      el("p", { class: "muted", text: "Create a passkey on this device: it is how you sign in from now on. There is no password." }),
+      el("button", { id: "register", class: "primary", onclick: () => register(token), text: "Create your passkey" }));
+  } catch (error) {
+    return el("section", { class: "card narrow" }, el("h1", { text: "This invitation cannot be used" }), el("p", { text: error.message }));
+  }
+}
+
+// MARK: Pages
+
+const pages = {
+  overview: { title: "Overview", render: overviewPage },
+  configs: { title: "Configs", render: configsPage },
+  safety: { title: "Kill switch & revoke", render: safetyPage },
+  devices: { title: "Devices", render: devicesPage },
+  keys: { title: "Keys", render: keysPage },
+  audit: { title: "Audit log", render: auditPage },
+  policy: { title: "Policy", render: policyPage },
+  people: { title: "People", render: peoplePage },
+};
+
+async function overviewPage() {
+  const [manifest, killed, audit] = await Promise.all([api("GET", "config"), api("GET", "kill-switch"), api("GET", "audit?limit=500")]);
+  return el("div", { class: "grid" },
+    el("section", { class: "card" }, el("h2", { text: "Published patterns" }),
+      manifest.patterns.length === 0
+        ? el("p", { class: "muted", text: "Nothing is published yet: open Configs to publish a first config." })
+        : table(["Pattern", "Revision", "Bytes", "Zero-knowledge", "Updated"], manifest.patterns.map((p) =>
+            el("tr", {}, el("td", {}, el("code", { text: p.pattern })), el("td", { text: p.revision }), el("td", { text: p.sizeBytes }),
+              el("td", { text: p.zeroKnowledge ? "yes" : "no" }), el("td", { text: when(p.updatedAt) }))))),
+    el("section", { class: "card" }, el("h2", { text: "Switched-off versions" }),
+      killed.killed.length === 0
+        ? el("p", { class: "muted", text: "Every version is served." })
+        : table(["Version", "Reason", "Since"], killed.killed.map((k) =>
+            el("tr", {}, el("td", {}, el("code", { text: k.version })), el("td", { text: k.reason }), el("td", { text: when(k.createdAt) }))))),
+    el("section", { class: "card wide" }, el("h2", { text: "Recent activity" }), auditTable(audit.entries.slice(-10).reverse())));
+}
+
+function auditTable(entries) {
+  return table(["When", "Who", "What", "Pattern", "Revision"], entries.map((e) =>
+    el("tr", {}, el("td", { text: when(e.at) }), el("td", { text: e.actor }), el("td", {}, el("code", { text: e.action })),
+      el("td", { text: e.pattern || "–" }), el("td", { text: e.revision || "–" }))));
+}
+
+function changesOf(before, after, path = []) {
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  if (isObject(before) && isObject(after)) {
+    return [...new Set([...Object.keys(before), ...Object.keys(after)])].sort().flatMap((key) => {
+      if (!(key in after)) return [{ kind: "removed", path: [...path, key], from: before[key] }];
+      if (!(key in before)) return [{ kind: "added", path: [...path, key], to: after[key] }];
+      return changesOf(before[key], after[key], [...path, key]);
+    });
+  }
+  return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ kind: "changed", path, from: before, to: after }];
+}
+
+function changeList(changes) {
+  if (changes.length === 0) return el("p", { class: "muted", text: "No change." });
+  const mark = { added: "+", removed: "−", changed: "~" };
+  return el("ul", { class: "diff" }, changes.map((c) =>
+    el("li", { class: c.kind }, mark[c.kind] + " ", el("code", { text: c.path.join(".") || "(whole config)" }),
+      c.kind === "added" ? ": " + JSON.stringify(c.to) : c.kind === "removed" ? ": " + JSON.stringify(c.from) : ": " + JSON.stringify(c.from) + " → " + JSON.stringify(c.to))));
+}
+
+async function configsPage() {
+  const manifest = await api("GET", "config");
+  const patterns = manifest.patterns.map((p) => p.pattern);
+  const selected = new URLSearchParams(location.hash.split("?")[1] || "").get("pattern") || patterns[0] || "*";
+  let published = null;
+  try {
+    published = await api("GET", "config/body?version=" + encodeURIComponent(selected));
+  } catch (error) {
+    if (error.code !== "pattern_not_found") throw error;
+  }
+  const history = published ? await api("GET", "config/history?version=" + encodeURIComponent(selected)) : { revisions: [] };
+  const editor = el("textarea", { id: "config-editor", class: "code", spellcheck: "false", rows: 18 });
+  editor.value = published ? pretty(published.config) : "{\n  \n}";
+  const tiers = el("textarea", { id: "tiers-editor", class: "code", spellcheck: "false", rows: 3 });
+  tiers.value = published && published.tiers ? pretty(published.tiers) : "{}";
+  const review = el("div", { id: "review" });
+  const newPattern = el("input", { id: "new-pattern", placeholder: "2.1.*" });
+
+  function draft() {
+    let config, tierMarks;
+    try { config = JSON.parse(editor.value); } catch (e) { throw new APIError("invalid_json", "The config is not valid JSON: " + e.message); }
+    if (config === null || typeof config !== "object" || Array.isArray(config)) throw new APIError("invalid_json", "The config must be a JSON object.");
+    try { tierMarks = JSON.parse(tiers.value || "{}"); } catch (e) { throw new APIError("invalid_json", "The tiers are not valid JSON: " + e.message); }
+    return { config, tierMarks };
+  }
+
+  function showReview() {
+    try {
+      const { config } = draft();
+      const changes = changesOf(published ? published.config : {}, config);
+      review.replaceChildren(el("h3", { text: published ? "Changes against revision " + published.revision : "A new pattern" }), changeList(changes),
+        el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function publish() {
+    try {
+      const { config, tierMarks } = draft();
+      const reply = await api("POST", "config/upload", { version: selected, config, tiers: Object.keys(tierMarks).length ? tierMarks : undefined });
+      say(reply.message, "ok");
+      await show("configs?pattern=" + encodeURIComponent(selected));
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function rollback(revision) {
+    if (!confirm("Publish the config of revision " + revision + " of " + selected + " again, as a new revision?")) return;
+    try {
+      say((await api("POST", "config/rollback", { version: selected, revision })).message, "ok");
+      await show("configs?pattern=" + encodeURIComponent(selected));
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  const resolverInput = el("input", { id: "resolve-version", placeholder: "2.1.3" });
+  const resolverAnswer = el("p", { id: "resolve-answer", class: "muted" });
+  async function resolve() {
+    try {
+      const r = await api("GET", "config/resolve?version=" + encodeURIComponent(resolverInput.value.trim()));
+      resolverAnswer.textContent = r.outcome === "serve"
+        ? r.requestedVersion + " gets pattern " + r.matchedPattern + ", revision " + r.revision + "."
+        : r.outcome === "disabled" ? r.requestedVersion + " is switched off: “" + r.reason + "”." : r.requestedVersion + " is revoked.";
+    } catch (error) {
+      resolverAnswer.textContent = error.message;
+    }
+  }
+
+  return el("div", { class: "grid" },
+    el("section", { class: "card side" }, el("h2", { text: "Patterns" }),
+      el("ul", { class: "patterns" }, patterns.map((p) =>
+        el("li", {}, el("a", { href: "#/configs?pattern=" + encodeURIComponent(p), class: p === selected ? "active" : null, text: p })))),
+      canEdit() ? el("div", { class: "row" }, newPattern,
+        el("button", { id: "add-pattern", onclick: () => show("configs?pattern=" + encodeURIComponent(newPattern.value.trim() || "*")), text: "Edit" })) : null,
+      el("h2", { text: "Which config does a version get?" }),
+      el("div", { class: "row" }, resolverInput, el("button", { id: "resolve", onclick: resolve, text: "Resolve" })), resolverAnswer),
+    el("section", { class: "card main" },
+      el("h2", {}, "Pattern ", el("code", { text: selected }), published ? el("span", { class: "badge", text: "revision " + published.revision }) : el("span", { class: "badge", text: "not published" })),
+      published && published.zeroKnowledge ? el("p", { class: "notice", text: "Zero-knowledge: Sesame stores ciphertext; edit it with 'sesame encrypt'." }) : null,
+      el("label", { for: "config-editor", text: "Config (JSON object)" }), editor,
+      el("label", { for: "tiers-editor", text: "Keys opened to lower tiers, e.g. {\"features\": \"unattested\"} (others need attested)" }), tiers,
+      canEdit() ? el("button", { id: "review-changes", onclick: showReview, text: "Review changes" }) : el("p", { class: "muted", text: "Viewers cannot publish." }),
+      review,
+      el("h2", { text: "History" }),
+      table(["Revision", "Action", "Bytes", "When", "By", ""], history.revisions.slice().reverse().map((r) =>
+        el("tr", {}, el("td", { text: r.revision }), el("td", { text: r.action + (r.restoredFrom ? " of " + r.restoredFrom : "") }),
+          el("td", { text: r.sizeBytes }), el("td", { text: when(r.createdAt) }), el("td", { text: r.createdBy || "–" }),
+          el("td", {}, canEdit() && r.action !== "delete" && published && r.revision !== published.revision
+            ? el("button", { class: "rollback", "data-revision": r.revision, onclick: () => rollback(r.revision), text: "Roll back to this" }) : null))))));
+}
+
+async function safetyPage() {
+  const killed = await api("GET", "kill-switch");
+  const versions = el("input", { id: "kill-versions", placeholder: "2.1.3, 1.*" });
+  const reason = el("input", { id: "kill-reason", placeholder: "What users read, e.g. Please update from the App Store" });
+  const revokePattern = el("input", { id: "revoke-pattern", placeholder: "2.*" });
+  const ttl = el("input", { id: "revoke-ttl", type: "number", value: "300", min: "0" });
+  async function killSwitch() {
+    const list = versions.value.split(",").map((v) => v.trim()).filter(Boolean);
+    if (!confirm("Switch off " + list.join(", ") + "? Apps at these versions stop working and show your reason.")) return;
+    try {
+      say((await api("POST", "kill-switch", { versions: list, enabled: false, reason: reason.value })).message, "ok");
+      await show("safety");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function switchOn(version) {
+    try {
+      say((await api("POST", "kill-switch", { versions: [version], enabled: true })).message, "ok");
+      await show("safety");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function revoke() {
+    if (!confirm("Revoke every token issued until now for " + revokePattern.value + "? Those apps must attest again.")) return;
+    try {
+      say((await api("POST", "emergency-revoke", { version: revokePattern.value.trim(), force_refresh_ttl: Number(ttl.value) })).message, "ok");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("div", { class: "grid" },
+    el("section", { class: "card" }, el("h2", { text: "Kill switch" }),
+      el("p", { class: "muted", text: "Switched-off versions get an error carrying your reason; their saved config is purged on the device." }),
+      el("label", { for: "kill-versions", text: "Versions or patterns" }), versions,
+      el("label", { for: "kill-reason", text: "Reason shown to users" }), reason,
+      canEdit() ? el("button", { id: "kill", class: "danger", onclick: killSwitch, text: "Switch off" }) : null,
+      killed.killed.length ? table(["Version", "Reason", ""], killed.killed.map((k) =>
+        el("tr", {}, el("td", {}, el("code", { text: k.version })), el("td", { text: k.reason }),
+          el("td", {}, canEdit() ? el("button", { class: "switch-on", onclick: () => switchOn(k.version), text: "Switch back on" }) : null)))) : null),
+    el("section", { class: "card" }, el("h2", { text: "Emergency revocation" }),
+      el("p", { class: "muted", text: "Every token issued until now for versions under the pattern is refused; the apps attest again." }),
+      el("label", { for: "revoke-pattern", text: "Version pattern" }), revokePattern,
+      el("label", { for: "revoke-ttl", text: "Seconds apps may keep refreshing before it bites" }), ttl,
+      canEdit() ? el("button", { id: "revoke", class: "danger", onclick: revoke, text: "Revoke" }) : null));
+}
+
+async function devicesPage() {
+  const page = await api("GET", "devices?limit=200");
+  async function revoke(keyId) {
+    const reason = prompt("Why revoke this device? (kept in the audit log)");
+    if (!reason) return;
+    try {
+      say((await api("POST", "devices/revoke", { keyId, reason })).message, "ok");
+      await show("devices");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Attested devices" }),
+    page.devices.length === 0 ? el("p", { class: "muted", text: "No device has attested yet." }) :
+    table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Revoked", ""], page.devices.map((d) =>
+      el("tr", {}, el("td", {}, el("code", { class: "id", text: d.keyId })), el("td", { text: d.environment }), el("td", { text: d.appVersion || "–" }),
+        el("td", { text: when(d.firstSeen) }), el("td", { text: when(d.lastSeen) }), el("td", { text: d.counter }),
+        el("td", { text: d.revokedAt ? when(d.revokedAt) + " (" + d.revokedReason + ")" : "–" }),
+        el("td", {}, isOwner() && !d.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(d.keyId), text: "Revoke" }) : null)))));
+}
+
+async function keysPage() {
+  const listing = await api("GET", "keys");
+  const name = el("input", { id: "key-name", placeholder: "ci" });
+  const created = el("div", { id: "new-key" });
+  async function create() {
+    const dot = state.app.indexOf(".");
+    try {
+      const reply = await api("POST", "keys/create", { teamId: state.app.slice(0, dot), bundleId: state.app.slice(dot + 1), keyName: name.value });
+      await show("keys");
+      document.getElementById("new-key").replaceChildren(el("p", { class: "notice", text: "Copy it now: Sesame keeps only its hash." }), el("code", { class: "secret", text: reply.key }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function revoke(key) {
+    if (!confirm("Revoke key " + key.name + " (" + key.hint + ")? Whatever uses it is refused from now on.")) return;
+    try {
+      say((await api("POST", "keys/revoke", { keyId: key.keyId })).message, "ok");
+      await show("keys");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Provisioning keys" }),
+    el("p", { class: "muted", text: "For CI and the sesame CLI (SESAME_KEY). Sesame shows a key once, when it is created." }),
+    isOwner() ? el("div", { class: "row" }, name, el("button", { id: "create-key", onclick: create, text: "Create key" })) : null, created,
+    table(["Name", "Hint", "Created", "Last used", "Revoked", ""], listing.keys.map((k) =>
+      el("tr", {}, el("td", { text: k.name }), el("td", {}, el("code", { text: k.hint })), el("td", { text: when(k.createdAt) }),
+        el("td", { text: when(k.lastUsedAt) }), el("td", { text: when(k.revokedAt) }),
+        el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(k), text: "Revoke" }) : null)))));
+}
+
+async function auditPage() {
+  const audit = await api("GET", "audit?limit=1000");
+  const action = el("input", { id: "audit-action", placeholder: "config.upload" });
+  const actor = el("input", { id: "audit-actor", placeholder: "account:…" });
+  const body = el("div", {});
+  const refresh = () => body.replaceChildren(auditTable(audit.entries.slice().reverse()
+    .filter((e) => e.action.includes(action.value.trim()) && e.actor.includes(actor.value.trim()))));
+  action.addEventListener("input", refresh);
+  actor.addEventListener("input", refresh);
+  refresh();
+  return el("section", { class: "card wide" }, el("h2", { text: "Audit log" }),
+    el("div", { class: "row" }, el("label", { for: "audit-action", text: "Action" }), action, el("label", { for: "audit-actor", text: "Who" }), actor), body);
+}
+
+async function policyPage() {
+  const { policy } = await api("GET", "policy");
+  const tiers = ["attested", "debug", "unattested"];
+  const fields = {
+    allowDevelopmentKeys: el("select", { id: "policy-allowDevelopmentKeys" }, ["default", "true", "false"].map((v) => el("option", { value: v, text: v }))),
+    refreshRequiresAssertion: el("input", { id: "policy-refreshRequiresAssertion", type: "checkbox" }),
+    allowDebugTokensInProduction: el("input", { id: "policy-allowDebugTokensInProduction", type: "checkbox" }),
+    admitUnattested: el("input", { id: "policy-admitUnattested", type: "checkbox" }),
+    blobTier: el("select", { id: "policy-blobTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
+    userDataTier: el("select", { id: "policy-userDataTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
+    userDocumentQuota: el("input", { id: "policy-userDocumentQuota", type: "number", min: "1" }),
+  };
+  fields.allowDevelopmentKeys.value = policy.allowDevelopmentKeys === undefined || policy.allowDevelopmentKeys === null ? "default" : String(policy.allowDevelopmentKeys);
+  for (const name of ["refreshRequiresAssertion", "allowDebugTokensInProduction", "admitUnattested"]) fields[name].checked = !!policy[name];
+  fields.blobTier.value = policy.blobTier;
+  fields.userDataTier.value = policy.userDataTier;
+  fields.userDocumentQuota.value = policy.userDocumentQuota;
+  async function save() {
+    const next = Object.assign({}, policy, {
+      refreshRequiresAssertion: fields.refreshRequiresAssertion.checked,
+      allowDebugTokensInProduction: fields.allowDebugTokensInProduction.checked,
+      admitUnattested: fields.admitUnattested.checked,
+      blobTier: fields.blobTier.value, userDataTier: fields.userDataTier.value,
+      userDocumentQuota: Number(fields.userDocumentQuota.value),
+    });
+    if (fields.allowDevelopmentKeys.value === "default") delete next.allowDevelopmentKeys;
+    else next.allowDevelopmentKeys = fields.allowDevelopmentKeys.value === "true";
+    try {
+      say((await api("PUT", "policy", next)).message, "ok");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  const row = (label, field) => el("div", { class: "field" }, el("label", { for: field.id, text: label }), field);
+  return el("section", { class: "card narrow" }, el("h2", { text: "Security policy" }),
+    row("Accept App Attest development keys", fields.allowDevelopmentKeys),
+    row("Refresh needs an App Attest assertion", fields.refreshRequiresAssertion),
+    row("Debug tokens in production", fields.allowDebugTokensInProduction),
+    row("Admit devices without App Attest (unattested tier)", fields.admitUnattested),
+    row("Least tier for blobs", fields.blobTier), row("Least tier for user data", fields.userDataTier),
+    row("User documents quota", fields.userDocumentQuota),
+    el("p", { class: "muted", text: "User identity: " + policy.userIdentity + (policy.identityIssuer ? " via " + policy.identityIssuer.issuer : " (no issuer set; use the API)") }),
+    isOwner() ? el("button", { id: "save-policy", class: "primary", onclick: save, text: "Save policy" }) : el("p", { class: "muted", text: "Only owners change the policy." }));
+}
+
+async function peoplePage() {
+  const { members } = await api("GET", "accounts");
+  const email = el("input", { id: "invite-email", type: "email", placeholder: "name@example.com" });
+  const role = el("select", { id: "invite-role" }, ["viewer", "editor", "owner"].map((v) => el("option", { value: v, text: v })));
+  const link = el("div", { id: "invite-link" });
+  async function invite() {
+    try {
+      const reply = await api("POST", "accounts/invite", { email: email.value, role: role.value });
+      link.replaceChildren(el("p", { class: "notice", text: reply.message }), el("code", { class: "secret", text: reply.inviteURL }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "People" }),
+    table(["Email", "Role", "Since"], members.map((m) => el("tr", {}, el("td", { text: m.email }), el("td", { text: m.role }), el("td", { text: when(m.grantedAt) })))),
+    isOwner() ? el("div", { class: "row" }, email, role, el("button", { id: "invite", onclick: invite, text: "Invite" })) : null, link);
+}
+
+// MARK: The shell
+
+async function signOut(everywhere) {
+  try {
+    await dashboard("POST", everywhere ? "signout-everywhere" : "signout", {});
+  } catch (error) {
+    // Signed out already, or the session ended: the sign-in page follows either way.
+  }
+  state.session = null;
+  history.pushState(null, "", "/dashboard/");
+  await render();
+}
+
+function shell(pageName) {
+  const select = el("select", { id: "app-select", onchange: (e) => { state.app = e.target.value; render(); } },
+    state.session.apps.map((a) => el("option", { value: a.appId, selected: a.appId === state.app, text: a.appId })));
+  return el("div", { class: "shell" },
+    el("header", {},
+      el("span", { class: "brand", text: "Sesame" }), select, el("span", { class: "badge", id: "role", text: state.role }),
+      el("span", { class: "spacer" }),
+      el("span", { class: "muted", id: "who", text: state.session.email }),
+      el("button", { id: "sign-out", onclick: () => signOut(false), text: "Sign out" }),
+      el("button", { id: "sign-out-everywhere", class: "quiet", onclick: () => signOut(true), text: "Sign out everywhere" })),
+    el("nav", {}, Object.entries(pages).map(([name, page]) =>
+      el("a", { href: "#/" + name, class: name === pageName ? "active" : null, id: "nav-" + name, text: page.title }))),
+    el("div", { id: "status", class: "status" }),
+    el("main", { id: "page" }));
+}
+
+// Shows `route` now (and records it in the history), whether or not the hash changes.
+async function show(route) {
+  const target = "#/" + route;
+  if (location.hash !== target) history.pushState(null, "", target);
+  await render();
+}
+
+async function render() {
+  const root = document.getElementById("root");
+  const hash = location.hash;
+  if (hash.startsWith("#invite=")) {
+    root.replaceChildren(el("div", { id: "status", class: "status" }), await invitationPage(hash.slice("#invite=".length)));
+    return;
+  }
+  try {
+    state.session = await dashboard("GET", "session");
+  } catch (error) {
+    state.session = null;
+    root.replaceChildren(el("div", { id: "status", class: "status" }), signInPage());
+    return;
+  }
+  if (state.session.apps.length === 0) {
+    root.replaceChildren(el("section", { class: "card narrow" }, el("h1", { text: "No app yet" }), el("p", { text: "Ask an owner for an invitation." })));
+    return;
+  }
+  if (!state.session.apps.some((a) => a.appId === state.app)) state.app = state.session.apps[0].appId;
+  state.role = state.session.apps.find((a) => a.appId === state.app).role;
+  const pageName = (hash.slice(2).split("?")[0] || "overview");
+  const page = pages[pageName] || pages.overview;
+  root.replaceChildren(shell(pageName));
+  document.title = page.title + " · Sesame";
+  try {
+    document.getElementById("page").replaceChildren(await page.render());
+  } catch (error) {
+    failed(error);
+  }
+}
+
+window.addEventListener("hashchange", render);
+document.addEventListener("DOMContentLoaded", render);

@@ -1,0 +1,231 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+import WebAuthn
+
+/// `/dashboard/api/…`: the passkey ceremonies (register from an invitation, sign in), the session
+/// (who is signed in, their apps and roles, the CSRF token) and signing out, here or everywhere.
+struct DashboardAuthRoutes {
+    let accounts: AccountStore
+    /// Nil when no dashboard origin is configured: passkeys are then refused.
+    let relyingParty: WebAuthnRelyingParty?
+    let clients: ClientAddressResolver
+    /// The ceremonies cost a database write each: per client address, generous for people.
+    let perClient = RateLimiter(.init(rate: 2, burst: 30))
+
+    struct InvitationResponse: ResponseEncodable {
+        let email: String
+        let appId: String
+        let role: AccountRole
+    }
+
+    struct RegisterOptionsRequest: Decodable {
+        let invitation: String
+    }
+
+    /// `PublicKeyCredentialCreationOptions`, binary members as base64url.
+    struct RegisterOptions: ResponseEncodable {
+        struct RelyingParty: Encodable {
+            let id: String
+            let name: String
+        }
+        struct User: Encodable {
+            let id: String
+            let name: String
+            let displayName: String
+        }
+        struct Parameter: Encodable {
+            var type = "public-key"
+            let alg: Int
+        }
+        struct Selection: Encodable {
+            var residentKey = "required"
+            var userVerification = "required"
+        }
+        let challenge: String
+        let rp: RelyingParty
+        let user: User
+        let pubKeyCredParams: [Parameter]
+        let authenticatorSelection: Selection
+        var attestation = "none"
+        var timeout = 300_000
+    }
+
+    struct RegisterRequest: Decodable {
+        let invitation: String
+        let challenge: String
+        let attestationObject: String
+        let clientDataJSON: String
+    }
+
+    /// `PublicKeyCredentialRequestOptions` for a discoverable passkey.
+    struct SignInOptions: ResponseEncodable {
+        let challenge: String
+        let rpId: String
+        var userVerification = "required"
+        var timeout = 300_000
+    }
+
+    struct SignInRequest: Decodable {
+        let challenge: String
+        let credentialId: String
+        let authenticatorData: String
+        let clientDataJSON: String
+        let signature: String
+    }
+
+    struct SessionResponse: ResponseEncodable {
+        struct App: Encodable {
+            let appId: String
+            let role: AccountRole
+        }
+        let email: String
+        let apps: [App]
+        /// Send as `X-CSRF-Token` with every change.
+        let csrfToken: String
+    }
+
+    struct Done: ResponseEncodable {
+        let message: String
+    }
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("invitation") { request, context -> InvitationResponse in
+            try perClient.enforce(clients.limitKey(of: request, context: context))
+            guard let token = request.uri.queryParameters.get("token"), let invitation = try await accounts.invitation(String(token)) else {
+                throw DashboardErrors.invitationInvalid
+            }
+            return InvitationResponse(email: invitation.email, appId: invitation.appID, role: invitation.role)
+        }
+
+        group.post("register/options") { request, context -> RegisterOptions in
+            try perClient.enforce(clients.limitKey(of: request, context: context))
+            let party = try relyingPartyOrRefuse()
+            let body = try await request.decode(as: RegisterOptionsRequest.self, context: context)
+            guard let invitation = try await accounts.invitation(body.invitation) else { throw DashboardErrors.invitationInvalid }
+            let challenge = try await accounts.issueChallenge(purpose: "register")
+            // A stable user handle per email, so a second passkey of the same person replaces nothing.
+            let handle = Base64.urlEncode(SHA256.hash(data: Data(invitation.email.utf8)).prefix(16))
+            return RegisterOptions(
+                challenge: Base64.urlEncode(challenge), rp: .init(id: party.id, name: "Sesame"),
+                user: .init(id: handle, name: invitation.email, displayName: invitation.email), pubKeyCredParams: [.init(alg: -7)],
+                authenticatorSelection: .init())
+        }
+
+        group.post("register") { request, context -> Response in
+            try perClient.enforce(clients.limitKey(of: request, context: context))
+            let party = try relyingPartyOrRefuse()
+            let body = try await request.decode(as: RegisterRequest.self, context: context)
+            let challenge = try Self.bytes(body.challenge, field: "challenge")
+            guard try await accounts.consumeChallenge(challenge, purpose: "register") else { throw DashboardErrors.challengeInvalid }
+            let attestationObject = try Self.bytes(body.attestationObject, field: "attestationObject")
+            let clientDataJSON = try Self.bytes(body.clientDataJSON, field: "clientDataJSON")
+            let credential: WebAuthnRelyingParty.Credential
+            do throws(WebAuthnError) {
+                credential = try party.verifyRegistration(attestationObject: attestationObject, clientDataJSON: clientDataJSON, challenge: challenge)
+            } catch {
+                throw DashboardErrors.passkeyRefused(error)
+            }
+            guard
+                let accountID = try await accounts.acceptInvitation(
+                    body.invitation, passkeyID: credential.id, publicKey: credential.publicKey, signCount: credential.signCount)
+            else { throw DashboardErrors.invitationInvalid }
+            return try await signedIn(accountID, message: "Your passkey is registered; you are signed in.")
+        }
+
+        group.post("signin/options") { request, context -> SignInOptions in
+            try perClient.enforce(clients.limitKey(of: request, context: context))
+            let party = try relyingPartyOrRefuse()
+            return SignInOptions(challenge: Base64.urlEncode(try await accounts.issueChallenge(purpose: "sign-in")), rpId: party.id)
+        }
+
+        group.post("signin") { request, context -> Response in
+            try perClient.enforce(clients.limitKey(of: request, context: context))
+            let party = try relyingPartyOrRefuse()
+            let body = try await request.decode(as: SignInRequest.self, context: context)
+            let challenge = try Self.bytes(body.challenge, field: "challenge")
+            guard try await accounts.consumeChallenge(challenge, purpose: "sign-in") else { throw DashboardErrors.challengeInvalid }
+            let credentialID = try Self.bytes(body.credentialId, field: "credentialId")
+            guard let passkey = try await accounts.passkey(credentialID) else { throw DashboardErrors.passkeyUnknown }
+            let authenticatorData = try Self.bytes(body.authenticatorData, field: "authenticatorData")
+            let clientDataJSON = try Self.bytes(body.clientDataJSON, field: "clientDataJSON")
+            let signature = try Self.bytes(body.signature, field: "signature")
+            let count: UInt32
+            do throws(WebAuthnError) {
+                count = try party.verifyAssertion(
+                    authenticatorData: authenticatorData, clientDataJSON: clientDataJSON, signature: signature, challenge: challenge,
+                    publicKey: passkey.publicKey, storedSignCount: passkey.signCount)
+            } catch {
+                throw DashboardErrors.passkeyRefused(error)
+            }
+            guard try await accounts.recordSignIn(credentialID, from: passkey.signCount, to: count) else {
+                throw DashboardErrors.passkeyRefused(WebAuthnError(.signCount, "another sign-in used this count first"))
+            }
+            return try await signedIn(passkey.accountID, message: "Signed in.")
+        }
+
+        group.get("session") { request, _ -> SessionResponse in
+            guard let token = request.cookies[DashboardCookie.name]?.value, let session = try await accounts.session(token) else {
+                throw AdminErrors.sessionExpired
+            }
+            return SessionResponse(
+                email: session.email, apps: session.roles.sorted { $0.key < $1.key }.map { .init(appId: $0.key, role: $0.value) },
+                csrfToken: DashboardCSRF.token(forSession: token))
+        }
+
+        group.post("signout") { request, _ -> Response in
+            let (token, _) = try await changingSession(request)
+            try await accounts.endSession(token)
+            return try Self.signedOut("Signed out.")
+        }
+
+        group.post("signout-everywhere") { request, _ -> Response in
+            let (_, session) = try await changingSession(request)
+            try await accounts.endAllSessions(of: session.accountID)
+            return try Self.signedOut("Signed out of every browser.")
+        }
+    }
+
+    private func relyingPartyOrRefuse() throws -> WebAuthnRelyingParty {
+        guard let relyingParty else { throw DashboardErrors.notConfigured }
+        return relyingParty
+    }
+
+    /// The session a sign-out ends, after the CSRF check every change makes.
+    private func changingSession(_ request: Request) async throws -> (String, DashboardSession) {
+        guard let token = request.cookies[DashboardCookie.name]?.value, let session = try await accounts.session(token) else {
+            throw AdminErrors.sessionExpired
+        }
+        try DashboardCSRF.check(request, sessionToken: token, origin: relyingParty?.origins.first)
+        return (token, session)
+    }
+
+    private func signedIn(_ accountID: UUID, message: String) async throws -> Response {
+        let token = try await accounts.startSession(for: accountID)
+        var response = try Self.json(Done(message: message))
+        response.setCookie(DashboardCookie.session(token))
+        return response
+    }
+
+    private static func signedOut(_ message: String) throws -> Response {
+        var response = try json(Done(message: message))
+        response.setCookie(DashboardCookie.cleared)
+        return response
+    }
+
+    private static func json(_ value: some Encodable) throws -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+    }
+
+    static func bytes(_ text: String, field: String) throws -> [UInt8] {
+        guard text.utf8.count <= 16 * 1024, let bytes = Base64.decode(text), !bytes.isEmpty else {
+            throw APIError.invalidField(field, "is not base64url")
+        }
+        return bytes
+    }
+}

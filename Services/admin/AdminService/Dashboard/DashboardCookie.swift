@@ -1,0 +1,18 @@
+import Hummingbird
+
+/// The dashboard session cookie: `HttpOnly` (no script reads it), `Secure`, `SameSite=Strict` (no
+/// other site's page sends it), for the whole origin.
+enum DashboardCookie {
+    static let name = "sesame_session"
+
+    static func session(_ token: String) -> Cookie {
+        Cookie(
+            name: name, value: token, maxAge: Int(AccountStore.sessionAbsoluteLifetime.components.seconds), path: "/", secure: true,
+            httpOnly: true, sameSite: .strict)
+    }
+
+    /// Tells the browser to forget the cookie.
+    static var cleared: Cookie {
+        Cookie(name: name, value: "", maxAge: 0, path: "/", secure: true, httpOnly: true, sameSite: .strict)
+    }
+}
