@@ -3,7 +3,7 @@
 // ceremonies (/dashboard/api/…). It holds no secret: the session is an HttpOnly cookie, and every
 // change carries the session's CSRF token.
 
-const state = { session: null, app: null, role: null };
+const state = { session: null, app: null, role: null, flash: null };
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -54,10 +54,17 @@ async function request(url, method, body, appScoped) {
 const api = (method, path, body) => request("/v1/admin/" + path, method, body, true);
 const dashboard = (method, path, body) => request("/dashboard/api/" + path, method, body, false);
 
+// Shows `message` now and keeps it through the re-render that usually follows a change.
 function say(message, kind = "info") {
+  state.flash = { message, kind };
+  showFlash();
+}
+
+function showFlash() {
   const status = document.getElementById("status");
-  status.textContent = message;
-  status.className = "status " + kind;
+  if (!status || !state.flash) return;
+  status.textContent = state.flash.message;
+  status.className = "status " + state.flash.kind;
 }
 
 function failed(error) {
@@ -526,6 +533,8 @@ async function render() {
   const pageName = (hash.slice(2).split("?")[0] || "overview");
   const page = pages[pageName] || pages.overview;
   root.replaceChildren(shell(pageName));
+  showFlash();
+  state.flash = null;
   document.title = page.title + " · Sesame";
   try {
     document.getElementById("page").replaceChildren(await page.render());

@@ -1,0 +1,306 @@
+"""The dashboard in a real headless Chromium (Debian's chromium and chromium-driver, Selenium),
+signed in with passkeys held by Chromium's virtual WebAuthn authenticator, against a running local
+suite. Run by `./sesame-dev test` (and `./sesame-dev dashboard`):
+
+    python dashboard_test.py --url http://localhost:PORT --runner ./sesame-dev --screenshots DIR
+
+Every step prints one line; any failure raises and exits non-zero. The device side is plain HTTP:
+a debug token fetches what the dashboard published."""
+import argparse
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+TEAM = "DASHTEAM01"
+BUNDLE = "com.example.dash"
+APP = f"{TEAM}.{BUNDLE}"
+OTHER_BUNDLE = "com.example.other"
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(runner, *arguments):
+    result = subprocess.run([runner, "run", "admin", *arguments], capture_output=True, text=True, timeout=300)
+    expect(result.returncode == 0, f"sesame-admin {' '.join(arguments)}: {result.stderr}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def http(url, method="GET", body=None, headers=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+class Browser:
+    """One person's Chromium, with a passkey authenticator of their own."""
+
+    def __init__(self, base, screenshots):
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1440,1000"):
+            options.add_argument(argument)
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        authenticator = VirtualAuthenticatorOptions()
+        authenticator.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+        authenticator.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+        authenticator.has_resident_key = True
+        authenticator.has_user_verification = True
+        authenticator.is_user_verified = True
+        self.driver.add_virtual_authenticator(authenticator)
+        self.base = base
+        self.screenshots = screenshots
+        self.wait = WebDriverWait(self.driver, 20)
+
+    def open(self, path):
+        self.driver.get(self.base + path)
+
+    def find(self, css):
+        return self.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+    def click(self, css):
+        self.wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, css))).click()
+
+    def text_appears(self, css, text):
+        try:
+            self.wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+        except TimeoutException:
+            found = self.driver.find_element(By.CSS_SELECTOR, css).text if self.driver.find_elements(By.CSS_SELECTOR, css) else "(absent)"
+            raise Failure(f"'{text}' never appeared in {css}: {found!r}")
+
+    def accept_confirm(self):
+        self.wait.until(EC.alert_is_present()).accept()
+
+    def shot(self, name):
+        self.driver.save_screenshot(str(self.screenshots / f"{name}.png"))
+
+    def fetch(self, method, path, body=None, app=APP, csrf=True):
+        """A request from the page's own script, as the dashboard makes it (or without the CSRF token)."""
+        return self.driver.execute_async_script(
+            """
+            const [method, path, body, app, csrf, done] = arguments;
+            (async () => {
+              const session = await (await fetch('/dashboard/api/session')).json();
+              const headers = {'Content-Type': 'application/json', 'X-Sesame-App': app};
+              if (csrf) headers['X-CSRF-Token'] = session.csrfToken;
+              const response = await fetch(path, {method, headers, body: body === null ? undefined : JSON.stringify(body)});
+              done({status: response.status, body: await response.json().catch(() => ({}))});
+            })().catch((error) => done({status: 0, body: {error: String(error)}}));
+            """, method, path, body, app, csrf)
+
+    def quit(self):
+        self.driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True, help="the gateway, as http://localhost:PORT")
+    parser.add_argument("--runner", required=True, help="sesame-dev, to run sesame-admin next to the database")
+    parser.add_argument("--screenshots", required=True)
+    arguments = parser.parse_args()
+    base = arguments.url.rstrip("/")
+    screenshots = Path(arguments.screenshots)
+    screenshots.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+
+    def step(number, title):
+        print(f"dashboard {number} ok   {title} ({time.monotonic() - started:.1f} s)", flush=True)
+
+    key = run(arguments.runner, "keys", "create", "--team-id", TEAM, "--bundle-id", BUNDLE, "--name", "dashboard-test")
+    owner_invite = run(arguments.runner, "accounts", "invite", "--app", APP, "--email", "owner@example.com", "--role", "owner")
+    expect(owner_invite.startswith(base + "/dashboard/#invite="), f"the invitation link: {owner_invite}")
+
+    # Security headers on every dashboard page.
+    request = urllib.request.Request(base + "/dashboard")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        csp = response.headers.get("Content-Security-Policy", "")
+        expect("script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp, f"CSP: {csp}")
+        expect(response.headers.get("X-Content-Type-Options") == "nosniff", "nosniff")
+        expect(response.headers.get("Referrer-Policy") == "no-referrer", "referrer policy")
+    step(1, "the page carries a CSP without inline script, frame-ancestors none, nosniff, no referrer")
+
+    owner = Browser(base, screenshots)
+    viewer = stranger = None
+    try:
+        owner.open(owner_invite[len(base):])
+        owner.text_appears("h1", "Join " + APP)
+        owner.shot("01-invitation")
+        owner.click("#register")
+        owner.find("#nav-overview")
+        cookie = owner.driver.get_cookie("sesame_session")
+        expect(cookie and cookie["httpOnly"] and cookie["secure"] and cookie.get("sameSite") == "Strict", f"session cookie: {cookie}")
+        expect(owner.driver.execute_script("return document.cookie").find("sesame_session") < 0, "the session cookie is readable by script")
+        owner.text_appears("#who", "owner@example.com")
+        owner.text_appears("#page", "Nothing is published yet")
+        owner.shot("02-overview-empty")
+        # The invitation is single use.
+        status, body = http(base + "/dashboard/api/register/options", "POST", {"invitation": owner_invite.split("#invite=")[1]})
+        expect(status == 404 and body["error"]["code"] == "invitation_invalid", f"a used invitation: {status} {body}")
+        step(2, "invite → a passkey registered with Chromium's virtual authenticator → signed in (HttpOnly, Secure, SameSite=Strict)")
+
+        # Edit and publish a config for every version, its flags opened to the debug tier.
+        owner.click("#nav-configs")
+        editor = owner.find("#config-editor")
+        editor.clear()
+        editor.send_keys(json.dumps({"features": {"chat": True}, "api_keys": {"stripe": "sk_dash_1"}}))
+        tiers = owner.find("#tiers-editor")
+        tiers.clear()
+        tiers.send_keys(json.dumps({"features": "debug"}))
+        owner.click("#review-changes")
+        owner.text_appears("#review", "+ features")
+        owner.shot("03-config-review")
+        owner.click("#publish")
+        owner.text_appears("#status", "Published revision 1")
+        step(3, "the config editor shows the changes, then publishes revision 1 with a tier mark")
+
+        # The device side: a debug token sees what its tier may, the rest withheld.
+        status, created = http(base + "/v1/admin/debug-tokens", "POST", {"name": "dashboard-test", "ttl": "1h"}, {"Authorization": "Bearer " + key})
+        expect(status == 200, f"debug token: {status} {created}")
+        status, tokens = http(base + "/v1/auth/debug", "POST", {"debugToken": created["debugToken"], "teamId": TEAM, "bundleId": BUNDLE, "appVersion": "1.0"})
+        expect(status == 200, f"debug exchange: {status} {tokens}")
+        device = {"Authorization": "Bearer " + tokens["accessToken"]}
+
+        def device_fetch():
+            return http(base + "/v1/config?version=1.0", headers=device)
+
+        def eventually(what, check, timeout=15):
+            deadline = time.monotonic() + timeout
+            while True:
+                status, body = device_fetch()
+                if check(status, body):
+                    return body
+                if time.monotonic() > deadline:
+                    raise Failure(f"{what}: {status} {body}")
+                time.sleep(0.2)
+
+        served = eventually("the device gets revision 1", lambda s, b: s == 200 and b.get("revision") == 1)
+        expect(served["config"] == {"features": {"chat": True}} and served.get("withheld") == ["api_keys"], f"served: {served}")
+        step(4, "a device (debug tier) fetches the published config; the attested-only key is withheld")
+
+        # A second revision, then a one-click rollback to the first.
+        owner.click("#nav-configs")
+        editor = owner.find("#config-editor")
+        editor.clear()
+        editor.send_keys(json.dumps({"features": {"chat": False}, "api_keys": {"stripe": "sk_dash_2"}}))
+        owner.click("#review-changes")
+        owner.text_appears("#review", "true → false")
+        owner.click("#publish")
+        owner.text_appears("#status", "Published revision 2")
+        eventually("the device gets revision 2", lambda s, b: s == 200 and b.get("revision") == 2 and b["config"]["features"]["chat"] is False)
+        owner.click("button.rollback[data-revision='1']")
+        owner.accept_confirm()
+        owner.text_appears("#status", "as revision 3")
+        owner.shot("04-config-history")
+        eventually("the device gets the rollback", lambda s, b: s == 200 and b.get("revision") == 3 and b["config"]["features"]["chat"] is True)
+        owner.find("#resolve-version").send_keys("1.0")
+        owner.click("#resolve")
+        owner.text_appears("#resolve-answer", "revision 3")
+        step(5, "a second revision reaches the device; rolled back in one click (revision 3); the resolver agrees")
+
+        # Kill switch, with confirmation.
+        owner.click("#nav-safety")
+        owner.find("#kill-versions").send_keys("1.*")
+        owner.find("#kill-reason").send_keys("Please update from the App Store")
+        owner.click("#kill")
+        owner.accept_confirm()
+        owner.text_appears("#status", "Switched 1.* off")
+        owner.shot("05-kill-switch")
+        eventually("the device is switched off", lambda s, b: s == 403 and b["error"]["code"] == "version_disabled"
+                   and b["error"]["message"] == "Please update from the App Store")
+        step(6, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason")
+
+        # The other pages render with the app's data.
+        for page, text in (("devices", "Attested devices"), ("keys", "dashboard-test"), ("audit", "config.rollback"), ("policy", "Security policy"),
+                           ("people", "owner@example.com"), ("overview", "Recent activity")):
+            owner.click(f"#nav-{page}")
+            owner.text_appears("#page", text)
+            owner.shot(f"06-{page}")
+        step(7, "devices, keys, audit log, policy, people and overview pages show the app")
+
+        # A change without the CSRF token, and one from another origin, are refused.
+        forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)
+        expect(forged["status"] == 403 and forged["body"]["error"]["code"] == "csrf_refused", f"no CSRF token: {forged}")
+        session_cookie = owner.driver.get_cookie("sesame_session")["value"]
+        status, body = http(base + "/v1/admin/kill-switch", "POST", {"versions": ["2.0"], "enabled": False, "reason": "forged"},
+                            {"Cookie": "sesame_session=" + session_cookie, "X-Sesame-App": APP, "Origin": "https://evil.example",
+                             "X-CSRF-Token": owner.fetch("GET", "/dashboard/api/session")["body"]["csrfToken"]})
+        expect(status == 403 and body["error"]["code"] == "csrf_refused", f"another origin: {status} {body}")
+        step(8, "a change without the CSRF token, or from another origin, is refused (403 csrf_refused)")
+
+        # A viewer reads but cannot publish.
+        viewer_invite = run(arguments.runner, "accounts", "invite", "--app", APP, "--email", "viewer@example.com", "--role", "viewer")
+        viewer = Browser(base, screenshots)
+        viewer.open(viewer_invite[len(base):])
+        viewer.click("#register")
+        viewer.find("#nav-configs")
+        viewer.text_appears("#role", "viewer")
+        viewer.click("#nav-configs")
+        viewer.text_appears("#page", "Viewers cannot publish")
+        expect(not viewer.driver.find_elements(By.CSS_SELECTOR, "#review-changes"), "a viewer is offered publishing")
+        refused = viewer.fetch("POST", "/v1/admin/config/upload", {"version": "*", "config": {"hacked": True}})
+        expect(refused["status"] == 403 and refused["body"]["error"]["code"] == "role_too_low", f"viewer publish: {refused}")
+        viewer.shot("07-viewer-configs")
+        step(9, "a viewer sees the configs but cannot publish (403 role_too_low)")
+
+        # An account of another app sees nothing of this one.
+        run(arguments.runner, "keys", "create", "--team-id", TEAM, "--bundle-id", OTHER_BUNDLE)
+        stranger_invite = run(arguments.runner, "accounts", "invite", "--app", f"{TEAM}.{OTHER_BUNDLE}", "--email", "stranger@example.com")
+        stranger = Browser(base, screenshots)
+        stranger.open(stranger_invite[len(base):])
+        stranger.click("#register")
+        stranger.find("#nav-overview")
+        for path in ("/v1/admin/config", "/v1/admin/audit", "/v1/admin/devices"):
+            seen = stranger.fetch("GET", path)
+            expect(seen["status"] == 404 and seen["body"]["error"]["code"] == "app_not_found", f"another app's account, {path}: {seen}")
+        step(10, "an account of another app gets 404 for every resource of this app")
+
+        # Sign out, then in again with the same passkey; sign out everywhere ends every session.
+        owner.click("#sign-out")
+        owner.find("#sign-in")
+        owner.shot("08-sign-in")
+        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "sesame_session=" + session_cookie, "X-Sesame-App": APP})
+        expect(status == 401, f"the old session after sign-out: {status}")
+        owner.click("#sign-in")
+        owner.find("#nav-overview")
+        second_session = owner.driver.get_cookie("sesame_session")["value"]
+        owner.click("#sign-out-everywhere")
+        owner.find("#sign-in")
+        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "sesame_session=" + second_session, "X-Sesame-App": APP})
+        expect(status == 401, f"a session after signing out everywhere: {status}")
+        step(11, "sign out; sign in again with the passkey; sign out everywhere ends the session")
+    finally:
+        for browser in (owner, viewer, stranger):
+            if browser:
+                browser.quit()
+    print(f"dashboard: every step passed; screenshots in {screenshots}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failure as failure:
+        print(f"dashboard FAILED: {failure}", file=sys.stderr)
+        sys.exit(1)
