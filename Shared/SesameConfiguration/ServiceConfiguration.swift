@@ -220,7 +220,9 @@ public struct ServiceConfiguration: Sendable {
                 expectation: "required in production: at least 32 characters (generate one with: openssl rand -base64 32)")
         }
 
-        let dashboardOrigin = reader.string("SESAME_DASHBOARD_ORIGIN") ?? (mode == .development ? "http://localhost:8080" : nil)
+        // Set but empty (compose's default) reads as unset.
+        let configuredOrigin = reader.string("SESAME_DASHBOARD_ORIGIN").flatMap { $0.isEmpty ? nil : $0 }
+        let dashboardOrigin = configuredOrigin ?? (mode == .development ? "http://localhost:8080" : nil)
         if let dashboardOrigin {
             guard let url = URLComponents(string: dashboardOrigin), let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/",
                 url.query == nil, url.scheme == "https" || (url.scheme == "http" && mode == .development)

@@ -15,4 +15,16 @@ struct DurationUnitsTests {
         #expect(Duration.zero.secondsRoundedUp == 0)
         #expect(Duration.seconds(86_400 * 30).inMilliseconds == 2_592_000_000)
     }
+
+    @Test("durations as people write them: seconds or s, m, h, d; anything else is nil; written back in the largest whole unit")
+    func written() {
+        #expect(Duration(written: "900") == .seconds(900))
+        #expect(Duration(written: "15m") == .seconds(900))
+        #expect(Duration(written: "12H") == .seconds(43_200))
+        #expect(Duration(written: "7d") == .seconds(604_800))
+        for bad in ["", "d", "7w", "-1", "1.5h", "7 d", "99999999999999999999"] { #expect(Duration(written: bad) == nil, "\(bad)") }
+        #expect(Duration.seconds(604_800).written == "7d")
+        #expect(Duration.seconds(5_400).written == "90m")
+        #expect(Duration.seconds(61).written == "61s")
+    }
 }

@@ -85,6 +85,25 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("the dashboard origin: localhost:8080 in development, none in production unless set, https only in production")
+    func dashboardOrigin() throws {
+        let production: [String: String] = [
+            "SESAME_ENVIRONMENT": "production", "SESAME_MASTER_KEY": validKey, "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame",
+            "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32),
+        ]
+        #expect(try ServiceConfiguration(environment: ["SESAME_MASTER_KEY": validKey], defaultPort: 8083).dashboardOrigin == "http://localhost:8080")
+        #expect(try ServiceConfiguration(environment: production, defaultPort: 8083).dashboardOrigin == nil)
+        #expect(try ServiceConfiguration(environment: production.merging(["SESAME_DASHBOARD_ORIGIN": ""]) { $1 }, defaultPort: 8083).dashboardOrigin == nil)
+        let set = try ServiceConfiguration(
+            environment: production.merging(["SESAME_DASHBOARD_ORIGIN": "https://sesame.example.com/"]) { $1 }, defaultPort: 8083)
+        #expect(set.dashboardOrigin == "https://sesame.example.com")
+        for bad in ["http://sesame.example.com", "https://sesame.example.com/dashboard", "sesame.example.com"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServiceConfiguration(environment: production.merging(["SESAME_DASHBOARD_ORIGIN": bad]) { $1 }, defaultPort: 8083)
+            }
+        }
+    }
+
     @Test("production with every secret set starts, reading previous master keys for rotation")
     func productionComplete() throws {
         let previous = Data(repeating: 9, count: 32).base64EncodedString()

@@ -1,0 +1,47 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import AdminService
+
+/// The dashboard's rules that need no browser: who may change what, the CSRF token, and that the
+/// assets served are the ones in `Dashboard/Assets`.
+@Suite("Dashboard rules")
+struct DashboardRulesTests {
+    @Test("reads need a viewer; changes to what apps are served an editor; keys, tokens, devices, policy and people an owner")
+    func permissions() {
+        #expect(DashboardPermissions.requiredRole(method: .get, path: "/v1/admin/keys") == .viewer)
+        #expect(DashboardPermissions.requiredRole(method: .post, path: "/v1/admin/config/upload") == .editor)
+        #expect(DashboardPermissions.requiredRole(method: .post, path: "/v1/admin/kill-switch") == .editor)
+        #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/blob/model.bin") == .editor)
+        for path in ["/v1/admin/keys/create", "/v1/admin/keys/revoke", "/v1/admin/debug-tokens", "/v1/admin/devices/revoke", "/v1/admin/accounts/invite"] {
+            #expect(DashboardPermissions.requiredRole(method: .post, path: path) == .owner, "\(path)")
+        }
+        #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/policy") == .owner)
+        #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/debug-tokens/ci") == .owner)
+        // Anything not under the management API is an owner's, never a viewer's by accident.
+        #expect(DashboardPermissions.requiredRole(method: .post, path: "/elsewhere") == .owner)
+        #expect(AccountRole.viewer < .editor && AccountRole.editor < .owner)
+    }
+
+    @Test("the CSRF token is fixed per session, differs between sessions and is not the session token")
+    func csrfToken() {
+        let session = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        let token = DashboardCSRF.token(forSession: session)
+        #expect(token == DashboardCSRF.token(forSession: session))
+        #expect(token != DashboardCSRF.token(forSession: String(session.dropLast()) + "b"))
+        #expect(!token.contains(session) && token.count == 43)
+    }
+
+    @Test("the embedded assets are the files in Dashboard/Assets (run Assets/embed.py after editing them)")
+    func embeddedAssets() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Services/admin/AdminService/Dashboard/Assets").standardizedFileURL
+        for (embedded, file) in [(DashboardAssets.page, "index.html"), (DashboardAssets.script, "app.js"), (DashboardAssets.style, "style.css")] {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            #expect(embedded == text.trimmingCharacters(in: .newlines), "\(file) differs from DashboardAssets.swift")
+        }
+        // No inline script anywhere the CSP would have to allow it.
+        #expect(!DashboardAssets.page.contains("<script>") && !DashboardAssets.page.contains("onclick="))
+    }
+}
