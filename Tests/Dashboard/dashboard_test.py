@@ -230,7 +230,11 @@ def main():
         owner.shot("05-kill-switch")
         eventually("the device is switched off", lambda s, b: s == 403 and b["error"]["code"] == "version_disabled"
                    and b["error"]["message"] == "Please update from the App Store")
-        step(6, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason")
+        owner.find("#revoke-pattern").send_keys("3.*")
+        owner.click("#revoke")
+        owner.accept_confirm()
+        owner.text_appears("#page", "3.*")
+        step(6, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason; an emergency revocation of 3.* is listed")
 
         # The other pages render with the app's data.
         for page, text in (("devices", "Attested devices"), ("keys", "dashboard-test"), ("audit", "config.rollback"), ("policy", "Security policy"),
@@ -238,7 +242,17 @@ def main():
             owner.click(f"#nav-{page}")
             owner.text_appears("#page", text)
             owner.shot(f"06-{page}")
-        step(7, "devices, keys, audit log, policy, people and overview pages show the app")
+        owner.click("#nav-keys")
+        owner.find("#key-name").send_keys("browser-ci")
+        owner.click("#create-key")
+        owner.text_appears("#new-key", "sk_prod_")
+        new_key = owner.find("#new-key code").text
+        status, _ = http(base + "/v1/admin/config", headers={"Authorization": "Bearer " + new_key})
+        expect(status == 200, f"the key the dashboard made: {status}")
+        owner.shot("06-keys-created")
+        owner.click("#nav-overview")
+        owner.text_appears("#page", "Emergency revocations")
+        step(7, "devices, keys, audit log, policy, people and overview pages show the app; a key made in the dashboard works")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)

@@ -37,3 +37,8 @@ struct EmergencyRevokeResponse: ResponseEncodable {
     let revokedBefore: Date
     let forceRefreshTTL: Int
 }
+
+/// `GET /v1/admin/emergency-revoke`.
+struct RevocationsResponse: ResponseEncodable {
+    let revocations: [Revocation]
+}

@@ -35,6 +35,11 @@ struct KillSwitchRoutes {
             return KilledVersionsResponse(killed: try await switches.killedVersions(appID: appID))
         }
 
+        group.get("emergency-revoke") { request, _ -> RevocationsResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return RevocationsResponse(revocations: try await switches.revocations(appID: appID))
+        }
+
         group.post("emergency-revoke") { request, context -> EmergencyRevokeResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: EmergencyRevokeRequest.self, context: context)

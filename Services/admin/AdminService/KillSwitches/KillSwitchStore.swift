@@ -13,6 +13,15 @@ struct KilledVersion: Codable, Sendable {
     let createdAt: Date
 }
 
+/// An emergency revocation, as listed.
+struct Revocation: Codable, Sendable {
+    let versionPattern: String
+    /// Tokens issued before this are refused.
+    let issuedBefore: Date
+    let forceRefreshTTL: Int
+    let createdAt: Date
+}
+
 /// The two emergency brakes: kill switches (a version gets an error carrying the reason instead of
 /// its config) and emergency revocations (tokens issued before now, for versions under a pattern,
 /// stop working and those apps attest again).
@@ -60,6 +69,20 @@ struct KillSwitchStore: Sendable {
             killed.append(KilledVersion(version: version, reason: reason, createdAt: createdAt))
         }
         return killed
+    }
+
+    /// The app's emergency revocations, newest first.
+    func revocations(appID: String) async throws -> [Revocation] {
+        let rows = try await database.client.query(
+            """
+            SELECT version_pattern, issued_before, force_refresh_ttl, created_at FROM revocations
+            WHERE app_id = \(appID) ORDER BY created_at DESC, id DESC
+            """, logger: logger)
+        var revocations: [Revocation] = []
+        for try await (pattern, issuedBefore, ttl, createdAt) in rows.decode((String, Date, Int, Date).self) {
+            revocations.append(Revocation(versionPattern: pattern, issuedBefore: issuedBefore, forceRefreshTTL: ttl, createdAt: createdAt))
+        }
+        return revocations
     }
 
     /// Revokes every token of `appID` issued before now for versions under `pattern`; returns the

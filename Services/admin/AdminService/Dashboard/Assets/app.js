@@ -160,7 +160,8 @@ const pages = {
 };
 
 async function overviewPage() {
-  const [manifest, killed, audit] = await Promise.all([api("GET", "config"), api("GET", "kill-switch"), api("GET", "audit?limit=500")]);
+  const [manifest, killed, revoked, audit] = await Promise.all([
+    api("GET", "config"), api("GET", "kill-switch"), api("GET", "emergency-revoke"), api("GET", "audit?limit=500")]);
   return el("div", { class: "grid" },
     el("section", { class: "card" }, el("h2", { text: "Published patterns" }),
       manifest.patterns.length === 0
@@ -173,7 +174,14 @@ async function overviewPage() {
         ? el("p", { class: "muted", text: "Every version is served." })
         : table(["Version", "Reason", "Since"], killed.killed.map((k) =>
             el("tr", {}, el("td", {}, el("code", { text: k.version })), el("td", { text: k.reason }), el("td", { text: when(k.createdAt) }))))),
+    el("section", { class: "card" }, el("h2", { text: "Emergency revocations" }), revocationTable(revoked.revocations)),
     el("section", { class: "card wide" }, el("h2", { text: "Recent activity" }), auditTable(audit.entries.slice(-10).reverse())));
+}
+
+function revocationTable(revocations) {
+  if (revocations.length === 0) return el("p", { class: "muted", text: "No token has been revoked." });
+  return table(["Versions", "Tokens issued before", "Refresh window"], revocations.map((r) =>
+    el("tr", {}, el("td", {}, el("code", { text: r.versionPattern })), el("td", { text: when(r.issuedBefore) }), el("td", { text: r.forceRefreshTTL + " s" }))));
 }
 
 function auditTable(entries) {
@@ -297,7 +305,7 @@ async function configsPage() {
 }
 
 async function safetyPage() {
-  const killed = await api("GET", "kill-switch");
+  const [killed, revoked] = await Promise.all([api("GET", "kill-switch"), api("GET", "emergency-revoke")]);
   const versions = el("input", { id: "kill-versions", placeholder: "2.1.3, 1.*" });
   const reason = el("input", { id: "kill-reason", placeholder: "What users read, e.g. Please update from the App Store" });
   const revokePattern = el("input", { id: "revoke-pattern", placeholder: "2.*" });
@@ -324,6 +332,7 @@ async function safetyPage() {
     if (!confirm("Revoke every token issued until now for " + revokePattern.value + "? Those apps must attest again.")) return;
     try {
       say((await api("POST", "emergency-revoke", { version: revokePattern.value.trim(), force_refresh_ttl: Number(ttl.value) })).message, "ok");
+      await show("safety");
     } catch (error) {
       failed(error);
     }
@@ -341,7 +350,8 @@ async function safetyPage() {
       el("p", { class: "muted", text: "Every token issued until now for versions under the pattern is refused; the apps attest again." }),
       el("label", { for: "revoke-pattern", text: "Version pattern" }), revokePattern,
       el("label", { for: "revoke-ttl", text: "Seconds apps may keep refreshing before it bites" }), ttl,
-      canEdit() ? el("button", { id: "revoke", class: "danger", onclick: revoke, text: "Revoke" }) : null));
+      canEdit() ? el("button", { id: "revoke", class: "danger", onclick: revoke, text: "Revoke" }) : null,
+      revocationTable(revoked.revocations)));
 }
 
 async function devicesPage() {
