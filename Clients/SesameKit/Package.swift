@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "SesameKitTesting", targets: ["SesameKitTesting"]),
         // The zero-knowledge envelope on its own: the server's CLI and admin use this one implementation.
         .library(name: "SesameVault", targets: ["SesameVault"]),
+        // The SslPinning-compatible registry (JCS + RSA PKCS#1 v1.5 SHA-512): admin signs with it, apps verify with it.
+        .library(name: "SesamePinning", targets: ["SesamePinning"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -24,7 +26,11 @@ let package = Package(
             name: "SesameVault",
             dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
-        .target(name: "SesameKit", dependencies: ["SesameVault", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(
+            name: "SesamePinning",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
+        ),
+        .target(name: "SesameKit", dependencies: ["SesameVault", "SesamePinning", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "SesameKitTesting",
             dependencies: [
@@ -34,6 +40,7 @@ let package = Package(
         ),
         .testTarget(name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault"]),
         .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], resources: [.copy("Vectors")]),
+        .testTarget(name: "SesamePinningTests", dependencies: ["SesamePinning"], resources: [.copy("Vectors")]),
     ]
 )
 

@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// One pinned key: `key` is base64 SHA-256 of a TLS leaf certificate's SubjectPublicKeyInfo, for
+/// hosts matching `domainName` (`api.example.com`, or `*.example.com` for one label, never the apex).
+public struct Pin: Sendable, Equatable, Codable {
+    public var domainName: String
+    public var key: String
+    /// The host the key was read from, when known.
+    public var fqdn: String?
+    /// Unix time (seconds) after which the pin no longer counts.
+    public var expire: Int64?
+    /// When it was added, ISO 8601 (`2025-12-14T21:02:11Z`).
+    public var date: String
+
+    public init(domainName: String, key: String, fqdn: String? = nil, expire: Int64? = nil, date: String) {
+        self.domainName = domainName
+        self.key = key
+        self.fqdn = fqdn
+        self.expire = expire
+        self.date = date
+    }
+
+    /// The pin as the registry's payload writes it: optional fields absent, never null (the
+    /// SslPinning client rebuilds each key from these five fields before it checks the signature).
+    var canonical: CanonicalJSON {
+        var members: [String: CanonicalJSON] = ["domainName": .string(domainName), "key": .string(key), "date": .string(date)]
+        if let fqdn { members["fqdn"] = .string(fqdn) }
+        if let expire { members["expire"] = .number(Double(expire)) }
+        return .object(members)
+    }
+
+    /// Whether the pin has expired at `now`.
+    public func isExpired(at now: Date) -> Bool { expire.map { Double($0) <= now.timeIntervalSince1970 } ?? false }
+}
+
+/// The signed key registry the SslPinning SDK reads:
+/// `{"payload": {"keys": [Pin…]}, "signature": base64(RSA PKCS#1 v1.5 SHA-512 over JCS(payload))}`.
+public struct PinRegistry: Sendable, Equatable {
+    public var keys: [Pin]
+
+    public init(keys: [Pin]) {
+        self.keys = keys
+    }
+
+    /// Why a registry was refused.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// Not the registry's JSON shape.
+        case malformed(String)
+        /// The signature does not verify with the key the app was given.
+        case badSignature
+        /// The signing key the app was given cannot be read.
+        case unusableSigningKey
+    }
+
+    /// `{"keys": […]}`, canonicalised: the bytes the signature covers.
+    public func canonicalPayload() throws -> [UInt8] {
+        try CanonicalJSON.object(["keys": .array(keys.map(\.canonical))]).canonicalBytes()
+    }
+
+    /// The document to serve, signed with `signingKey` (its bytes are canonical too, so the same
+    /// registry always reads the same and its ETag holds).
+    public func signedDocument(with signingKey: _RSA.Signing.PrivateKey) throws -> [UInt8] {
+        let payload = try canonicalPayload()
+        let signature = try signingKey.signature(for: SHA512.hash(data: payload), padding: .insecurePKCS1v1_5)
+        return try CanonicalJSON.object([
+            "payload": .object(["keys": .array(keys.map(\.canonical))]), "signature": .string(signature.rawRepresentation.base64EncodedString()),
+        ]).canonicalBytes()
+    }
+
+    /// The pins of `document` once its signature verifies with `signingKey`, without the expired ones.
+    /// As the SslPinning client does, each key is rebuilt from its five fields and the payload is
+    /// canonicalised again before the check: extra members cannot change what was signed.
+    public static func verified(_ document: Data, signingKey: _RSA.Signing.PublicKey, now: Date = Date()) throws(Refusal) -> [Pin] {
+        guard let object = try? JSONSerialization.jsonObject(with: document) as? [String: Any],
+            let payload = object["payload"] as? [String: Any], let entries = payload["keys"] as? [[String: Any]],
+            let signatureText = object["signature"] as? String, let signature = Data(base64Encoded: signatureText)
+        else { throw .malformed("not {\"payload\": {\"keys\": […]}, \"signature\": …}") }
+        var pins: [Pin] = []
+        for entry in entries {
+            guard let domainName = entry["domainName"] as? String, let key = entry["key"] as? String, let date = entry["date"] as? String else {
+                throw .malformed("a key lacks domainName, key or date")
+            }
+            let expire = (entry["expire"] as? NSNumber).map { $0.int64Value }
+            pins.append(Pin(domainName: domainName, key: key, fqdn: entry["fqdn"] as? String, expire: expire, date: date))
+        }
+        guard let canonical = try? PinRegistry(keys: pins).canonicalPayload(),
+            signingKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA512.hash(data: canonical), padding: .insecurePKCS1v1_5)
+        else { throw .badSignature }
+        return pins.filter { !$0.isExpired(at: now) }
+    }
+
+    /// The signing key as an app is given it: PEM, base64 of the PEM (what `base64 -i pub.pem`
+    /// prints), or base64 of the DER SubjectPublicKeyInfo.
+    public static func signingKey(_ text: String) throws(Refusal) -> _RSA.Signing.PublicKey {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let key = try? _RSA.Signing.PublicKey(pemRepresentation: trimmed) { return key }
+        guard let bytes = Data(base64Encoded: trimmed) else { throw .unusableSigningKey }
+        if let pem = String(data: bytes, encoding: .utf8), let key = try? _RSA.Signing.PublicKey(pemRepresentation: pem) { return key }
+        if let key = try? _RSA.Signing.PublicKey(derRepresentation: bytes) { return key }
+        throw .unusableSigningKey
+    }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import Testing
+import _CryptoExtras
+
+@testable import SesamePinning
+
+@Suite("Signed pin registry")
+struct PinRegistryTests {
+    static let signingKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let pins = [
+        Pin(domainName: "api.example.com", key: Data(repeating: 1, count: 32).base64EncodedString(), fqdn: "api.example.com", date: "2026-11-23T10:00:00Z"),
+        Pin(domainName: "*.example.com", key: Data(repeating: 2, count: 32).base64EncodedString(), expire: 4_000_000_000, date: "2026-11-23T10:00:00Z"),
+        Pin(domainName: "old.example.com", key: Data(repeating: 3, count: 32).base64EncodedString(), expire: 1_000, date: "2001-01-01T00:00:00Z"),
+    ]
+
+    @Test("a signed registry verifies with the public key in each form an app may hold; expired pins are left out")
+    func roundTrip() throws {
+        let document = Data(try PinRegistry(keys: Self.pins).signedDocument(with: Self.signingKey))
+        let text = String(decoding: document, as: UTF8.self)
+        #expect(!text.contains("null") && text.hasPrefix(#"{"payload":{"keys":[{"date":"#))
+        let pem = Self.signingKey.publicKey.pemRepresentation
+        for form in [pem, Data(pem.utf8).base64EncodedString(), Self.signingKey.publicKey.derRepresentation.base64EncodedString()] {
+            let verified = try PinRegistry.verified(document, signingKey: try PinRegistry.signingKey(form))
+            #expect(verified == Array(Self.pins.prefix(2)))
+        }
+        #expect(throws: PinRegistry.Refusal.unusableSigningKey) { try PinRegistry.signingKey("not a key") }
+    }
+
+    @Test("a changed pin, another signing key, or a broken document is refused")
+    func refusals() throws {
+        let document = try PinRegistry(keys: Self.pins).signedDocument(with: Self.signingKey)
+        let tampered = Data(String(decoding: document, as: UTF8.self).replacingOccurrences(of: "api.example.com", with: "evil.example.com").utf8)
+        #expect(throws: PinRegistry.Refusal.badSignature) { try PinRegistry.verified(tampered, signingKey: Self.signingKey.publicKey) }
+        let other = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        #expect(throws: PinRegistry.Refusal.badSignature) { try PinRegistry.verified(Data(document), signingKey: other.publicKey) }
+        #expect(throws: PinRegistry.Refusal.self) { try PinRegistry.verified(Data("{}".utf8), signingKey: Self.signingKey.publicKey) }
+        // A member the signer never wrote changes nothing that was signed: the five fields are rebuilt.
+        let extra = Data(String(decoding: document, as: UTF8.self).replacingOccurrences(of: #""date":"2001"#, with: #""note":"x","date":"2001"#).utf8)
+        #expect(try PinRegistry.verified(extra, signingKey: Self.signingKey.publicKey, now: Date(timeIntervalSince1970: 0)).count == 3)
+    }
+
+    @Test("a wildcard covers one label, never the apex or two labels; unpinned hosts are not checked")
+    func hosts() {
+        #expect(PinnedHosts.pattern("*.example.com", covers: "api.example.com"))
+        #expect(PinnedHosts.pattern("*.example.com", covers: "API.Example.com."))
+        #expect(!PinnedHosts.pattern("*.example.com", covers: "example.com"))
+        #expect(!PinnedHosts.pattern("*.example.com", covers: "a.b.example.com"))
+        #expect(!PinnedHosts.pattern("*.example.com", covers: "evilexample.com"))
+        #expect(PinnedHosts.pattern("api.example.com", covers: "api.example.com") && !PinnedHosts.pattern("api.example.com", covers: "x.api.example.com"))
+        let spki = Data("a SubjectPublicKeyInfo".utf8)
+        let hosts = PinnedHosts(pins: [Pin(domainName: "*.example.com", key: Data(SHA256.hash(data: spki)).base64EncodedString(), date: "d")])
+        #expect(hosts.accepts(spki: spki, for: "api.example.com"))
+        #expect(!hosts.accepts(spki: Data("another key".utf8), for: "api.example.com"))
+        #expect(hosts.accepts(spki: Data("another key".utf8), for: "unpinned.org") && !hosts.isPinned("unpinned.org"))
+    }
+}
