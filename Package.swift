@@ -27,6 +27,7 @@ let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", pac
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
 /// The zero-knowledge envelope lives in the client SDK's package, so there is one implementation.
 let sesameVault: Target.Dependency = .product(name: "SesameVault", package: "SesameKit")
+let sesamePinning: Target.Dependency = .product(name: "SesamePinning", package: "SesameKit")
 let sesameKit: Target.Dependency = .product(name: "SesameKit", package: "SesameKit")
 let sesameKitTesting: Target.Dependency = .product(name: "SesameKitTesting", package: "SesameKit")
 
@@ -129,8 +130,8 @@ let package = Package(
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", asyncHTTPClient, crypto, postgresNIO, httpTypes,
-                serviceLifecycle, metrics,
+                "SesameStorage", "SesameTokens", "SesameConfiguration", sesamePinning, asyncHTTPClient, crypto, cryptoExtras, postgresNIO,
+                httpTypes, serviceLifecycle, metrics,
             ],
             path: "Services/delivery/DeliveryService"
         ),
@@ -140,7 +141,8 @@ let package = Package(
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
-                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, "SesameTokens", "WebAuthn", serviceLifecycle, crypto,
+                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, sesamePinning, "SesameTokens", "WebAuthn", serviceLifecycle, crypto,
+                cryptoExtras,
                 postgresNIO, httpTypes, argumentParser,
             ],
             path: "Services/admin/AdminService",
@@ -244,9 +246,11 @@ let package = Package(
             dependencies: [
                 sesameKit, sesameKitTesting,
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", hummingbirdTesting, crypto, jwtKit, postgresNIO,
+                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", sesamePinning, hummingbirdTesting, crypto, cryptoExtras, jwtKit,
+                postgresNIO,
             ],
-            path: "Tests/DeliveryServiceTests"
+            path: "Tests/DeliveryServiceTests",
+            exclude: ["verify_pin_registry.py"]
         ),
         .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
         .testTarget(

@@ -54,6 +54,7 @@ public enum EventCodec {
         case "attested_key.revoked": return .attestedKeyRevoked(try payload(AttestedKeyRevoked.self))
         case "signing_key.rotated": return .signingKeyRotated(try payload(SigningKeyRotated.self))
         case "app_policy.changed": return .appPolicyChanged(try payload(AppPolicyChanged.self))
+        case "pins.changed": return .pinsChanged(try payload(PinsChanged.self))
         default: throw EventDecodingError.unknownType(String(type.prefix(64)))
         }
     }
@@ -105,6 +106,7 @@ public enum EventCodec {
             case .attestedKeyRevoked(let payload): try container.encode(payload, forKey: .data)
             case .signingKeyRotated(let payload): try container.encode(payload, forKey: .data)
             case .appPolicyChanged(let payload): try container.encode(payload, forKey: .data)
+            case .pinsChanged(let payload): try container.encode(payload, forKey: .data)
             }
         }
     }

@@ -113,3 +113,13 @@ public struct AppPolicyChanged: Codable, Sendable, Equatable {
         self.fields = fields
     }
 }
+
+/// An app's pin registry changed: a pin added or removed, or its signing key rotated.
+public struct PinsChanged: Codable, Sendable, Equatable {
+    /// `added`, `removed` or `signing_key_rotated`.
+    public var change: String
+
+    public init(change: String) {
+        self.change = change
+    }
+}

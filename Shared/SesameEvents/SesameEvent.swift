@@ -9,6 +9,7 @@ public enum SesameEvent: Sendable, Equatable {
     case attestedKeyRevoked(AttestedKeyRevoked)
     case signingKeyRotated(SigningKeyRotated)
     case appPolicyChanged(AppPolicyChanged)
+    case pinsChanged(PinsChanged)
 
     /// The stable name written as `type` in the JSON.
     public var type: String {
@@ -22,13 +23,14 @@ public enum SesameEvent: Sendable, Equatable {
         case .attestedKeyRevoked: "attested_key.revoked"
         case .signingKeyRotated: "signing_key.rotated"
         case .appPolicyChanged: "app_policy.changed"
+        case .pinsChanged: "pins.changed"
         }
     }
 
     /// The topic the event travels on.
     public var topic: String {
         switch self {
-        case .configPublished, .configDeleted, .configRolledBack: EventTopic.configChanges
+        case .configPublished, .configDeleted, .configRolledBack, .pinsChanged: EventTopic.configChanges
         case .provisioningKeyRevoked, .killSwitchChanged, .emergencyRevocation, .attestedKeyRevoked, .signingKeyRotated, .appPolicyChanged:
             EventTopic.revocations
         }

@@ -13,6 +13,7 @@ public enum EncryptedColumns {
     public static let all: [Column] = [
         Column(table: "blob_chunks", column: "ciphertext"),
         Column(table: "config_revisions", column: "body"),
+        Column(table: "pin_signing_keys", column: "private_key_ciphertext"),
         Column(table: "service_keys", column: "key_ciphertext"),
         Column(table: "signing_keys", column: "private_key_ciphertext"),
         Column(table: "user_data", column: "body"),

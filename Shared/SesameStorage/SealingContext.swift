@@ -29,4 +29,9 @@ public enum SealingContext {
     public static func blobChunk(appID: String, uploadID: UUID, index: Int) -> String {
         "blob_chunks.ciphertext:\(appID):\(uploadID.uuidString.lowercased()):\(index)"
     }
+
+    /// An app's pin registry signing key (RSA, DER).
+    public static func pinSigningKey(appID: String, keyID: UUID) -> String {
+        "pin_signing_keys.private_key_ciphertext:\(appID):\(keyID.uuidString.lowercased())"
+    }
 }

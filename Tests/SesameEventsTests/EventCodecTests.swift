@@ -15,6 +15,7 @@ struct EventCodecTests {
         .attestedKeyRevoked(AttestedKeyRevoked(keyID: "bXkta2V5")),
         .signingKeyRotated(SigningKeyRotated(kid: "2026-11-22")),
         .appPolicyChanged(AppPolicyChanged(fields: ["identityIssuer"])),
+        .pinsChanged(PinsChanged(change: "added")),
     ]
 
     @Test("every event survives a round trip, dates to the millisecond", arguments: everyEvent)

@@ -44,6 +44,8 @@ public enum AdminService: SesameServiceDefinition {
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger)).addRoutes(to: admin)
         DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
+        PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
+            .addRoutes(to: admin)
         AccountRoutes(authenticator: authenticator, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin).addRoutes(to: admin)
 
         // The dashboard: its page and assets, and the passkey ceremonies, on the admin origin.

@@ -73,4 +73,6 @@ struct AppState: Sendable {
     /// The token subjects (base64url key ids) of devices revoked recently enough that a token they
     /// hold may still be unexpired: refused at once rather than at their next refresh.
     var revokedDevices: Set<String> = []
+    /// The signed pin registry; nil while the app has no pins or no signing key.
+    var pinRegistry: ServedPinRegistry?
 }

@@ -1,8 +1,10 @@
+import CryptoExtras
 import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
+import SesamePinning
 import SesameStorage
 
 /// Reads delivery's state from PostgreSQL: the current revision of every pattern, kill switches
@@ -91,11 +93,43 @@ struct DeliveryLoader: Sendable {
             states[appID, default: AppState()].revokedDevices.insert(Base64.urlEncode(keyID))
         }
 
+        try await loadPinRegistries(only: only, into: &states, failures: &failures)
+
         let rules = try await StoredAccessRules.load(appID: only, from: database.client, logger: logger)
         for (appID, appRules) in rules.rules { states[appID, default: AppState()].release.rules = appRules }
         failures.merge(rules.failures) { first, _ in first }
         // A half-loaded app would serve without a config or a rule it has: none of it is used.
         for appID in failures.keys { states[appID] = nil }
         return Loaded(states: states, failures: failures)
+    }
+
+    /// Each app's pins and active signing key, signed into the registry it serves.
+    private func loadPinRegistries(only: String?, into states: inout [String: AppState], failures: inout [String: String]) async throws {
+        var pins: [String: [Pin]] = [:]
+        let pinRows = try await database.client.query(
+            """
+            SELECT app_id, domain_name, spki_sha256, fqdn, expire, created_at FROM pins
+            WHERE \(only)::text IS NULL OR app_id = \(only) ORDER BY app_id, domain_name, created_at
+            """, logger: logger)
+        for try await (appID, domain, key, fqdn, expire, created) in pinRows.decode((String, String, String, String?, Int64?, Date).self) {
+            pins[appID, default: []].append(
+                Pin(domainName: domain, key: key, fqdn: fqdn, expire: expire, date: created.formatted(.iso8601)))
+        }
+        guard !pins.isEmpty else { return }
+        let keyRows = try await database.client.query(
+            """
+            SELECT app_id, key_id, private_key_ciphertext FROM pin_signing_keys
+            WHERE retired_at IS NULL AND (\(only)::text IS NULL OR app_id = \(only))
+            """, logger: logger)
+        for try await (appID, keyID, sealed) in keyRows.decode((String, UUID, Data).self) {
+            guard let appPins = pins[appID] else { continue }
+            do {
+                let der = try encryption.open(sealed, context: SealingContext.pinSigningKey(appID: appID, keyID: keyID))
+                let key = try _RSA.Signing.PrivateKey(derRepresentation: der)
+                states[appID, default: AppState()].pinRegistry = try ServedPinRegistry(pins: appPins, signingKey: key)
+            } catch {
+                failures[appID] = "pin signing key \(keyID) cannot be used: \(error)"
+            }
+        }
     }
 }

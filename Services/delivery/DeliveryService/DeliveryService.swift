@@ -40,6 +40,7 @@ public enum DeliveryService: SesameServiceDefinition {
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
         ConfigRoutes(gate: gate).addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        PinRoutes(gate: gate).addRoutes(to: parts.group("v1/pins", servedFromMemory: true))
         // Per-user documents may be larger than the default body limit.
         UserDataRoutes(
             store: UserDataStore(

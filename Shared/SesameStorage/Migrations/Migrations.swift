@@ -9,5 +9,6 @@ public enum Migrations {
         trustTiers,
         deviceAndKeyUse,
         dashboardAccounts,
+        pinRegistry,
     ]
 }

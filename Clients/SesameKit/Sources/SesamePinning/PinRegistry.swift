@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import _CryptoExtras
+import CryptoExtras
 
 /// One pinned key: `key` is base64 SHA-256 of a TLS leaf certificate's SubjectPublicKeyInfo, for
 /// hosts matching `domainName` (`api.example.com`, or `*.example.com` for one label, never the apex).

@@ -1,0 +1,124 @@
+import CryptoExtras
+import Foundation
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+import SesamePinning
+
+/// `pins` (add, list, remove), `pins/signing-key` and `pins/rotate-signing-key`: the app's SPKI pin
+/// registry, which delivery signs and serves at `/v1/pins/{teamId}.{bundleId}.json`.
+struct PinRoutes {
+    let authenticator: AdminAuthenticator
+    let pins: PinStore
+
+    struct AddRequest: Decodable {
+        let domainName: String
+        /// Base64 SHA-256 of the leaf certificate's SubjectPublicKeyInfo.
+        let key: String
+        let fqdn: String?
+        /// Unix time (seconds) after which the pin no longer counts.
+        let expire: Int64?
+    }
+
+    struct ListResponse: ResponseEncodable {
+        let pins: [PinListing]
+    }
+
+    struct SigningKeyResponse: ResponseEncodable {
+        let keyId: UUID
+        let createdAt: Date
+        /// The public key, PEM.
+        let pem: String
+        /// The same PEM as one line of base64: what the SslPinning SDK's `signingKeyBase64` takes.
+        let base64: String
+    }
+
+    struct RotateRequest: Decodable {
+        let bits: Int?
+    }
+
+    struct Done: ResponseEncodable {
+        let message: String
+    }
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.post("pins") { request, context -> Done in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: AddRequest.self, context: context)
+            let domain = try Self.validDomain(body.domainName)
+            guard let digest = Data(base64Encoded: body.key), digest.count == 32 else {
+                throw APIError.invalidField("key", "must be base64 of the 32-byte SHA-256 of the certificate's SubjectPublicKeyInfo")
+            }
+            let fqdn = try body.fqdn.map { try Self.validHost($0, field: "fqdn") }
+            if let expire = body.expire, expire <= Int64(Date().timeIntervalSince1970) {
+                throw APIError.invalidField("expire", "must be a Unix time in the future (seconds)")
+            }
+            try await pins.add(appID: appID, domainName: domain, key: digest.base64EncodedString(), fqdn: fqdn, expire: body.expire, caller: caller)
+            return Done(message: "Pinned \(domain) to \(digest.base64EncodedString()); apps see it at their next registry fetch.")
+        }
+
+        group.get("pins") { request, _ -> ListResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return ListResponse(pins: try await pins.list(appID: appID))
+        }
+
+        group.delete("pins") { request, _ -> Done in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let parameters = request.uri.queryParameters
+            guard let domain = parameters.get("domainName"), let key = parameters.get("key") else {
+                throw APIError.invalidField("domainName", "and \"key\" name the pin to remove")
+            }
+            guard try await pins.remove(appID: appID, domainName: String(domain).lowercased(), key: String(key), caller: caller) else {
+                throw APIError(.notFound, code: "pin_not_found", message: "No pin of this app has that domain name and key.")
+            }
+            return Done(message: "Removed the pin of \(domain).")
+        }
+
+        group.get("pins/signing-key") { request, _ -> SigningKeyResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            guard let active = try await pins.activePublicKey(appID: appID) else {
+                throw APIError(
+                    .notFound, code: "no_signing_key",
+                    message: "This app has no registry signing key yet: add a pin, or create one with POST /v1/admin/pins/rotate-signing-key.")
+            }
+            return SigningKeyResponse(
+                keyId: active.keyID, createdAt: active.createdAt, pem: active.key.pemRepresentation,
+                base64: PinSigningKeys.singleLineBase64(active.key))
+        }
+
+        group.post("pins/rotate-signing-key") { request, context -> SigningKeyResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: RotateRequest.self, context: context)
+            let bits = body.bits ?? 2048
+            guard PinSigningKeys.allowedBits.contains(bits) else { throw APIError.invalidField("bits", "must be 2048 or 4096") }
+            _ = try await pins.rotate(appID: appID, bits: bits, caller: caller)
+            guard let active = try await pins.activePublicKey(appID: appID) else { throw APIError.invalidRequest("The new key was not stored.") }
+            return SigningKeyResponse(
+                keyId: active.keyID, createdAt: active.createdAt, pem: active.key.pemRepresentation,
+                base64: PinSigningKeys.singleLineBase64(active.key))
+        }
+    }
+
+    /// A host name, or `*.` and a host name of at least two labels (never a wildcard over a TLD).
+    static func validDomain(_ text: String) throws -> String {
+        let domain = text.lowercased()
+        if domain.hasPrefix("*.") {
+            let parent = try validHost(String(domain.dropFirst(2)), field: "domainName")
+            guard parent.contains(".") else { throw APIError.invalidField("domainName", "may not put a wildcard over a top-level domain") }
+            return "*." + parent
+        }
+        return try validHost(domain, field: "domainName")
+    }
+
+    static func validHost(_ text: String, field: String) throws -> String {
+        let host = text.lowercased()
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard host.utf8.count <= 253, !labels.isEmpty,
+            labels.allSatisfy({ label in
+                (1...63).contains(label.count) && label.first != "-" && label.last != "-"
+                    && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            })
+        else { throw APIError.invalidField(field, "must be a host name such as api.example.com (or *.example.com for domainName)") }
+        return host
+    }
+}

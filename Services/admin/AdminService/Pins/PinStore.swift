@@ -1,0 +1,106 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameEncryption
+import SesameEventBus
+import SesameEvents
+import SesamePinning
+import SesameStorage
+import CryptoExtras
+
+/// A pin as the management API lists it.
+struct PinListing: Codable, Sendable {
+    let domainName: String
+    let key: String
+    let fqdn: String?
+    let expire: Int64?
+    let date: Date
+}
+
+/// An app's pins and its registry signing key. Every change is audited and announced, so every
+/// delivery instance signs and serves the new registry.
+struct PinStore: Sendable {
+    let database: Database
+    let encryption: EnvelopeEncryption
+    let logger: Logger
+
+    /// Adds (or replaces) `pin`; makes the app's signing key first when it has none.
+    func add(appID: String, domainName: String, key: String, fqdn: String?, expire: Int64?, caller: Caller) async throws {
+        if try await activePublicKey(appID: appID) == nil { _ = try await rotate(appID: appID, bits: 2048, caller: caller) }
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                INSERT INTO pins (app_id, domain_name, spki_sha256, fqdn, expire) VALUES (\(appID), \(domainName), \(key), \(fqdn), \(expire))
+                ON CONFLICT (app_id, domain_name, spki_sha256) DO UPDATE SET fqdn = EXCLUDED.fqdn, expire = EXCLUDED.expire, created_at = now()
+                """, logger: logger)
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "pin.add", details: ["domainName": .string(domainName), "key": .string(key)]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "added"))), on: connection, logger: logger)
+        }
+    }
+
+    /// Removes the pin; false when there was none.
+    func remove(appID: String, domainName: String, key: String, caller: Caller) async throws -> Bool {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                "DELETE FROM pins WHERE app_id = \(appID) AND domain_name = \(domainName) AND spki_sha256 = \(key) RETURNING 1", logger: logger)
+            var removed = false
+            for try await _ in rows { removed = true }
+            guard removed else { return false }
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "pin.remove", details: ["domainName": .string(domainName), "key": .string(key)]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "removed"))), on: connection, logger: logger)
+            return true
+        }
+    }
+
+    func list(appID: String) async throws -> [PinListing] {
+        let rows = try await database.client.query(
+            "SELECT domain_name, spki_sha256, fqdn, expire, created_at FROM pins WHERE app_id = \(appID) ORDER BY domain_name, created_at",
+            logger: logger)
+        var pins: [PinListing] = []
+        for try await (domain, key, fqdn, expire, date) in rows.decode((String, String, String?, Int64?, Date).self) {
+            pins.append(PinListing(domainName: domain, key: key, fqdn: fqdn, expire: expire, date: date))
+        }
+        return pins
+    }
+
+    /// The active signing key's public part; nil before the app's first pin or rotation.
+    func activePublicKey(appID: String) async throws -> (keyID: UUID, key: _RSA.Signing.PublicKey, createdAt: Date)? {
+        let rows = try await database.client.query(
+            "SELECT key_id, public_key_der, created_at FROM pin_signing_keys WHERE app_id = \(appID) AND retired_at IS NULL", logger: logger)
+        for try await (keyID, der, createdAt) in rows.decode((UUID, Data, Date).self) {
+            return (keyID, try _RSA.Signing.PublicKey(derRepresentation: der), createdAt)
+        }
+        return nil
+    }
+
+    /// A new signing key of `bits` replaces the active one (retired, kept for the record); the
+    /// registry is signed with it from the next load on. Returns its public part.
+    func rotate(appID: String, bits: Int, caller: Caller) async throws -> _RSA.Signing.PublicKey {
+        let privateKey = try await PinSigningKeys.generate(bits: bits)
+        let keyID = UUID()
+        let sealed = Data(try encryption.seal(Array(privateKey.derRepresentation), context: SealingContext.pinSigningKey(appID: appID, keyID: keyID)))
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "UPDATE pin_signing_keys SET retired_at = now() WHERE app_id = \(appID) AND retired_at IS NULL", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO pin_signing_keys (key_id, app_id, public_key_der, private_key_ciphertext)
+                VALUES (\(keyID), \(appID), \(privateKey.publicKey.derRepresentation), \(sealed))
+                """, logger: logger)
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "pin.rotate_signing_key",
+                    details: ["keyId": .string(keyID.uuidString.lowercased()), "bits": .integer(Int64(bits))]),
+                appID: appID, on: connection, logger: logger)
+            try await Outbox.append(
+                EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "signing_key_rotated"))), on: connection, logger: logger)
+        }
+        return privateKey.publicKey
+    }
+}

@@ -1,0 +1,32 @@
+extension Migrations {
+    /// The signed SPKI pin registry: each app's pins, and its RSA signing keys (the private part
+    /// sealed at rest; one active, earlier ones retired when rotated).
+    static let pinRegistry = Migration(
+        version: 8,
+        name: "pin registry",
+        statements: [
+            """
+            CREATE TABLE pins (
+                app_id        TEXT NOT NULL REFERENCES apps (app_id),
+                domain_name   TEXT NOT NULL,
+                spki_sha256   TEXT NOT NULL,
+                fqdn          TEXT,
+                expire        BIGINT,
+                created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (app_id, domain_name, spki_sha256)
+            )
+            """,
+            """
+            CREATE TABLE pin_signing_keys (
+                key_id                  UUID PRIMARY KEY,
+                app_id                  TEXT NOT NULL REFERENCES apps (app_id),
+                public_key_der          BYTEA NOT NULL,
+                private_key_ciphertext  BYTEA NOT NULL,
+                created_at              TIMESTAMPTZ NOT NULL DEFAULT now(),
+                retired_at              TIMESTAMPTZ
+            )
+            """,
+            "CREATE UNIQUE INDEX pin_signing_keys_active ON pin_signing_keys (app_id) WHERE retired_at IS NULL",
+        ]
+    )
+}

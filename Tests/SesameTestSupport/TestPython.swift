@@ -1,0 +1,23 @@
+import Foundation
+
+/// The Python the test command prepared (with `rfc8785` and `cryptography`), for tests that check
+/// Sesame's output with an independent implementation. Never skips: without it the test fails.
+public enum TestPython {
+    public static let variable = "SESAME_TEST_PYTHON"
+
+    /// Runs `script` with `arguments`; its exit status and standard output.
+    public static func run(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        guard let python = ProcessInfo.processInfo.environment[variable], !python.isEmpty else {
+            throw TestDatabase.Unavailable(description: "\(variable) is not set: this test checks with Python. Run it with ./sesame-dev test")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
