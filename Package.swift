@@ -155,7 +155,7 @@ let package = Package(
 
         .target(
             name: "SesameCLI",
-            dependencies: ["AppAttest", "SesameDomain", sesameVault, argumentParser, crypto, x509],
+            dependencies: ["AppAttest", "SesameDomain", sesameVault, argumentParser, crypto, x509, asn1],
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),

@@ -15,7 +15,8 @@ public struct SesameCommand: AsyncParsableCommand {
             UploadCommand.self, EncryptCommand.self, DecryptCommand.self, KeysCreateCommand.self, KeysRevokeCommand.self,
             ConfigViewCommand.self, ConfigDeleteCommand.self, ConfigHistoryCommand.self, ConfigRollbackCommand.self,
             ConfigResolveCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, KeysListCommand.self, DevicesListCommand.self,
-            DevicesRevokeCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
+            DevicesRevokeCommand.self, PinsAddCommand.self, PinsListCommand.self, PinsRemoveCommand.self, PinsSigningKeyCommand.self,
+            PinsRotateSigningKeyCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
             DebugTokensListCommand.self, DebugTokensRevokeCommand.self, PolicyViewCommand.self, PolicySetCommand.self, AttestCommand.self,
         ]
     )

@@ -1,4 +1,8 @@
 import AdminService
+import AppAttestTesting
+import Crypto
+import SwiftASN1
+import X509
 import ArgumentParser
 import Foundation
 import Hummingbird
@@ -183,6 +187,22 @@ struct ManagementCommandTests {
             let keys = await Self.sesame(["keys:list"] + server)
             #expect(keys.out.contains("HINT") && keys.out.contains("sk_prod_…") && !keys.out.contains(server[3]))
             #expect(await Self.sesame(["devices:list"] + server).out.contains("No attested device"))
+            // Pins: from a certificate, listed with the hash computed here, the signing key, rotation, removal.
+            let certificate = try SoftwareAttester().rootCertificate
+            let certificateFile = try temporaryFile(try certificate.serializeAsPEM().pemString)
+            let spki = Data(SHA256.hash(data: try certificate.publicKey.serializeAsPEM().derBytes)).base64EncodedString()
+            #expect(await Self.sesame(["pins:add", "--domain", "api.example.com", "--from-cert", certificateFile] + server).status == 0)
+            #expect(await Self.sesame(["pins:add", "--domain", "x.example.com"] + server).status == 2)
+            #expect(await Self.sesame(["pins:add", "--domain", "*.com", "--spki-sha256", spki] + server).status == 1)
+            #expect(await Self.sesame(["pins:list"] + server).out.contains(spki))
+            let signingKey = await Self.sesame(["pins:signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(String(decoding: Data(base64Encoded: signingKey) ?? Data(), as: UTF8.self).hasPrefix("-----BEGIN PUBLIC KEY-----"))
+            let rotated = await Self.sesame(["pins:rotate-signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            let current = await Self.sesame(["pins:signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(!rotated.isEmpty && rotated != signingKey && rotated == current)
+            #expect(await Self.sesame(["pins:remove", "--domain", "api.example.com", "--spki-sha256", spki] + server).status == 0)
+            #expect(await Self.sesame(["pins:list"] + server).out.contains("No pins"))
+
             let unknownDevice = await Self.sesame(["devices:revoke", "--key-id", String(repeating: "A", count: 43), "--reason", "lost"] + server)
             #expect(unknownDevice.status == 1 && unknownDevice.error.contains("devices"))
         }

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// `sesame pins:add`.
+struct PinsAddCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins:add", abstract: "Pin a host (or *.domain, one label) to a TLS key: apps using the registry trust only pinned keys there.",
+        discussion: "Give the key as --spki-sha256 (base64 SHA-256 of the SubjectPublicKeyInfo) or --from-cert cert.pem (the leaf certificate).")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "The host, or *.example.com for any one-label subdomain (never the apex).") var domain: String
+    @Option(name: .customLong("spki-sha256"), help: "Base64 SHA-256 of the certificate's SubjectPublicKeyInfo.") var spkiSHA256: String?
+    @Option(name: .customLong("from-cert"), help: "A PEM certificate whose public key to pin.") var certificate: String?
+    @Option(help: "The host the key was read from.") var fqdn: String?
+    @Option(help: "Unix time (seconds) after which the pin no longer counts.") var expire: Int64?
+
+    func run() async throws {
+        try await reportingFailures {
+            let key: String
+            switch (spkiSHA256, certificate) {
+            case (let digest?, nil): key = digest
+            case (nil, let path?): key = try Self.spkiSHA256(ofCertificateAt: path)
+            default: throw CLIFailure("give exactly one of --spki-sha256 and --from-cert", exitCode: 2)
+            }
+            var body: [String: Any] = ["domainName": domain, "key": key]
+            body["fqdn"] = fqdn
+            body["expire"] = expire
+            let reply = try await server.client().post("pins", body)
+            server.show(reply) { $0.message(or: "Pinned.") }
+        }
+    }
+
+    /// Base64 SHA-256 of the DER SubjectPublicKeyInfo of the PEM certificate at `path`.
+    static func spkiSHA256(ofCertificateAt path: String) throws(CLIFailure) -> String {
+        let pem = String(decoding: try readFile(path), as: UTF8.self)
+        do {
+            let certificate = try Certificate(pemEncoded: pem)
+            let spki = try certificate.publicKey.serializeAsPEM().derBytes
+            return Data(SHA256.hash(data: spki)).base64EncodedString()
+        } catch {
+            throw CLIFailure("\(path) is not a PEM certificate Sesame can read (\(error))", exitCode: 2)
+        }
+    }
+}
+
+/// `sesame pins:list`.
+struct PinsListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pins:list", abstract: "List the app's pins.")
+
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("pins")
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            let pins = reply.object["pins"] as? [[String: Any]] ?? []
+            guard !pins.isEmpty else { return Console.current.out("No pins. Add one with: sesame pins:add --domain api.example.com --from-cert cert.pem") }
+            Console.current.out(
+                Table.render(
+                    ["DOMAIN", "SPKI SHA-256", "FQDN", "EXPIRES", "ADDED"],
+                    pins.map {
+                        [
+                            text($0["domainName"]), text($0["key"]), text($0["fqdn"]),
+                            ($0["expire"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue).formatted(.iso8601) } ?? "-", text($0["date"]),
+                        ]
+                    }))
+        }
+    }
+}
+
+/// `sesame pins:remove`.
+struct PinsRemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pins:remove", abstract: "Remove a pin.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "The pin's domain, as listed.") var domain: String
+    @Option(name: .customLong("spki-sha256"), help: "The pin's key, as listed.") var spkiSHA256: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().delete("pins", query: ["domainName": domain, "key": spkiSHA256])
+            server.show(reply) { $0.message(or: "Removed.") }
+        }
+    }
+}
+
+/// `sesame pins:signing-key`.
+struct PinsSigningKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins:signing-key",
+        abstract: "Print the registry's public signing key as the one-line base64 the SslPinning SDK takes (--pem for PEM).")
+
+    @OptionGroup var server: ServerOptions
+    @Flag(help: "Print the PEM instead.") var pem = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("pins/signing-key")
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(text(pem ? reply.object["pem"] : reply.object["base64"]))
+        }
+    }
+}
+
+/// `sesame pins:rotate-signing-key`.
+struct PinsRotateSigningKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins:rotate-signing-key",
+        abstract: "Sign the registry with a new RSA key from now on; prints its public key (one-line base64).",
+        discussion: """
+            Apps verify the registry with the key they were built with: ship the new key in an app \
+            update (apps may carry both), wait until enough users have it, then rotate.
+            """)
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "2048 or 4096.") var bits = 2048
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().post("pins/rotate-signing-key", ["bits": bits])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(text(reply.object["base64"]))
+            Console.current.error("The registry is signed with this key from now on.")
+        }
+    }
+}
