@@ -40,7 +40,14 @@ let package = Package(
         ),
         .testTarget(name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault"]),
         .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], resources: [.copy("Vectors")]),
-        .testTarget(name: "SesamePinningTests", dependencies: ["SesamePinning"], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "SesamePinningTests",
+            dependencies: [
+                "SesamePinning", .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Vectors")]
+        ),
     ]
 )
 

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
+import SwiftASN1
 import Testing
+import X509
 import CryptoExtras
 
 @testable import SesamePinning
@@ -53,5 +55,27 @@ struct PinRegistryTests {
         #expect(hosts.accepts(spki: spki, for: "api.example.com"))
         #expect(!hosts.accepts(spki: Data("another key".utf8), for: "api.example.com"))
         #expect(hosts.accepts(spki: Data("another key".utf8), for: "unpinned.org") && !hosts.isPinned("unpinned.org"))
+    }
+}
+
+@Suite("SubjectPublicKeyInfo from a certificate")
+struct CertificateSPKITests {
+    @Test("the SPKI read from the DER is the one swift-certificates writes, for P-256 and RSA keys; junk is refused")
+    func extract() throws {
+        let p256 = P256.Signing.PrivateKey()
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        for (key, algorithm) in [(Certificate.PrivateKey(p256), Certificate.SignatureAlgorithm.ecdsaWithSHA256), (Certificate.PrivateKey(rsa), .sha256WithRSAEncryption)] {
+            let name = try DistinguishedName { CommonName("pinned.example.com") }
+            let certificate = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: Date(), notValidAfter: Date() + 3600,
+                issuer: name, subject: name, signatureAlgorithm: algorithm, extensions: Certificate.Extensions(),
+                issuerPrivateKey: key)
+            var serializer = DER.Serializer()
+            try serializer.serialize(certificate)
+            let spki = try CertificateSPKI.extract(fromCertificateDER: Data(serializer.serializedBytes))
+            #expect(spki == Data(try key.publicKey.serializeAsPEM().derBytes))
+        }
+        #expect(throws: CertificateSPKI.Malformed.self) { try CertificateSPKI.extract(fromCertificateDER: Data([0x30, 0x82, 0xFF])) }
+        #expect(throws: CertificateSPKI.Malformed.self) { try CertificateSPKI.extract(fromCertificateDER: Data()) }
     }
 }
