@@ -38,7 +38,10 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        .testTarget(name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault"]),
+        .testTarget(
+            name: "SesameKitTests",
+            dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", .product(name: "CryptoExtras", package: "swift-crypto")]
+        ),
         .testTarget(name: "SesameVaultTests", dependencies: ["SesameVault"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "SesamePinningTests",
