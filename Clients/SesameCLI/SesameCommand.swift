@@ -16,7 +16,7 @@ public struct SesameCommand: AsyncParsableCommand {
             ConfigViewCommand.self, ConfigDeleteCommand.self, ConfigHistoryCommand.self, ConfigRollbackCommand.self,
             ConfigResolveCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, KeysListCommand.self, DevicesListCommand.self,
             DevicesRevokeCommand.self, PinsAddCommand.self, PinsListCommand.self, PinsRemoveCommand.self, PinsSigningKeyCommand.self,
-            PinsRotateSigningKeyCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
+            PinsPrepareSigningKeyCommand.self, PinsRotateSigningKeyCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
             DebugTokensListCommand.self, DebugTokensRevokeCommand.self, PolicyViewCommand.self, PolicySetCommand.self, AttestCommand.self,
         ]
     )

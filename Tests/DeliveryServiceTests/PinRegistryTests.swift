@@ -51,9 +51,9 @@ struct PinRegistryServingTests {
             #expect(try await harness.manageReply(.post, "pins", ["domainName": "API.example.com", "key": apiKey, "fqdn": "api.example.com"]).status == .ok)
             let expire = Int(Date().timeIntervalSince1970) + 3_600
             #expect(try await harness.manageReply(.post, "pins", ["domainName": "*.example.com", "key": wildKey, "expire": expire]).status == .ok)
-            let signing = try await harness.manageReply(.get, "pins/signing-key", [:])
-            let firstKey = try #require(signing.json["base64"] as? String)
-            #expect((signing.json["pem"] as? String)?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
+            let signing = try #require(try await harness.manageReply(.get, "pins/signing-key", [:]).json["active"] as? [String: Any])
+            let firstKey = try #require(signing["base64"] as? String)
+            #expect((signing["pem"] as? String)?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
 
             var document = Data()
             for instance in harness.deliveries.indices {
@@ -71,10 +71,17 @@ struct PinRegistryServingTests {
             #expect(headers[.cacheControl] == "public, max-age=300")
             #expect(try await registry(harness, ifNoneMatch: etag).0 == .notModified)
 
-            // Rotation: the registry is signed by the new key, which the old one no longer verifies.
-            let rotated = try await harness.manageReply(.post, "pins/rotate-signing-key", ["bits": 2048])
-            let secondKey = try #require(rotated.json["base64"] as? String)
+            // Rotation as documented: the next key is prepared (apps ship it) while the old one still
+            // signs; the rotation switches to exactly that key, which the old one no longer verifies.
+            let prepared = try await harness.manageReply(.post, "pins/prepare-signing-key", ["bits": 2048])
+            let secondKey = try #require(prepared.json["base64"] as? String)
             #expect(secondKey != firstKey)
+            let both = try await harness.manageReply(.get, "pins/signing-key", [:]).json
+            #expect((both["active"] as? [String: Any])?["base64"] as? String == firstKey && (both["next"] as? [String: Any])?["base64"] as? String == secondKey)
+            #expect(try Self.pythonVerifies(try await registry(harness).2, signingKeyBase64: firstKey) != nil)
+            let rotated = try await harness.manageReply(.post, "pins/rotate-signing-key", [:])
+            #expect(rotated.json["base64"] as? String == secondKey)
+            #expect((try await harness.manageReply(.get, "pins/signing-key", [:]).json["next"]) == nil)
             try await eventually("the registry is signed with the new key") {
                 let body = try await registry(harness).2
                 document = body

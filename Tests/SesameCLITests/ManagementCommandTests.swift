@@ -197,9 +197,12 @@ struct ManagementCommandTests {
             #expect(await Self.sesame(["pins:list"] + server).out.contains(spki))
             let signingKey = await Self.sesame(["pins:signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(String(decoding: Data(base64Encoded: signingKey) ?? Data(), as: UTF8.self).hasPrefix("-----BEGIN PUBLIC KEY-----"))
+            let prepared = await Self.sesame(["pins:prepare-signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(await Self.sesame(["pins:signing-key", "--next"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines) == prepared)
             let rotated = await Self.sesame(["pins:rotate-signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
             let current = await Self.sesame(["pins:signing-key"] + server).out.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(!rotated.isEmpty && rotated != signingKey && rotated == current)
+            #expect(!rotated.isEmpty && rotated != signingKey && rotated == prepared && rotated == current)
+            #expect(await Self.sesame(["pins:signing-key", "--next"] + server).status == 1)
             #expect(await Self.sesame(["pins:remove", "--domain", "api.example.com", "--spki-sha256", spki] + server).status == 0)
             #expect(await Self.sesame(["pins:list"] + server).out.contains("No pins"))
 

@@ -95,12 +95,36 @@ struct PinsSigningKeyCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Flag(help: "Print the PEM instead.") var pem = false
+    @Flag(help: "The key prepared to sign next (pins:prepare-signing-key), not the one signing now.") var next = false
 
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().get("pins/signing-key")
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(text(pem ? reply.object["pem"] : reply.object["base64"]))
+            guard let key = reply.object[next ? "next" : "active"] as? [String: Any] else {
+                throw CLIFailure(next ? "no key is prepared; run pins:prepare-signing-key" : "no key signs yet; add a pin first", exitCode: 1)
+            }
+            Console.current.out(text(pem ? key["pem"] : key["base64"]))
+        }
+    }
+}
+
+/// `sesame pins:prepare-signing-key`.
+struct PinsPrepareSigningKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins:prepare-signing-key",
+        abstract: "Make the key the next rotation switches to, without signing with it yet; prints its public key (one-line base64).",
+        discussion: "Ship this key in an app update first; once enough installs have it, run pins:rotate-signing-key.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(help: "2048 or 4096.") var bits = 2048
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().post("pins/prepare-signing-key", ["bits": bits])
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            Console.current.out(text(reply.object["base64"]))
+            Console.current.error("Prepared; the registry is still signed with the current key until pins:rotate-signing-key.")
         }
     }
 }
@@ -109,14 +133,14 @@ struct PinsSigningKeyCommand: AsyncParsableCommand {
 struct PinsRotateSigningKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pins:rotate-signing-key",
-        abstract: "Sign the registry with a new RSA key from now on; prints its public key (one-line base64).",
+        abstract: "Sign the registry with the prepared key (or, without one, a new key) from now on; prints its public key.",
         discussion: """
-            Apps verify the registry with the key they were built with: ship the new key in an app \
-            update (apps may carry both), wait until enough users have it, then rotate.
+            Apps verify the registry with the key they were built with: run pins:prepare-signing-key, \
+            ship its key in an app update (apps may carry both), wait until enough installs have it, then rotate.
             """)
 
     @OptionGroup var server: ServerOptions
-    @Option(help: "2048 or 4096.") var bits = 2048
+    @Option(help: "2048 or 4096, when no key is prepared.") var bits = 2048
 
     func run() async throws {
         try await reportingFailures {

@@ -119,7 +119,7 @@ struct DeliveryLoader: Sendable {
         let keyRows = try await database.client.query(
             """
             SELECT app_id, key_id, private_key_ciphertext FROM pin_signing_keys
-            WHERE retired_at IS NULL AND (\(only)::text IS NULL OR app_id = \(only))
+            WHERE state = 'active' AND (\(only)::text IS NULL OR app_id = \(only))
             """, logger: logger)
         for try await (appID, keyID, sealed) in keyRows.decode((String, UUID, Data).self) {
             guard let appPins = pins[appID] else { continue }

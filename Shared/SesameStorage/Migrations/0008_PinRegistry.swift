@@ -1,6 +1,7 @@
 extension Migrations {
     /// The signed SPKI pin registry: each app's pins, and its RSA signing keys (the private part
-    /// sealed at rest; one active, earlier ones retired when rotated).
+    /// sealed at rest): at most one `active` (it signs), at most one `pending` (made ahead, so apps
+    /// can ship its public key before it signs), earlier ones `retired`.
     static let pinRegistry = Migration(
         version: 8,
         name: "pin registry",
@@ -22,11 +23,14 @@ extension Migrations {
                 app_id                  TEXT NOT NULL REFERENCES apps (app_id),
                 public_key_der          BYTEA NOT NULL,
                 private_key_ciphertext  BYTEA NOT NULL,
+                state                   TEXT NOT NULL CHECK (state IN ('pending', 'active', 'retired')),
                 created_at              TIMESTAMPTZ NOT NULL DEFAULT now(),
+                activated_at            TIMESTAMPTZ,
                 retired_at              TIMESTAMPTZ
             )
             """,
-            "CREATE UNIQUE INDEX pin_signing_keys_active ON pin_signing_keys (app_id) WHERE retired_at IS NULL",
+            "CREATE UNIQUE INDEX pin_signing_keys_active ON pin_signing_keys (app_id) WHERE state = 'active'",
+            "CREATE UNIQUE INDEX pin_signing_keys_pending ON pin_signing_keys (app_id) WHERE state = 'pending'",
         ]
     )
 }

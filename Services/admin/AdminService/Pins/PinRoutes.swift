@@ -5,8 +5,9 @@ import SesameDomain
 import SesameHTTP
 import SesamePinning
 
-/// `pins` (add, list, remove), `pins/signing-key` and `pins/rotate-signing-key`: the app's SPKI pin
-/// registry, which delivery signs and serves at `/v1/pins/{teamId}.{bundleId}.json`.
+/// `pins` (add, list, remove), `pins/signing-key`, `pins/prepare-signing-key` and
+/// `pins/rotate-signing-key`: the app's SPKI pin registry, which delivery signs and serves at
+/// `/v1/pins/{teamId}.{bundleId}.json`.
 struct PinRoutes {
     let authenticator: AdminAuthenticator
     let pins: PinStore
@@ -31,6 +32,12 @@ struct PinRoutes {
         let pem: String
         /// The same PEM as one line of base64: what the SslPinning SDK's `signingKeyBase64` takes.
         let base64: String
+    }
+
+    /// `GET pins/signing-key`: the key that signs now, and the one prepared to sign next.
+    struct SigningKeysResponse: ResponseEncodable {
+        let active: SigningKeyResponse?
+        let next: SigningKeyResponse?
     }
 
     struct RotateRequest: Decodable {
@@ -74,29 +81,39 @@ struct PinRoutes {
             return Done(message: "Removed the pin of \(domain).")
         }
 
-        group.get("pins/signing-key") { request, _ -> SigningKeyResponse in
+        group.get("pins/signing-key") { request, _ -> SigningKeysResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            guard let active = try await pins.activePublicKey(appID: appID) else {
+            let active = try await pins.publicKey(appID: appID, state: "active")
+            let next = try await pins.publicKey(appID: appID, state: "pending")
+            guard active != nil || next != nil else {
                 throw APIError(
                     .notFound, code: "no_signing_key",
                     message: "This app has no registry signing key yet: add a pin, or create one with POST /v1/admin/pins/rotate-signing-key.")
             }
-            return SigningKeyResponse(
-                keyId: active.keyID, createdAt: active.createdAt, pem: active.key.pemRepresentation,
-                base64: PinSigningKeys.singleLineBase64(active.key))
+            return SigningKeysResponse(active: active.map(Self.describe), next: next.map(Self.describe))
+        }
+
+        group.post("pins/prepare-signing-key") { request, context -> SigningKeyResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            return Self.describe(try await pins.prepare(appID: appID, bits: try await Self.bits(request, context: context), caller: caller))
         }
 
         group.post("pins/rotate-signing-key") { request, context -> SigningKeyResponse in
             let (appID, caller) = try await authenticator.app(of: request)
-            let body = try await request.decode(as: RotateRequest.self, context: context)
-            let bits = body.bits ?? 2048
-            guard PinSigningKeys.allowedBits.contains(bits) else { throw APIError.invalidField("bits", "must be 2048 or 4096") }
-            _ = try await pins.rotate(appID: appID, bits: bits, caller: caller)
-            guard let active = try await pins.activePublicKey(appID: appID) else { throw APIError.invalidRequest("The new key was not stored.") }
-            return SigningKeyResponse(
-                keyId: active.keyID, createdAt: active.createdAt, pem: active.key.pemRepresentation,
-                base64: PinSigningKeys.singleLineBase64(active.key))
+            try await pins.rotate(appID: appID, bits: try await Self.bits(request, context: context), caller: caller)
+            guard let active = try await pins.publicKey(appID: appID, state: "active") else { throw APIError.invalidRequest("The new key was not stored.") }
+            return Self.describe(active)
         }
+    }
+
+    static func bits(_ request: Request, context: SesameRequestContext) async throws -> Int {
+        let bits = try await request.decode(as: RotateRequest.self, context: context).bits ?? 2048
+        guard PinSigningKeys.allowedBits.contains(bits) else { throw APIError.invalidField("bits", "must be 2048 or 4096") }
+        return bits
+    }
+
+    static func describe(_ key: PinStore.SigningKey) -> SigningKeyResponse {
+        SigningKeyResponse(keyId: key.keyID, createdAt: key.createdAt, pem: key.key.pemRepresentation, base64: PinSigningKeys.singleLineBase64(key.key))
     }
 
     /// A host name, or `*.` and a host name of at least two labels (never a wildcard over a TLD).

@@ -28,7 +28,7 @@ struct PinStore: Sendable {
 
     /// Adds (or replaces) `pin`; makes the app's signing key first when it has none.
     func add(appID: String, domainName: String, key: String, fqdn: String?, expire: Int64?, caller: Caller) async throws {
-        if try await activePublicKey(appID: appID) == nil { _ = try await rotate(appID: appID, bits: 2048, caller: caller) }
+        if try await publicKey(appID: appID, state: "active") == nil { try await rotate(appID: appID, bits: 2048, caller: caller) }
         try await database.client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -69,38 +69,80 @@ struct PinStore: Sendable {
         return pins
     }
 
-    /// The active signing key's public part; nil before the app's first pin or rotation.
-    func activePublicKey(appID: String) async throws -> (keyID: UUID, key: _RSA.Signing.PublicKey, createdAt: Date)? {
+    /// A signing key's public part.
+    struct SigningKey: Sendable {
+        let keyID: UUID
+        let key: _RSA.Signing.PublicKey
+        let createdAt: Date
+    }
+
+    /// The app's `active` signing key (it signs the registry) or `pending` one (made ahead of a
+    /// rotation); nil when there is none.
+    func publicKey(appID: String, state: String) async throws -> SigningKey? {
         let rows = try await database.client.query(
-            "SELECT key_id, public_key_der, created_at FROM pin_signing_keys WHERE app_id = \(appID) AND retired_at IS NULL", logger: logger)
+            "SELECT key_id, public_key_der, created_at FROM pin_signing_keys WHERE app_id = \(appID) AND state = \(state)", logger: logger)
         for try await (keyID, der, createdAt) in rows.decode((UUID, Data, Date).self) {
-            return (keyID, try _RSA.Signing.PublicKey(derRepresentation: der), createdAt)
+            return SigningKey(keyID: keyID, key: try _RSA.Signing.PublicKey(derRepresentation: der), createdAt: createdAt)
         }
         return nil
     }
 
-    /// A new signing key of `bits` replaces the active one (retired, kept for the record); the
-    /// registry is signed with it from the next load on. Returns its public part.
-    func rotate(appID: String, bits: Int, caller: Caller) async throws -> _RSA.Signing.PublicKey {
-        let privateKey = try await PinSigningKeys.generate(bits: bits)
-        let keyID = UUID()
-        let sealed = Data(try encryption.seal(Array(privateKey.derRepresentation), context: SealingContext.pinSigningKey(appID: appID, keyID: keyID)))
+    /// Makes the key the next rotation will switch to (replacing an earlier pending one), without
+    /// signing anything with it yet: apps can ship its public key first.
+    func prepare(appID: String, bits: Int, caller: Caller) async throws -> SigningKey {
+        let (keyID, privateKey, sealed) = try await newKey(appID: appID, bits: bits)
         try await database.client.withTransaction(logger: logger) { connection in
-            try await connection.query(
-                "UPDATE pin_signing_keys SET retired_at = now() WHERE app_id = \(appID) AND retired_at IS NULL", logger: logger)
+            try await connection.query("DELETE FROM pin_signing_keys WHERE app_id = \(appID) AND state = 'pending'", logger: logger)
             try await connection.query(
                 """
-                INSERT INTO pin_signing_keys (key_id, app_id, public_key_der, private_key_ciphertext)
-                VALUES (\(keyID), \(appID), \(privateKey.publicKey.derRepresentation), \(sealed))
+                INSERT INTO pin_signing_keys (key_id, app_id, public_key_der, private_key_ciphertext, state)
+                VALUES (\(keyID), \(appID), \(privateKey.publicKey.derRepresentation), \(sealed), 'pending')
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "pin.rotate_signing_key",
+                    actor: caller.auditName, action: "pin.prepare_signing_key",
                     details: ["keyId": .string(keyID.uuidString.lowercased()), "bits": .integer(Int64(bits))]),
+                appID: appID, on: connection, logger: logger)
+        }
+        return SigningKey(keyID: keyID, key: privateKey.publicKey, createdAt: Date())
+    }
+
+    /// The registry is signed from the next load on with the pending key, or, without one, a new
+    /// key of `bits`; the active one is retired (kept for the record).
+    func rotate(appID: String, bits: Int, caller: Caller) async throws {
+        let pending = try await publicKey(appID: appID, state: "pending")
+        let fresh = pending == nil ? try await newKey(appID: appID, bits: bits) : nil
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "UPDATE pin_signing_keys SET state = 'retired', retired_at = now() WHERE app_id = \(appID) AND state = 'active'", logger: logger)
+            var keyID = pending?.keyID
+            if let fresh {
+                keyID = fresh.keyID
+                try await connection.query(
+                    """
+                    INSERT INTO pin_signing_keys (key_id, app_id, public_key_der, private_key_ciphertext, state, activated_at)
+                    VALUES (\(fresh.keyID), \(appID), \(fresh.privateKey.publicKey.derRepresentation), \(fresh.sealed), 'active', now())
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    "UPDATE pin_signing_keys SET state = 'active', activated_at = now() WHERE app_id = \(appID) AND state = 'pending'",
+                    logger: logger)
+            }
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "pin.rotate_signing_key",
+                    details: ["keyId": .string(keyID?.uuidString.lowercased() ?? ""), "prepared": .bool(fresh == nil)]),
                 appID: appID, on: connection, logger: logger)
             try await Outbox.append(
                 EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "signing_key_rotated"))), on: connection, logger: logger)
         }
-        return privateKey.publicKey
+    }
+
+    /// A new RSA key of `bits`, its private part sealed for `appID`.
+    private func newKey(appID: String, bits: Int) async throws -> (keyID: UUID, privateKey: _RSA.Signing.PrivateKey, sealed: Data) {
+        let privateKey = try await PinSigningKeys.generate(bits: bits)
+        let keyID = UUID()
+        let sealed = Data(try encryption.seal(Array(privateKey.derRepresentation), context: SealingContext.pinSigningKey(appID: appID, keyID: keyID)))
+        return (keyID, privateKey, sealed)
     }
 }
