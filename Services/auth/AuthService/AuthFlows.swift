@@ -6,6 +6,7 @@ import Logging
 import SesameConfiguration
 import SesameDomain
 import SesameHTTP
+import SesameStorage
 import SesameTokens
 
 /// The three auth flows — challenge, attest, refresh — over the stores, the App Attest verifier and

@@ -35,7 +35,7 @@ public enum AuthService: SesameServiceDefinition {
         let tokens = TokenAuthority(store: signingKeys, lifetimes: configuration.tokenLifetimes, signs: true, logger: logger)
         let limits = AuthLimits(admissionRate: configuration.attestAdmissionRate)
         let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
-        let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, logger: logger)
+        let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, purpose: "app", logger: logger)
         let apps = AppDirectory(database: database, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,

@@ -180,28 +180,9 @@ struct AccountStore: Sendable {
         return false
     }
 
-    /// A fresh WebAuthn challenge for `purpose` (`register` or `sign-in`), stored as SHA-256.
-    func issueChallenge(purpose: String) async throws -> [UInt8] {
-        let challenge = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        try await database.client.query(
-            """
-            INSERT INTO challenges (nonce_hash, purpose, expires_at)
-            VALUES (\(Data(SHA256.hash(data: challenge))), \("dashboard-" + purpose),
-                    now() + make_interval(secs => \(Self.challengeLifetime.components.seconds)))
-            """, logger: logger)
-        return challenge
-    }
-
-    /// Redeems `challenge` for `purpose`: true exactly once for an issued, unexpired one.
-    func consumeChallenge(_ challenge: [UInt8], purpose: String) async throws -> Bool {
-        guard challenge.count == 32 else { return false }
-        let rows = try await database.client.query(
-            """
-            DELETE FROM challenges WHERE nonce_hash = \(Data(SHA256.hash(data: challenge))) AND purpose = \("dashboard-" + purpose)
-            RETURNING expires_at > now()
-            """, logger: logger)
-        for try await unexpired in rows.decode(Bool.self) { return unexpired }
-        return false
+    /// The single-use WebAuthn challenges of one ceremony (`register` or `sign-in`).
+    func challenges(for ceremony: String) -> ChallengeStore {
+        ChallengeStore(database: database, lifetime: Self.challengeLifetime, purpose: "dashboard-" + ceremony, logger: logger)
     }
 
     // MARK: Sessions

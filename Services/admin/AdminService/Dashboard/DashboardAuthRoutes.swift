@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameStorage
 import WebAuthn
 
 /// `/dashboard/api/…`: the passkey ceremonies (register from an invitation, sign in), the session
@@ -106,7 +107,7 @@ struct DashboardAuthRoutes {
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: RegisterOptionsRequest.self, context: context)
             guard let invitation = try await accounts.invitation(body.invitation) else { throw DashboardErrors.invitationInvalid }
-            let challenge = try await accounts.issueChallenge(purpose: "register")
+            let challenge = try await accounts.challenges(for: "register").issue()
             // A stable user handle per email, so a second passkey of the same person replaces nothing.
             let handle = Base64.urlEncode(SHA256.hash(data: Data(invitation.email.utf8)).prefix(16))
             return RegisterOptions(
@@ -120,7 +121,7 @@ struct DashboardAuthRoutes {
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: RegisterRequest.self, context: context)
             let challenge = try Self.bytes(body.challenge, field: "challenge")
-            guard try await accounts.consumeChallenge(challenge, purpose: "register") else { throw DashboardErrors.challengeInvalid }
+            guard try await accounts.challenges(for: "register").consume(challenge) else { throw DashboardErrors.challengeInvalid }
             let attestationObject = try Self.bytes(body.attestationObject, field: "attestationObject")
             let clientDataJSON = try Self.bytes(body.clientDataJSON, field: "clientDataJSON")
             let credential: WebAuthnRelyingParty.Credential
@@ -139,7 +140,7 @@ struct DashboardAuthRoutes {
         group.post("signin/options") { request, context -> SignInOptions in
             try perClient.enforce(clients.limitKey(of: request, context: context))
             let party = try relyingPartyOrRefuse()
-            return SignInOptions(challenge: Base64.urlEncode(try await accounts.issueChallenge(purpose: "sign-in")), rpId: party.id)
+            return SignInOptions(challenge: Base64.urlEncode(try await accounts.challenges(for: "sign-in").issue()), rpId: party.id)
         }
 
         group.post("signin") { request, context -> Response in
@@ -147,7 +148,7 @@ struct DashboardAuthRoutes {
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: SignInRequest.self, context: context)
             let challenge = try Self.bytes(body.challenge, field: "challenge")
-            guard try await accounts.consumeChallenge(challenge, purpose: "sign-in") else { throw DashboardErrors.challengeInvalid }
+            guard try await accounts.challenges(for: "sign-in").consume(challenge) else { throw DashboardErrors.challengeInvalid }
             let credentialID = try Self.bytes(body.credentialId, field: "credentialId")
             guard let passkey = try await accounts.passkey(credentialID) else { throw DashboardErrors.passkeyUnknown }
             let authenticatorData = try Self.bytes(body.authenticatorData, field: "authenticatorData")

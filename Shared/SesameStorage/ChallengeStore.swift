@@ -1,0 +1,55 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import SesameConfiguration
+
+/// One-time challenges in PostgreSQL, each kind under its own `purpose` (App Attest's, the
+/// dashboard's passkey ceremonies): a challenge issued for one purpose never redeems for another.
+/// Only SHA-256 of a nonce is stored, so a database reader cannot redeem one; consuming deletes
+/// the row, which makes a nonce single use even under concurrency.
+public struct ChallengeStore: Sendable {
+    let database: Database
+    /// How long a challenge stays redeemable.
+    public let lifetime: Duration
+    let purpose: String
+    let logger: Logger
+
+    public init(database: Database, lifetime: Duration, purpose: String, logger: Logger) {
+        self.database = database
+        self.lifetime = lifetime
+        self.purpose = purpose
+        self.logger = logger
+    }
+
+    /// A fresh 32-byte nonce, stored until it expires.
+    public func issue() async throws -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let nonce = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let hash = Data(SHA256.hash(data: nonce))
+        try await database.client.query(
+            """
+            INSERT INTO challenges (nonce_hash, purpose, expires_at)
+            VALUES (\(hash), \(purpose), now() + make_interval(secs => \(lifetime.wholeSeconds)))
+            """, logger: logger)
+        return nonce
+    }
+
+    /// Redeems `nonce`: true exactly once for an unexpired nonce issued for this purpose.
+    public func consume(_ nonce: [UInt8]) async throws -> Bool {
+        guard nonce.count == 32 else { return false }
+        let hash = Data(SHA256.hash(data: nonce))
+        let rows = try await database.client.query(
+            "DELETE FROM challenges WHERE nonce_hash = \(hash) AND purpose = \(purpose) RETURNING expires_at > now()", logger: logger)
+        for try await unexpired in rows.decode(Bool.self) { return unexpired }
+        return false
+    }
+
+    /// Removes expired challenges of every purpose; returns how many.
+    public func pruneExpired() async throws -> Int {
+        let rows = try await database.client.query(
+            "WITH gone AS (DELETE FROM challenges WHERE expires_at < now() RETURNING 1) SELECT count(*) FROM gone", logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+}
