@@ -7,6 +7,7 @@ suite. Run by `./sesame-dev test` (and `./sesame-dev dashboard`):
 Every step prints one line; any failure raises and exits non-zero. The device side is plain HTTP:
 a debug token fetches what the dashboard published."""
 import argparse
+import base64
 import json
 import subprocess
 import sys
@@ -91,7 +92,24 @@ class Browser:
             found = self.driver.find_element(By.CSS_SELECTOR, css).text if self.driver.find_elements(By.CSS_SELECTOR, css) else "(absent)"
             raise Failure(f"'{text}' never appeared in {css}: {found!r}")
 
-    def accept_confirm(self):
+    def renders(self):
+        return int(self.driver.execute_script("return document.body.dataset.rendered || '0'"))
+
+    def rerendering(self, action):
+        """Does `action`, then waits until the page it leads to has finished rendering."""
+        before = self.renders()
+        action()
+        try:
+            self.wait.until(lambda _: self.renders() > before and self.driver.execute_script("return document.body.dataset.busy") == "0")
+        except TimeoutException:
+            raise Failure("the page did not render after the action")
+
+    def go(self, page):
+        self.rerendering(lambda: self.click(f"#nav-{page}"))
+
+    def confirming(self, css):
+        """Clicks `css` and accepts the confirmation it asks for."""
+        self.click(css)
         self.wait.until(EC.alert_is_present()).accept()
 
     def shot(self, name):
@@ -162,7 +180,7 @@ def main():
         step(2, "invite → a passkey registered with Chromium's virtual authenticator → signed in (HttpOnly, Secure, SameSite=Strict)")
 
         # Edit and publish a config for every version, its flags opened to the debug tier.
-        owner.click("#nav-configs")
+        owner.go("configs")
         editor = owner.find("#config-editor")
         editor.clear()
         editor.send_keys(json.dumps({"features": {"chat": True}, "api_keys": {"stripe": "sk_dash_1"}}))
@@ -172,7 +190,7 @@ def main():
         owner.click("#review-changes")
         owner.text_appears("#review", "+ features")
         owner.shot("03-config-review")
-        owner.click("#publish")
+        owner.rerendering(lambda: owner.click("#publish"))
         owner.text_appears("#status", "Published revision 1")
         step(3, "the config editor shows the changes, then publishes revision 1 with a tier mark")
 
@@ -201,17 +219,16 @@ def main():
         step(4, "a device (debug tier) fetches the published config; the attested-only key is withheld")
 
         # A second revision, then a one-click rollback to the first.
-        owner.click("#nav-configs")
+        owner.go("configs")
         editor = owner.find("#config-editor")
         editor.clear()
         editor.send_keys(json.dumps({"features": {"chat": False}, "api_keys": {"stripe": "sk_dash_2"}}))
         owner.click("#review-changes")
         owner.text_appears("#review", "true → false")
-        owner.click("#publish")
+        owner.rerendering(lambda: owner.click("#publish"))
         owner.text_appears("#status", "Published revision 2")
         eventually("the device gets revision 2", lambda s, b: s == 200 and b.get("revision") == 2 and b["config"]["features"]["chat"] is False)
-        owner.click("button.rollback[data-revision='1']")
-        owner.accept_confirm()
+        owner.rerendering(lambda: owner.confirming("button.rollback[data-revision='1']"))
         owner.text_appears("#status", "as revision 3")
         owner.shot("04-config-history")
         eventually("the device gets the rollback", lambda s, b: s == 200 and b.get("revision") == 3 and b["config"]["features"]["chat"] is True)
@@ -221,38 +238,54 @@ def main():
         step(5, "a second revision reaches the device; rolled back in one click (revision 3); the resolver agrees")
 
         # Kill switch, with confirmation.
-        owner.click("#nav-safety")
+        owner.go("safety")
         owner.find("#kill-versions").send_keys("1.*")
         owner.find("#kill-reason").send_keys("Please update from the App Store")
-        owner.click("#kill")
-        owner.accept_confirm()
+        owner.rerendering(lambda: owner.confirming("#kill"))
         owner.text_appears("#status", "Switched 1.* off")
         owner.shot("05-kill-switch")
         eventually("the device is switched off", lambda s, b: s == 403 and b["error"]["code"] == "version_disabled"
                    and b["error"]["message"] == "Please update from the App Store")
         owner.find("#revoke-pattern").send_keys("3.*")
-        owner.click("#revoke")
-        owner.accept_confirm()
+        owner.rerendering(lambda: owner.confirming("#revoke"))
         owner.text_appears("#page", "3.*")
         step(6, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason; an emergency revocation of 3.* is listed")
 
         # The other pages render with the app's data.
         for page, text in (("devices", "Attested devices"), ("keys", "dashboard-test"), ("audit", "config.rollback"), ("policy", "Security policy"),
                            ("people", "owner@example.com"), ("overview", "Recent activity")):
-            owner.click(f"#nav-{page}")
+            owner.go(page)
             owner.text_appears("#page", text)
             owner.shot(f"06-{page}")
-        owner.click("#nav-keys")
+        owner.go("keys")
         owner.find("#key-name").send_keys("browser-ci")
-        owner.click("#create-key")
+        owner.rerendering(lambda: owner.click("#create-key"))
         owner.text_appears("#new-key", "sk_prod_")
         new_key = owner.find("#new-key code").text
         status, _ = http(base + "/v1/admin/config", headers={"Authorization": "Bearer " + new_key})
         expect(status == 200, f"the key the dashboard made: {status}")
         owner.shot("06-keys-created")
-        owner.click("#nav-overview")
+        owner.go("debug-tokens")
+        owner.find("#debug-token-name").send_keys("browser")
+        owner.rerendering(lambda: owner.click("#create-debug-token"))
+        owner.text_appears("#new-debug-token", "sesame_debug_")
+        owner.go("pins")
+        pin = base64.b64encode(bytes(range(32))).decode()
+        owner.find("#pin-domain").send_keys("api.example.com")
+        owner.find("#pin-key").send_keys(pin)
+        owner.rerendering(lambda: owner.click("#add-pin"))
+        owner.text_appears("#page", pin)
+        signing_key = owner.find("#pin-signing-key").text
+        status, registry = http(base + f"/v1/pins/{APP}.json")
+        deadline = time.monotonic() + 15
+        while not (status == 200 and any(k["key"] == pin for k in registry["payload"]["keys"])) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            status, registry = http(base + f"/v1/pins/{APP}.json")
+        expect(status == 200 and registry["payload"]["keys"][0]["domainName"] == "api.example.com" and signing_key, f"the pin registry: {status} {registry}")
+        owner.shot("06-pins")
+        owner.go("overview")
         owner.text_appears("#page", "Emergency revocations")
-        step(7, "devices, keys, audit log, policy, people and overview pages show the app; a key made in the dashboard works")
+        step(7, "devices, keys, debug tokens, pins, audit log, policy, people and overview pages show the app; a key made there works, a pin is served")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)
@@ -271,7 +304,7 @@ def main():
         viewer.click("#register")
         viewer.find("#nav-configs")
         viewer.text_appears("#role", "viewer")
-        viewer.click("#nav-configs")
+        viewer.go("configs")
         viewer.text_appears("#page", "Viewers cannot publish")
         expect(not viewer.driver.find_elements(By.CSS_SELECTOR, "#review-changes"), "a viewer is offered publishing")
         refused = viewer.fetch("POST", "/v1/admin/config/upload", {"version": "*", "config": {"hacked": True}})

@@ -3,7 +3,7 @@
 // ceremonies (/dashboard/api/…). It holds no secret: the session is an HttpOnly cookie, and every
 // change carries the session's CSRF token.
 
-const state = { session: null, app: null, role: null, flash: null };
+const state = { session: null, app: null, role: null, flash: null, renders: 0, generation: 0, inFlight: 0 };
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -154,6 +154,8 @@ const pages = {
   safety: { title: "Kill switch & revoke", render: safetyPage },
   devices: { title: "Devices", render: devicesPage },
   keys: { title: "Keys", render: keysPage },
+  "debug-tokens": { title: "Debug tokens", render: debugTokensPage },
+  pins: { title: "Pins", render: pinsPage },
   audit: { title: "Audit log", render: auditPage },
   policy: { title: "Policy", render: policyPage },
   people: { title: "People", render: peoplePage },
@@ -407,6 +409,69 @@ async function keysPage() {
         el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(k), text: "Revoke" }) : null)))));
 }
 
+async function debugTokensPage() {
+  const listing = await api("GET", "debug-tokens");
+  const name = el("input", { id: "debug-token-name", placeholder: "ci" });
+  const ttl = el("input", { id: "debug-token-ttl", value: "7d" });
+  const created = el("div", { id: "new-debug-token" });
+  async function create() {
+    try {
+      const reply = await api("POST", "debug-tokens", { name: name.value.trim(), ttl: ttl.value.trim() });
+      await show("debug-tokens");
+      document.getElementById("new-debug-token").replaceChildren(el("p", { class: "notice", text: reply.message }), el("code", { class: "secret", text: reply.debugToken }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function revoke(token) {
+    if (!confirm("Revoke debug token " + token.name + "? It is exchanged no more.")) return;
+    try {
+      say((await api("DELETE", "debug-tokens/" + encodeURIComponent(token.tokenId))).message, "ok");
+      await show("debug-tokens");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Debug tokens" }),
+    el("p", { class: "muted", text: "For the Simulator and CI: they get the debug tier, which sees only the config keys opened to it. Every use is audited." }),
+    isOwner() ? el("div", { class: "row" }, name, ttl, el("button", { id: "create-debug-token", onclick: create, text: "Create debug token" })) : null, created,
+    table(["Name", "Expires", "Uses", "Last used", "Revoked", ""], listing.tokens.map((t) =>
+      el("tr", {}, el("td", { text: t.name }), el("td", { text: when(t.expiresAt) }), el("td", { text: t.uses }), el("td", { text: when(t.lastUsedAt) }),
+        el("td", { text: when(t.revokedAt) }),
+        el("td", {}, isOwner() && !t.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(t), text: "Revoke" }) : null)))));
+}
+
+async function pinsPage() {
+  const [listing, keys] = await Promise.all([api("GET", "pins"), api("GET", "pins/signing-key").catch(() => ({}))]);
+  const domain = el("input", { id: "pin-domain", placeholder: "api.example.com or *.example.com" });
+  const key = el("input", { id: "pin-key", placeholder: "base64 SHA-256 of the SPKI" });
+  async function add() {
+    try {
+      say((await api("POST", "pins", { domainName: domain.value.trim(), key: key.value.trim() })).message, "ok");
+      await show("pins");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function remove(pin) {
+    if (!confirm("Remove the pin of " + pin.domainName + "? Apps stop requiring that key at their next registry fetch.")) return;
+    try {
+      say((await api("DELETE", "pins?domainName=" + encodeURIComponent(pin.domainName) + "&key=" + encodeURIComponent(pin.key))).message, "ok");
+      await show("pins");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Certificate pins" }),
+    el("p", { class: "muted", text: "Served signed at /v1/pins/" + state.app + ".json for the SslPinning SDK and SesameKit." }),
+    isOwner() ? el("div", { class: "row" }, domain, key, el("button", { id: "add-pin", onclick: add, text: "Add pin" })) : null,
+    table(["Domain", "SPKI SHA-256", "Expires", "Added", ""], listing.pins.map((p) =>
+      el("tr", {}, el("td", {}, el("code", { text: p.domainName })), el("td", {}, el("code", { class: "id", text: p.key })),
+        el("td", { text: p.expire ? when(new Date(p.expire * 1000).toISOString()) : "–" }), el("td", { text: when(p.date) }),
+        el("td", {}, isOwner() ? el("button", { class: "danger small", onclick: () => remove(p), text: "Remove" }) : null)))),
+    keys.active ? el("div", {}, el("h3", { text: "Registry signing key (the app's signingKeyBase64)" }), el("code", { id: "pin-signing-key", class: "secret", text: keys.active.base64 })) : null);
+}
+
 async function auditPage() {
   const audit = await api("GET", "audit?limit=1000");
   const action = el("input", { id: "audit-action", placeholder: "config.upload" });
@@ -508,7 +573,8 @@ function shell(pageName) {
       el("button", { id: "sign-out", onclick: () => signOut(false), text: "Sign out" }),
       el("button", { id: "sign-out-everywhere", class: "quiet", onclick: () => signOut(true), text: "Sign out everywhere" })),
     el("nav", {}, Object.entries(pages).map(([name, page]) =>
-      el("a", { href: "#/" + name, class: name === pageName ? "active" : null, id: "nav-" + name, text: page.title }))),
+      el("a", { href: "#/" + name, class: name === pageName ? "active" : null, id: "nav-" + name, text: page.title,
+        onclick: (event) => { event.preventDefault(); show(name); } }))),
     el("div", { id: "status", class: "status" }),
     el("main", { id: "page" }));
 }
@@ -520,20 +586,39 @@ async function show(route) {
   await render();
 }
 
+// Renders the page the address names. A newer render supersedes one still loading, so a slow
+// page never paints over the one asked for after it. `data-rendered` on <body> counts finished
+// renders and `data-busy` says whether one is under way, so a test (or anything else) can wait for
+// the page an action leads to.
 async function render() {
+  const generation = ++state.generation;
+  state.inFlight += 1;
+  document.body.dataset.busy = "1";
+  try {
+    await renderPage(() => generation === state.generation);
+  } finally {
+    state.inFlight -= 1;
+    document.body.dataset.rendered = String(++state.renders);
+    document.body.dataset.busy = state.inFlight > 0 ? "1" : "0";
+  }
+}
+
+async function renderPage(isCurrent) {
   const root = document.getElementById("root");
   const hash = location.hash;
   if (hash.startsWith("#invite=")) {
-    root.replaceChildren(el("div", { id: "status", class: "status" }), await invitationPage(hash.slice("#invite=".length)));
+    const page = await invitationPage(hash.slice("#invite=".length));
+    if (isCurrent()) root.replaceChildren(el("div", { id: "status", class: "status" }), page);
     return;
   }
   try {
     state.session = await dashboard("GET", "session");
   } catch (error) {
     state.session = null;
-    root.replaceChildren(el("div", { id: "status", class: "status" }), signInPage());
+    if (isCurrent()) root.replaceChildren(el("div", { id: "status", class: "status" }), signInPage());
     return;
   }
+  if (!isCurrent()) return;
   if (state.session.apps.length === 0) {
     root.replaceChildren(el("section", { class: "card narrow" }, el("h1", { text: "No app yet" }), el("p", { text: "Ask an owner for an invitation." })));
     return;
@@ -547,9 +632,10 @@ async function render() {
   state.flash = null;
   document.title = page.title + " · Sesame";
   try {
-    document.getElementById("page").replaceChildren(await page.render());
+    const content = await page.render();
+    if (isCurrent()) document.getElementById("page").replaceChildren(content);
   } catch (error) {
-    failed(error);
+    if (isCurrent()) failed(error);
   }
 }
 
