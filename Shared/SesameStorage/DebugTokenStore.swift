@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -35,7 +34,6 @@ public struct DebugTokenStore: Sendable {
         self.logger = logger
     }
 
-    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// Why a debug token was not exchanged.
     public enum Refusal: Error, Sendable, Equatable {
@@ -63,12 +61,12 @@ public struct DebugTokenStore: Sendable {
                 UPDATE debug_tokens SET revoked_at = expires_at
                 WHERE app_id = \(appID) AND name = \(name) AND revoked_at IS NULL AND expires_at <= now()
                 """, logger: logger)
-            let token = Self.prefix + Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) })
+            let token = BearerSecret.generate(prefix: Self.prefix)
             let tokenID = UUID()
             let rows = try await connection.query(
                 """
                 INSERT INTO debug_tokens (token_id, app_id, name, token_hash, created_by_key, expires_at)
-                VALUES (\(tokenID), \(appID), \(name), \(Self.hash(token)), \(createdByKey), now() + make_interval(secs => \(lifetime.wholeSeconds)))
+                VALUES (\(tokenID), \(appID), \(name), \(BearerSecret.hash(token)), \(createdByKey), now() + make_interval(secs => \(lifetime.wholeSeconds)))
                 ON CONFLICT (app_id, name) WHERE revoked_at IS NULL DO NOTHING
                 RETURNING created_at, expires_at
                 """, logger: logger)
@@ -139,7 +137,7 @@ public struct DebugTokenStore: Sendable {
     /// - Throws: `Refusal` when the token is not a live token of `appID`.
     public func redeem(_ token: String, appID: String, details: [String: JSONValue]) async throws -> Redeemed {
         guard token.utf8.count == Self.length, token.hasPrefix(Self.prefix) else { throw Refusal.unknown }
-        let hash = Self.hash(token)
+        let hash = BearerSecret.hash(token)
         // A refusal is returned from the transaction, not thrown: the transaction wraps what it throws.
         let outcome: Result<Redeemed, Refusal> = try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -58,19 +57,17 @@ struct AccountStore: Sendable {
     static let sessionAbsoluteLifetime: Duration = .seconds(12 * 3600)
     static let challengeLifetime: Duration = .seconds(300)
 
-    static func newToken() -> String { Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) }) }
-    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     // MARK: Invitations
 
     /// A single-use invitation for `email` to `appID` as `role`; the token is returned once.
     func invite(appID: String, email: String, role: AccountRole, invitedBy: String) async throws -> (token: String, expiresAt: Date) {
-        let token = Self.newToken()
+        let token = BearerSecret.generate()
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
                 INSERT INTO account_invitations (invitation_id, token_hash, app_id, email, role, invited_by, expires_at)
-                VALUES (\(UUID()), \(Self.hash(token)), \(appID), \(email), \(role.rawValue), \(invitedBy),
+                VALUES (\(UUID()), \(BearerSecret.hash(token)), \(appID), \(email), \(role.rawValue), \(invitedBy),
                         now() + make_interval(secs => \(Self.invitationLifetime.components.seconds)))
                 RETURNING expires_at
                 """, logger: logger)
@@ -88,7 +85,7 @@ struct AccountStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT app_id, email, role FROM account_invitations
-            WHERE token_hash = \(Self.hash(token)) AND used_at IS NULL AND expires_at > now()
+            WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
             """, logger: logger)
         for try await (appID, email, role) in rows.decode((String, String, String).self) {
             guard let role = AccountRole(rawValue: role) else { return nil }
@@ -105,7 +102,7 @@ struct AccountStore: Sendable {
             let rows = try await connection.query(
                 """
                 UPDATE account_invitations SET used_at = now()
-                WHERE token_hash = \(Self.hash(token)) AND used_at IS NULL AND expires_at > now()
+                WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
                 RETURNING app_id, email, role
                 """, logger: logger)
             var invitation: (appID: String, email: String, role: String)?
@@ -189,11 +186,11 @@ struct AccountStore: Sendable {
 
     /// A new session for `accountID`; its token goes in the cookie and nowhere else.
     func startSession(for accountID: UUID) async throws -> String {
-        let token = Self.newToken()
+        let token = BearerSecret.generate()
         try await database.client.query(
             """
             INSERT INTO dashboard_sessions (session_hash, account_id, expires_at)
-            VALUES (\(Self.hash(token)), \(accountID), now() + make_interval(secs => \(Self.sessionAbsoluteLifetime.components.seconds)))
+            VALUES (\(BearerSecret.hash(token)), \(accountID), now() + make_interval(secs => \(Self.sessionAbsoluteLifetime.components.seconds)))
             """, logger: logger)
         return token
     }
@@ -206,7 +203,7 @@ struct AccountStore: Sendable {
             """
             UPDATE dashboard_sessions s SET last_seen_at = now()
             FROM accounts a
-            WHERE s.session_hash = \(Self.hash(token)) AND a.account_id = s.account_id AND s.revoked_at IS NULL
+            WHERE s.session_hash = \(BearerSecret.hash(token)) AND a.account_id = s.account_id AND s.revoked_at IS NULL
               AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => \(Self.sessionIdleLifetime.components.seconds))
             RETURNING a.account_id, a.email
             """, logger: logger)
@@ -223,7 +220,7 @@ struct AccountStore: Sendable {
     /// Ends the session `token`.
     func endSession(_ token: String) async throws {
         try await database.client.query(
-            "UPDATE dashboard_sessions SET revoked_at = now() WHERE session_hash = \(Self.hash(token)) AND revoked_at IS NULL", logger: logger)
+            "UPDATE dashboard_sessions SET revoked_at = now() WHERE session_hash = \(BearerSecret.hash(token)) AND revoked_at IS NULL", logger: logger)
     }
 
     /// Ends every session of `accountID` (sign out everywhere).

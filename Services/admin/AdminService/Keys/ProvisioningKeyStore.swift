@@ -37,7 +37,6 @@ struct ProvisioningKeyStore: Sendable {
     let pathKey: SymmetricKey
     let logger: Logger
 
-    static func hash(_ key: String) -> Data { Data(SHA256.hash(data: Data(key.utf8))) }
 
     /// What listings show instead of the key: its prefix and last four characters.
     static func hint(_ key: String) -> String { "\(prefix)…\(key.suffix(4))" }
@@ -45,7 +44,7 @@ struct ProvisioningKeyStore: Sendable {
     /// The caller a presented key stands for, or nil when it is malformed, unknown or revoked.
     func authenticate(_ key: String) async throws -> Caller? {
         guard key.utf8.count == Self.length else { return nil }
-        let hash = Self.hash(key)
+        let hash = BearerSecret.hash(key)
         let rows = try await database.client.query(
             "SELECT key_id, app_id, key_hash FROM provisioning_keys WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
         for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
@@ -80,12 +79,12 @@ struct ProvisioningKeyStore: Sendable {
             for try await _ in exists { found = true }
             guard found else { return nil }
 
-            let key = Self.prefix + Base64.urlEncode((0..<32).map { _ in UInt8.random(in: 0...255) })
+            let key = BearerSecret.generate(prefix: Self.prefix)
             let keyID = UUID()
             try await connection.query(
                 """
                 INSERT INTO provisioning_keys (key_id, app_id, name, key_hash, key_hint)
-                VALUES (\(keyID), \(appID), \(name), \(Self.hash(key)), \(Self.hint(key)))
+                VALUES (\(keyID), \(appID), \(name), \(BearerSecret.hash(key)), \(Self.hint(key)))
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "key.create", details: ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]),
@@ -97,7 +96,7 @@ struct ProvisioningKeyStore: Sendable {
     /// Revokes the key given as itself (`key`) or by its id (`keyID`) if it is an active key of
     /// `appID` (any app for the operator); nil otherwise. Tells every service through the outbox.
     func revoke(key: String?, keyID: UUID?, appID: String?, caller: Caller) async throws -> ProvisioningKeySummary? {
-        let hash = key.map { Self.hash($0) }
+        let hash = key.map { BearerSecret.hash($0) }
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
