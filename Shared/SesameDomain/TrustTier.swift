@@ -1,3 +1,5 @@
+import Foundation
+
 /// How much Sesame trusts the install behind a token, from least to most. Only auth decides it and
 /// writes it into the access token's `tier` claim; delivery trusts only the claim.
 public enum TrustTier: String, Codable, Sendable, CaseIterable, Comparable {
@@ -40,6 +42,16 @@ public struct ConfigTiers: Codable, Sendable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(required)
+    }
+
+    /// The tiers stored as `json` (`config_revisions.tiers`, read as text).
+    public init(storedJSON json: String) throws {
+        self = try JSONDecoder().decode(ConfigTiers.self, from: Data(json.utf8))
+    }
+
+    /// The JSON to store in `config_revisions.tiers`.
+    public func storedJSON() throws -> String {
+        String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
     }
 
     /// The tier `key` needs.

@@ -65,7 +65,7 @@ struct DeliveryLoader: Sendable {
                     let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
                     states[appID, default: AppState()].release.configs[pattern] = ServedConfig(
                         pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge,
-                        tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) } ?? ConfigTiers())
+                        tiers: try tiers.map(ConfigTiers.init(storedJSON:)) ?? ConfigTiers())
                 } catch {
                     failures[appID] = "config \(pattern) revision \(revision) cannot be opened: \(error)"
                 }

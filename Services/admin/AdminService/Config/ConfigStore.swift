@@ -54,7 +54,7 @@ struct ConfigStore: Sendable {
         appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers?, caller: Caller
     ) async throws -> (revision: Int64, livePatterns: [String]) {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
-        let tiersJSON = try tiers.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let tiersJSON = try tiers?.storedJSON()
         let digest = Data(SHA256.hash(data: body))
         return try await database.client.withTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
@@ -96,7 +96,7 @@ struct ConfigStore: Sendable {
             let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
             return StoredConfig(
                 revision: found, zeroKnowledge: zeroKnowledge,
-                tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) },
+                tiers: try tiers.map(ConfigTiers.init(storedJSON:)),
                 config: try JSONDecoder().decode(JSONValue.self, from: Data(body)))
         }
         return nil
@@ -211,7 +211,7 @@ struct ConfigStore: Sendable {
             states.append(
                 PatternState(
                     pattern: pattern, revision: revision, sizeBytes: size, zeroKnowledge: zeroKnowledge, updatedAt: updatedAt,
-                    updatedBy: updatedBy, tiers: try tiers.map { try JSONDecoder().decode(ConfigTiers.self, from: Data($0.utf8)) }))
+                    updatedBy: updatedBy, tiers: try tiers.map(ConfigTiers.init(storedJSON:))))
         }
         return states
     }
