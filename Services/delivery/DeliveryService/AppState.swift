@@ -24,6 +24,17 @@ struct ServedConfig: Sendable {
         let etag: String
         /// The top-level keys left out for this tier.
         let withheld: [String]
+        /// `withheld` as the JSON array the answer carries; nil when nothing is withheld.
+        let withheldJSON: [UInt8]?
+
+        init(body: [UInt8], parsed: JSONValue?, etag: String, withheld: [String]) {
+            self.body = body
+            self.parsed = parsed
+            self.etag = etag
+            self.withheld = withheld
+            // Top-level keys of the developer's config may hold any character: encoded once, here.
+            withheldJSON = withheld.isEmpty ? nil : (try? JSONEncoder().encode(withheld)).map(Array.init)
+        }
     }
 
     init(pattern: String, revision: Int64, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers = ConfigTiers()) {

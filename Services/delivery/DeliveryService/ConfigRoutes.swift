@@ -68,10 +68,9 @@ struct ConfigRoutes: Sendable {
         body.writeString(#","tier":""#)
         body.writeString(tier.rawValue)
         body.writeString(#"""#)
-        if !view.withheld.isEmpty {
-            // Top-level keys of the developer's config: encoded, as they may hold any character.
+        if let withheld = view.withheldJSON {
             body.writeString(#","withheld":"#)
-            body.writeBytes(try JSONEncoder().encode(view.withheld))
+            body.writeBytes(withheld)
             DeliveryMetrics.withheld(view.withheld.count, appID: caller.claims.appID)
         }
         body.writeString("}")

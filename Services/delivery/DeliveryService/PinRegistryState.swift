@@ -3,32 +3,45 @@ import CryptoExtras
 import Foundation
 import SesameDomain
 import SesamePinning
+import Synchronization
 
 /// An app's pin registry as delivery serves it: signed once per load with the app's key (RSA
-/// PKCS#1 v1.5 signatures are deterministic, so an unchanged registry keeps its bytes and ETag).
-struct ServedPinRegistry: Sendable {
-    /// Every pin, expired ones included: a pin that expires between loads is dropped at serve time.
-    let pins: [Pin]
-    let signingKey: _RSA.Signing.PrivateKey
-    /// The signed document of the pins live at `signedAt`.
-    let document: [UInt8]
-    let etag: String
-    /// When the first pin in `document` expires (Unix seconds): from then the document is signed
-    /// again without it.
-    let nextExpiry: Int64?
+/// PKCS#1 v1.5 signatures are deterministic, so an unchanged registry keeps its bytes and ETag),
+/// and once more when a pin in it expires, for every request until the next load.
+final class ServedPinRegistry: Sendable {
+    /// The signed bytes of the pins live when they were signed.
+    struct Document: Sendable {
+        let bytes: [UInt8]
+        let etag: String
+        /// When its first pin expires (Unix seconds): from then it is signed again without it.
+        let nextExpiry: Int64?
+
+        init(pins: [Pin], signingKey: _RSA.Signing.PrivateKey, now: Date) throws {
+            let live = pins.filter { !$0.isExpired(at: now) }
+            bytes = try PinRegistry(keys: live).signedDocument(with: signingKey)
+            etag = "\"" + Hex.encode(SHA256.hash(data: bytes).prefix(16)) + "\""
+            nextExpiry = live.compactMap(\.expire).min()
+        }
+    }
+
+    /// Every pin, expired ones included.
+    private let pins: [Pin]
+    private let signingKey: _RSA.Signing.PrivateKey
+    private let document: Mutex<Document>
 
     init(pins: [Pin], signingKey: _RSA.Signing.PrivateKey, now: Date = Date()) throws {
         self.pins = pins
         self.signingKey = signingKey
-        let live = pins.filter { !$0.isExpired(at: now) }
-        document = try PinRegistry(keys: live).signedDocument(with: signingKey)
-        etag = "\"" + Hex.encode(SHA256.hash(data: document).prefix(16)) + "\""
-        nextExpiry = live.compactMap(\.expire).min()
+        document = Mutex(try Document(pins: pins, signingKey: signingKey, now: now))
     }
 
-    /// The registry to serve at `now`: this one, or, once one of its pins has expired, one signed again without it.
-    func current(at now: Date) throws -> ServedPinRegistry {
-        guard let nextExpiry, Double(nextExpiry) <= now.timeIntervalSince1970 else { return self }
-        return try ServedPinRegistry(pins: pins, signingKey: signingKey, now: now)
+    /// The document to serve at `now`, signed again (once) after one of its pins has expired.
+    func current(at now: Date) throws -> Document {
+        try document.withLock { document in
+            if let nextExpiry = document.nextExpiry, Double(nextExpiry) <= now.timeIntervalSince1970 {
+                document = try Document(pins: pins, signingKey: signingKey, now: now)
+            }
+            return document
+        }
     }
 }

@@ -26,6 +26,6 @@ struct PinRoutes: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.document)))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.bytes)))
     }
 }
