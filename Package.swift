@@ -102,7 +102,7 @@ let package = Package(
         ),
         .target(
             name: "SesameHTTP",
-            dependencies: ["SesameConfiguration", hummingbird, httpTypes, metrics, prometheus],
+            dependencies: ["SesameConfiguration", "SesameDomain", hummingbird, httpTypes, metrics, prometheus],
             path: "Shared/SesameHTTP"
         ),
         .target(

@@ -1,4 +1,5 @@
 import HTTPTypes
+import SesameDomain
 
 /// The refusals every service answers with the same code and status: one home each, so a client
 /// can switch on the code whichever service refused it. The message says what to do there.
@@ -21,5 +22,14 @@ extension APIError {
     /// 401 `token_revoked`: a token that was valid has been revoked; the app attests again.
     public static func tokenRevoked(_ message: String) -> APIError {
         APIError(.unauthorized, code: "token_revoked", message: message)
+    }
+
+    /// The bytes of base64 (or base64url) request field `field`, refused with a 400 naming it when
+    /// it is not base64, is empty, or is longer than `maxCharacters` (which keeps hostile input cheap).
+    public static func decodeBase64(_ text: String, field: String, maxCharacters: Int) throws(APIError) -> [UInt8] {
+        guard text.utf8.count <= maxCharacters, let bytes = Base64.decode(text), !bytes.isEmpty else {
+            throw invalidField(field, "is not base64")
+        }
+        return bytes
     }
 }

@@ -153,13 +153,9 @@ struct AuthFlows: Sendable {
         return TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds))
     }
 
-    /// The bytes of a base64 field, refused with a 400 naming the field. The size bound is far
-    /// above any real App Attest object and keeps hostile input cheap.
+    /// The bytes of a base64 field; the bound is far above any real App Attest object.
     static func bytes(_ text: String, field: String) throws -> [UInt8] {
-        guard text.utf8.count <= 64 * 1024, let bytes = Base64.decode(text), !bytes.isEmpty else {
-            throw APIError.invalidField(field, "is not base64")
-        }
-        return bytes
+        try APIError.decodeBase64(text, field: field, maxCharacters: 64 * 1024)
     }
 
     static func appVersion(_ text: String?) throws -> AppVersion? {

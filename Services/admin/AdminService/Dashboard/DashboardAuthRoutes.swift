@@ -223,10 +223,8 @@ struct DashboardAuthRoutes {
             body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
     }
 
+    /// The bytes of a base64url field of a WebAuthn response; far above any real one.
     static func bytes(_ text: String, field: String) throws -> [UInt8] {
-        guard text.utf8.count <= 16 * 1024, let bytes = Base64.decode(text), !bytes.isEmpty else {
-            throw APIError.invalidField(field, "is not base64url")
-        }
-        return bytes
+        try APIError.decodeBase64(text, field: field, maxCharacters: 16 * 1024)
     }
 }
