@@ -38,6 +38,19 @@ struct DeliveryHarness: Sendable {
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
         var errorMessage: String? { (json["error"] as? [String: Any])?["message"] as? String }
         var config: [String: Any]? { json["config"] as? [String: Any] }
+
+        init(status: HTTPResponse.Status, headers: HTTPFields, json: [String: Any]) {
+            self.status = status
+            self.headers = headers
+            self.json = json
+        }
+
+        /// A test client's response, its body read as a JSON object (empty when it is none).
+        init(_ response: TestResponse) {
+            self.init(
+                status: response.status, headers: response.headers,
+                json: (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:])
+        }
     }
 
     /// - Parameters:
@@ -108,10 +121,7 @@ struct DeliveryHarness: Sendable {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         if let ifNoneMatch { headers[.ifNoneMatch] = ifNoneMatch }
-        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { response in
-            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-            return Reply(status: response.status, headers: response.headers, json: json)
-        }
+        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { Reply($0) }
     }
 
     /// A request to `/v1/user/data` on delivery instance `instance`, naming the user in `X-Sesame-User-Id`
@@ -151,10 +161,7 @@ struct DeliveryHarness: Sendable {
     func get(_ uri: String, token: String? = nil, instance: Int = 0) async throws -> Reply {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
-        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { response in
-            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-            return Reply(status: response.status, headers: response.headers, json: json)
-        }
+        return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { Reply($0) }
     }
 
     /// The readiness status (`ready`, `degraded`, `unavailable`) of delivery instance `instance`.

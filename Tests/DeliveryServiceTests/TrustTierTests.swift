@@ -178,17 +178,13 @@ extension DeliveryHarness {
         try await admin.execute(
             uri: "/v1/admin/\(path)", method: method, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
             body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
-        ) { response in
-            Reply(status: response.status, headers: response.headers, json: (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:])
-        }
+        ) { Reply($0) }
     }
 
     func post(_ path: String, _ json: [String: Any], to client: (any TestClientProtocol)? = nil) async throws -> Reply {
         try await (client ?? auth).execute(
             uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
-        ) { response in
-            Reply(status: response.status, headers: response.headers, json: (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:])
-        }
+        ) { Reply($0) }
     }
 
     func exchangeDebugToken(
