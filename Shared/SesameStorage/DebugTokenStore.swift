@@ -76,7 +76,7 @@ public struct DebugTokenStore: Sendable {
                         actor: actor, action: "debug_token.create",
                         details: [
                             "tokenId": .string(tokenID.uuidString.lowercased()), "name": .string(name),
-                            "expiresAt": .string(ISO8601DateFormatter().string(from: expiresAt)),
+                            "expiresAt": .string(expiresAt.formatted(.iso8601)),
                         ]), appID: appID, on: connection, logger: logger)
                 return (
                     token,

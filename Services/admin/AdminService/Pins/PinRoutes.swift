@@ -83,8 +83,8 @@ struct PinRoutes {
 
         group.get("pins/signing-key") { request, _ -> SigningKeysResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            let active = try await pins.publicKey(appID: appID, state: "active")
-            let next = try await pins.publicKey(appID: appID, state: "pending")
+            let active = try await pins.publicKey(appID: appID, state: .active)
+            let next = try await pins.publicKey(appID: appID, state: .pending)
             guard active != nil || next != nil else {
                 throw APIError(
                     .notFound, code: "no_signing_key",
@@ -101,7 +101,7 @@ struct PinRoutes {
         group.post("pins/rotate-signing-key") { request, context -> SigningKeyResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             try await pins.rotate(appID: appID, bits: try await Self.bits(request, context: context), caller: caller)
-            guard let active = try await pins.publicKey(appID: appID, state: "active") else { throw APIError.invalidRequest("The new key was not stored.") }
+            guard let active = try await pins.publicKey(appID: appID, state: .active) else { throw APIError.invalidRequest("The new key was not stored.") }
             return Self.describe(active)
         }
     }

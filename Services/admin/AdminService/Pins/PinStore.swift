@@ -28,7 +28,7 @@ struct PinStore: Sendable {
 
     /// Adds (or replaces) `pin`; makes the app's signing key first when it has none.
     func add(appID: String, domainName: String, key: String, fqdn: String?, expire: Int64?, caller: Caller) async throws {
-        if try await publicKey(appID: appID, state: "active") == nil { try await rotate(appID: appID, bits: 2048, caller: caller) }
+        if try await publicKey(appID: appID, state: .active) == nil { try await rotate(appID: appID, bits: 2048, caller: caller) }
         try await database.client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -69,6 +69,14 @@ struct PinStore: Sendable {
         return pins
     }
 
+    /// Where a signing key stands (`pin_signing_keys.state`).
+    enum KeyState: String, Sendable {
+        /// Made ahead of a rotation: apps can ship its public key before it signs.
+        case pending
+        /// Signs the registry.
+        case active
+    }
+
     /// A signing key's public part.
     struct SigningKey: Sendable {
         let keyID: UUID
@@ -78,9 +86,9 @@ struct PinStore: Sendable {
 
     /// The app's `active` signing key (it signs the registry) or `pending` one (made ahead of a
     /// rotation); nil when there is none.
-    func publicKey(appID: String, state: String) async throws -> SigningKey? {
+    func publicKey(appID: String, state: KeyState) async throws -> SigningKey? {
         let rows = try await database.client.query(
-            "SELECT key_id, public_key_der, created_at FROM pin_signing_keys WHERE app_id = \(appID) AND state = \(state)", logger: logger)
+            "SELECT key_id, public_key_der, created_at FROM pin_signing_keys WHERE app_id = \(appID) AND state = \(state.rawValue)", logger: logger)
         for try await (keyID, der, createdAt) in rows.decode((UUID, Data, Date).self) {
             return SigningKey(keyID: keyID, key: try _RSA.Signing.PublicKey(derRepresentation: der), createdAt: createdAt)
         }
@@ -110,7 +118,7 @@ struct PinStore: Sendable {
     /// The registry is signed from the next load on with the pending key, or, without one, a new
     /// key of `bits`; the active one is retired (kept for the record).
     func rotate(appID: String, bits: Int, caller: Caller) async throws {
-        let pending = try await publicKey(appID: appID, state: "pending")
+        let pending = try await publicKey(appID: appID, state: .pending)
         let fresh = pending == nil ? try await newKey(appID: appID, bits: bits) : nil
         try await database.client.withTransaction(logger: logger) { connection in
             try await connection.query(
