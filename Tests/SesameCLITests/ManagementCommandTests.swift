@@ -54,6 +54,13 @@ struct ManagementCommandTests {
         }
     }
 
+    /// Registers TEAMID1234.com.example.app with the operator token; the options that then reach
+    /// the admin at `url` with the app's new provisioning key.
+    static func registerApp(url: String) async -> [String] {
+        let created = await sesame(["keys:create", "--url", url, "--key", operatorToken, "--team-id", "TEAMID1234", "--bundle-id", "com.example.app"])
+        return ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+    }
+
     func temporaryFile(_ contents: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-cli-\(UUID().uuidString).json").path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
@@ -144,9 +151,7 @@ struct ManagementCommandTests {
     @Test("upload --tier, debug-tokens:create/list/revoke, policy:view/set")
     func tiersAndPolicy() async throws {
         try await Self.withAdmin { url in
-            let created = await Self.sesame(["keys:create", "--url", url, "--key", Self.operatorToken, "--team-id", "TEAMID1234",
-                "--bundle-id", "com.example.app"])
-            let server = ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+            let server = await Self.registerApp(url: url)
 
             let file = try temporaryFile(#"{"api_keys":{"stripe":"sk"},"features":{"chat":true}}"#)
             let upload = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=unattested", "--json"] + server)
@@ -214,9 +219,7 @@ struct ManagementCommandTests {
     @Test("encrypt → upload → decrypt round trip; a wrong password says so and prints nothing")
     func zeroKnowledgeRoundTrip() async throws {
         try await Self.withAdmin { url in
-            let created = await Self.sesame(["keys:create", "--url", url, "--key", Self.operatorToken, "--team-id", "TEAMID1234",
-                "--bundle-id", "com.example.app"])
-            let server = ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+            let server = await Self.registerApp(url: url)
             let plaintext = #"{"api_keys":{"stripe":"sk_live_zero_knowledge"}}"#
             let file = try temporaryFile(plaintext)
             let encrypted = await Self.sesame(["encrypt", "--file", file, "--vault-pass", "vault password"])
