@@ -273,7 +273,11 @@ let package = Package(
 if Context.environment["SESAME_BENCHMARKS"] != nil {
     package.dependencies.append(.package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"))
     package.targets += [
-        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [asyncHTTPClient, httpTypes, hummingbirdTesting, nioCore, .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Benchmarks/BenchmarkSupport"
+        ),
         .executableTarget(
             name: "sesame-eventbus-benchmark",
             dependencies: ["SesameEventBus", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTestSupport", postgresNIO, logging],
@@ -301,6 +305,14 @@ if Context.environment["SESAME_BENCHMARKS"] != nil {
                 "BenchmarkSupport", "SesameLogging", hummingbirdTesting, logging, nioCore, nioPosix,
             ],
             path: "Benchmarks/DeliveryBenchmark"
+        ),
+        .executableTarget(
+            name: "sesame-scale-benchmark",
+            dependencies: [
+                "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameEncryption", "SesameStorage",
+                "SesameTestSupport", "BenchmarkSupport", "SesameLogging", hummingbirdTesting, crypto, logging, postgresNIO, nioCore,
+            ],
+            path: "Benchmarks/ScaleBenchmark"
         ),
     ]
 }

@@ -30,10 +30,6 @@ let logger: Logger = {
     return logger
 }()
 
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// The config an app gets: about 1 KiB, nested, like a real set of keys and flags.
 func sampleConfig() -> [String: Any] {
     [
@@ -85,7 +81,7 @@ enum DeliveryBenchmark {
     static func run(
         admin: any TestClientProtocol, auth: any TestClientProtocol, deliveries: [any TestClientProtocol], attester: SoftwareAttester
     ) async throws {
-        let key = try await Management(admin: admin).createKey()
+        let key = try await Management(admin: admin, key: operatorToken).createKey(teamID: teamID, bundleID: bundleID)
         let management = Management(admin: admin, key: key)
         let token = try await SoftwareApp(attester: attester, teamID: teamID, bundleID: bundleID).attest(with: auth, appVersion: "2.1.3").accessToken
         let revision = try await management.upload(sampleConfig())
@@ -94,7 +90,7 @@ enum DeliveryBenchmark {
         // The same bytes from nginx, on its own port.
         let nginx = try StaticServer(body: served)
         defer { nginx.stop() }
-        guard let port = deliveries[0].port else { throw BenchmarkError(description: "no delivery port") }
+        guard let port = deliveries[0].port else { throw BenchmarkFailure("no delivery port") }
         let path = "/v1/config?version=2.1.3"
         // Hummingbird alone, one route answering the same bytes, no middleware: the framework's floor.
         let bare = Router()
@@ -102,7 +98,7 @@ enum DeliveryBenchmark {
         bare.get("v1/config") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: servedBuffer)) }
         let nginxPort = nginx.port
         try await Application(router: bare, logger: logger).test(.live) { bareClient in
-            guard let barePort = bareClient.port else { throw BenchmarkError(description: "no port") }
+            guard let barePort = bareClient.port else { throw BenchmarkFailure("no port") }
             try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
         }
 
@@ -161,32 +157,5 @@ enum DeliveryBenchmark {
             }
         }
         return body
-    }
-}
-
-/// The management calls the benchmark makes.
-struct Management {
-    let admin: any TestClientProtocol
-    var key: String = operatorToken
-
-    func call(_ path: String, _ json: [String: Any]) async throws -> [String: Any] {
-        try await admin.execute(
-            uri: "/v1/admin/\(path)", method: .post, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
-            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: json))
-        ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
-    }
-
-    func createKey() async throws -> String {
-        guard let key = try await call("keys/create", ["teamId": teamID, "bundleId": bundleID])["key"] as? String else {
-            throw BenchmarkError(description: "no provisioning key")
-        }
-        return key
-    }
-
-    func upload(_ config: [String: Any]) async throws -> Int {
-        guard let revision = try await call("config/upload", ["version": "*", "config": config])["revision"] as? Int else {
-            throw BenchmarkError(description: "upload refused")
-        }
-        return revision
     }
 }

@@ -13,22 +13,31 @@ public enum StoredAccessRules {
         /// The apps with a stored pattern that does not parse, with why. Ignoring such a rule would
         /// let a killed version or a revoked token through: their rules must not be used.
         public var failures: [String: String] = [:]
+
+        public init() {}
     }
 
-    /// The rules of every app, or of `appID` only. With `revocationsOnly`, the emergency
-    /// revocations alone (auth's refresh applies nothing else, so it does not read the kill switches).
+    /// The rules of `appID`. With `revocationsOnly`, the emergency revocations alone (auth's
+    /// refresh applies nothing else, so it does not read the kill switches).
     public static func load(
-        appID: String? = nil, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
+        appID: String, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
+    ) async throws -> Loaded {
+        try await load(appIDs: [appID], revocationsOnly: revocationsOnly, from: client, logger: logger)
+    }
+
+    /// The rules of every app (`appIDs` nil), or of the apps in `appIDs`.
+    public static func load(
+        appIDs: [String]?, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
     ) async throws -> Loaded {
         var loaded = Loaded()
-        if !revocationsOnly { try await readKillSwitches(appID: appID, into: &loaded, from: client, logger: logger) }
-        try await readRevocations(appID: appID, into: &loaded, from: client, logger: logger)
+        if !revocationsOnly { try await readKillSwitches(appIDs: appIDs, into: &loaded, from: client, logger: logger) }
+        try await readRevocations(appIDs: appIDs, into: &loaded, from: client, logger: logger)
         return loaded
     }
 
-    private static func readKillSwitches(appID: String?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
+    private static func readKillSwitches(appIDs: [String]?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
         let kills = try await client.query(
-            "SELECT app_id, version, reason FROM kill_switches WHERE \(appID)::text IS NULL OR app_id = \(appID)", logger: logger)
+            "SELECT app_id, version, reason FROM kill_switches WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])", logger: logger)
         for try await (app, version, reason) in kills.decode((String, String, String).self) {
             guard let pattern = try? VersionPattern(version) else {
                 loaded.failures[app] = "kill switch pattern \(version) does not parse"
@@ -38,12 +47,56 @@ public enum StoredAccessRules {
         }
     }
 
-    private static func readRevocations(appID: String?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
+    /// An app's emergency revocations as one JSON array, for a statement that reads them with
+    /// the rest of what it decides on (auth's refresh, in one round trip); `appID` is the SQL
+    /// expression of the app's id. Read back with `revocations(json:appID:into:)`.
+    public static func revocationsJSON(appID: String) -> String {
+        """
+        coalesce((SELECT json_agg(json_build_array(version_pattern, extract(epoch FROM issued_before), \(refreshDeadline))
+            ORDER BY id) FROM revocations WHERE app_id = \(appID)), '[]')::text
+        """
+    }
+
+    /// Reads what `revocationsJSON` selected into `loaded`, as `load` would have.
+    public static func revocations(json: String, appID: String, into loaded: inout Loaded) {
+        guard let entries = try? JSONDecoder().decode([[JSONValue]].self, from: Data(json.utf8)) else {
+            loaded.failures[appID] = "revocations cannot be read"
+            return
+        }
+        for entry in entries {
+            guard entry.count == 3, case .string(let text) = entry[0], let issuedBefore = seconds(entry[1]) else {
+                loaded.failures[appID] = "a revocation cannot be read"
+                return
+            }
+            guard let pattern = try? VersionPattern(text) else {
+                loaded.failures[appID] = "revocation pattern \(text) does not parse"
+                continue
+            }
+            loaded.rules[appID, default: AccessRules()].revocations.append(
+                RevocationRule(
+                    pattern: pattern, issuedBefore: Date(timeIntervalSince1970: issuedBefore),
+                    refreshDeadline: seconds(entry[2]).map { Date(timeIntervalSince1970: $0) }))
+        }
+    }
+
+    private static func seconds(_ value: JSONValue) -> Double? {
+        switch value {
+        case .number(let seconds): seconds
+        case .integer(let seconds): Double(seconds)
+        default: nil
+        }
+    }
+
+    /// When a revocation stops letting a refresh through, if it sets a deadline.
+    private static let refreshDeadline =
+        "extract(epoch FROM CASE WHEN force_refresh_ttl > 0 THEN created_at + make_interval(secs => force_refresh_ttl) END)"
+
+    private static func readRevocations(appIDs: [String]?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
         let revocations = try await client.query(
             """
             SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
                 THEN created_at + make_interval(secs => force_refresh_ttl) END
-            FROM revocations WHERE \(appID)::text IS NULL OR app_id = \(appID)
+            FROM revocations WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])
             """, logger: logger)
         for try await (app, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
             guard let pattern = try? VersionPattern(version) else {

@@ -29,6 +29,7 @@ struct AuthHarness: Sendable {
     let database: PostgresClient
     let databaseURL: DatabaseURL
     let attester: SoftwareAttester
+    let configuration: ServiceConfiguration
     static let masterKey = Array(repeating: UInt8(7), count: 32)
 
     struct Reply: @unchecked Sendable {
@@ -64,9 +65,20 @@ struct AuthHarness: Sendable {
                         INSERT INTO apps (app_id, team_id, bundle_id, storage_id, policy)
                         VALUES (\(appID), \(teamID), \(bundleID), \(storageID), \(policyJSON)::jsonb)
                         """)
-                    try await body(AuthHarness(client: client, database: database, databaseURL: url, attester: attester))
+                    try await body(
+                        AuthHarness(client: client, database: database, databaseURL: url, attester: attester, configuration: configuration))
                 }
             }
+        }
+    }
+
+    /// Runs `body` with a harness for a second auth instance on the same database: a replica.
+    func withSecondReplica(_ body: @Sendable (AuthHarness) async throws -> Void) async throws {
+        try await AuthService.buildApplication(configuration: configuration).test(.live) { client in
+            try await eventually("second auth ready") {
+                try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
+            }
+            try await body(AuthHarness(client: client, database: database, databaseURL: databaseURL, attester: attester, configuration: configuration))
         }
     }
 

@@ -41,6 +41,37 @@ struct AuthLimitTests {
         }
     }
 
+    @Test("the admission budget is one across replicas: two auth instances admit what one would")
+    func admissionSharedAcrossReplicas() async throws {
+        // 1 per second, 2 at once. Sixteen attests sent at once, half to each replica: one budget
+        // admits 2, plus one per second the burst takes; one budget per replica would admit twice that.
+        try await AuthHarness.run(admissionRate: 1) { first in
+            try await first.withSecondReplica { second in
+                var bodies: [[String: Any]] = []
+                for _ in 0..<16 { bodies.append(try first.attestBody(first.attester.generateKey(), nonce: try await first.challenge())) }
+                let started = ContinuousClock.now
+                let replies = try await withThrowingTaskGroup(of: AuthHarness.Reply.self) { group in
+                    for (index, body) in bodies.enumerated() {
+                        let (replica, sendable) = (index.isMultiple(of: 2) ? first : second, UncheckedBody(json: body))
+                        group.addTask { try await replica.post("/v1/auth/attest", sendable.json, from: "198.51.100.\(index)") }
+                    }
+                    return try await group.reduce(into: [AuthHarness.Reply]()) { $0.append($1) }
+                }
+                let seconds = Int((ContinuousClock.now - started).components.seconds) + 1
+                let admitted = replies.filter { $0.status == .ok }.count
+                #expect(admitted >= 2 && admitted <= 2 + seconds, "admitted \(admitted) of 16 in about \(seconds) s")
+                let refused = try #require(replies.first { $0.status == .tooManyRequests })
+                #expect(refused.errorCode == "rate_limited")
+                #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            }
+        }
+    }
+
+    /// A JSON body handed to a child task (JSONSerialization's dictionaries are not `Sendable`).
+    private struct UncheckedBody: @unchecked Sendable {
+        let json: [String: Any]
+    }
+
     @Test("refresh is limited per attested key: a flood with one key's token gets 429 before touching the family")
     func refreshPerKey() async throws {
         try await AuthHarness.run { harness in

@@ -20,30 +20,26 @@ struct AttestedKeyStore: Sendable {
     let database: Database
     let logger: Logger
 
-    /// Stores a newly attested key and opens its first refresh-token family, in one transaction.
+    /// Stores a newly attested key and opens its first refresh-token family, in one statement.
     /// - Returns: the family id, or nil when the key id was attested before (a key attests once).
     func register(
         keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, familyLifetime: Duration
     ) async throws -> UUID? {
-        try await database.client.withTransaction(logger: logger) { connection in
-            let inserted = try await connection.query(
-                """
+        let family = UUID()
+        let rows = try await database.client.query(
+            """
+            WITH attested AS (
                 INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, last_used_at)
                 VALUES (\(Data(keyID)), \(appID), \(Data(attestation.publicKey)), \(Data(attestation.receipt)),
                         \(Int64(attestation.counter)), \(attestation.environment.rawValue), \(appVersion), now())
-                ON CONFLICT (key_id) DO NOTHING RETURNING 1
-                """, logger: logger)
-            var isNew = false
-            for try await _ in inserted { isNew = true }
-            guard isNew else { return nil }
-            let family = UUID()
-            try await connection.query(
-                """
-                INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
-                VALUES (\(family), \(appID), \(Data(keyID)), now() + make_interval(secs => \(familyLifetime.wholeSeconds)))
-                """, logger: logger)
-            return family
-        }
+                ON CONFLICT (key_id) DO NOTHING RETURNING key_id
+            )
+            INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
+            SELECT \(family), \(appID), key_id, now() + make_interval(secs => \(familyLifetime.wholeSeconds)) FROM attested
+            RETURNING family_id
+            """, logger: logger)
+        for try await _ in rows { return family }
+        return nil
     }
 
     func key(_ keyID: [UInt8]) async throws -> AttestedKey? {
@@ -71,12 +67,4 @@ struct AttestedKeyStore: Sendable {
         return false
     }
 
-    /// Records a refresh: when the device was last seen, and the version it now reports.
-    func recordRefresh(of keyID: [UInt8], appVersion: String?) async throws {
-        try await database.client.query(
-            """
-            UPDATE attested_keys SET last_used_at = now(), app_version = coalesce(\(appVersion), app_version)
-            WHERE key_id = \(Data(keyID))
-            """, logger: logger)
-    }
 }

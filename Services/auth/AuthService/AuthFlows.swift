@@ -41,7 +41,7 @@ struct AuthFlows: Sendable {
         // The app's admission budget is spent only by callers holding a real challenge, so nobody
         // can lock an app's new installs out with requests that cost them nothing. A client told
         // to wait asks for a new challenge when it comes back.
-        try limits.attestAdmissionPerApp.enforce(app.appID, jitterSeconds: 5)
+        try await limits.attestAdmission.enforce(app.appID, jitterSeconds: 5)
         let verified: AppAttestVerifier.Attestation
         do {
             verified = try await verifier.verifyAttestation(
@@ -85,9 +85,7 @@ struct AuthFlows: Sendable {
         // The token's version decides, and so does the one the app now claims: claiming another
         // version cannot escape a revocation of the version the family was issued for.
         let tokenVersion = claims.appVersion.flatMap { AppVersion($0) }
-        if try await families.isRevokedByEmergency(
-            appID: state.appID, familyCreatedAt: state.createdAt, tokenVersion: tokenVersion, claimedVersion: claimedVersion)
-        {
+        if RefreshTokenFamilies.isRevokedByEmergency(state, tokenVersion: tokenVersion, claimedVersion: claimedVersion) {
             throw AuthErrors.tokenRevoked
         }
 
@@ -109,9 +107,8 @@ struct AuthFlows: Sendable {
             throw APIError.invalidField("assertion", "and \"clientData\" must be sent together")
         }
 
-        switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh) {
+        switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text) {
         case .rotated(let generation):
-            try await keys.recordRefresh(of: state.keyID, appVersion: claimedVersion?.text)
             let subject = TokenAuthority.Subject(
                 keyID: claims.subject.value, appID: state.appID, environment: claims.environment,
                 appVersion: claimedVersion?.text ?? claims.appVersion)

@@ -1,7 +1,10 @@
+import Logging
 import SesameHTTP
+import SesameStorage
 
 /// Abuse limits on the endpoints that cost the most: per client address on challenge, attest and
-/// refresh, per attested key on refresh, and an admission limit per app on attest. Apple asks
+/// refresh, per attested key on refresh (each per instance: a gateway spreads one client over the
+/// replicas), and an admission budget per app on attest, shared by every replica. Apple asks
 /// servers to keep attestations below about 100 per second per app; past the admission limit
 /// clients are told to come back after a jittered delay, so a thundering herd of new installs
 /// spreads out instead of retrying in step.
@@ -12,15 +15,17 @@ struct AuthLimits: Sendable {
     var refreshPerClient = RateLimiter(.init(rate: 20, burst: 100))
     // One install refreshes every 15 minutes; a handful at once covers retries.
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
-    var attestAdmissionPerApp: RateLimiter
+    let attestAdmission: AdmissionBudget
     // The tiers below attested cost an attacker nothing but a request: far less than attest.
     var debugPerClient = RateLimiter(.init(rate: 1, burst: 20))
     var unattestedPerClient = RateLimiter(.init(rate: 0.2, burst: 5))
-    var unattestedAdmissionPerApp: RateLimiter
+    let unattestedAdmission: AdmissionBudget
 
-    /// - Parameter admissionRate: attestations admitted per second per app (`SESAME_ATTEST_ADMISSION_RATE`).
-    init(admissionRate: Int) {
-        attestAdmissionPerApp = RateLimiter(.init(rate: Double(admissionRate), burst: Double(admissionRate * 2)))
-        unattestedAdmissionPerApp = RateLimiter(.init(rate: Double(admissionRate) / 5, burst: Double(admissionRate)))
+    /// - Parameter admissionRate: attestations admitted per second per app, across every replica
+    ///   (`SESAME_ATTEST_ADMISSION_RATE`).
+    init(admissionRate: Int, database: Database, logger: Logger) {
+        let rate = Double(admissionRate)
+        attestAdmission = AdmissionBudget(database: database, purpose: "attest", rate: rate, burst: rate * 2, logger: logger)
+        unattestedAdmission = AdmissionBudget(database: database, purpose: "unattested", rate: rate / 5, burst: rate, logger: logger)
     }
 }

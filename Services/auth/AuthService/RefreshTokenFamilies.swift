@@ -15,6 +15,8 @@ struct RefreshFamilyState: Sendable {
     let expired: Bool
     let keyRevoked: Bool
     let policy: AppPolicy
+    /// The app's emergency revocations, read in the same statement.
+    let revocations: StoredAccessRules.Loaded
 }
 
 /// What happened when a refresh token was presented for rotation.
@@ -32,59 +34,69 @@ struct RefreshTokenFamilies: Sendable {
     let database: Database
     let logger: Logger
 
+    /// The family, its key, its app's policy and emergency revocations: one round trip.
     func state(of family: UUID) async throws -> RefreshFamilyState? {
         let rows = try await database.client.query(
             """
             SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL, f.expires_at <= now(),
-                   k.revoked_at IS NOT NULL, a.policy::text
+                   k.revoked_at IS NOT NULL, a.policy::text, \(unescaped: StoredAccessRules.revocationsJSON(appID: "f.app_id"))
             FROM refresh_token_families f
             JOIN attested_keys k ON k.key_id = f.key_id
             JOIN apps a ON a.app_id = f.app_id
             WHERE f.family_id = \(family)
             """, logger: logger)
-        for try await (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policy) in rows.decode(
-            (String, Data, Int64, Date, Bool, Bool, Bool, String).self)
+        for try await (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in rows.decode(
+            (String, Data, Int64, Date, Bool, Bool, Bool, String, String).self)
         {
+            var revocations = StoredAccessRules.Loaded()
+            StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
             return RefreshFamilyState(
                 appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-                keyRevoked: keyRevoked, policy: try AppPolicy(storedJSON: policy))
+                keyRevoked: keyRevoked, policy: try AppPolicy(storedJSON: policy), revocations: revocations)
         }
         return nil
     }
 
-    /// Moves the family from `generation` to the next one, atomically; a stale generation revokes it.
-    func rotate(_ family: UUID, from generation: Int64, lifetime: Duration) async throws -> RotationOutcome {
-        try await database.client.withTransaction(logger: logger) { connection in
-            let rotated = try await connection.query(
-                """
+    /// Moves the family from `generation` to the next one and records the device's use (when it
+    /// was last seen, the version it now reports), in one statement; a stale generation revokes
+    /// the family instead. Two requests racing with one token: the second finds the row moved on
+    /// once the first's lock is released, and revokes.
+    func rotate(_ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String? = nil) async throws -> RotationOutcome {
+        let rows = try await database.client.query(
+            """
+            WITH rotated AS (
                 UPDATE refresh_token_families
                 SET generation = generation + 1, expires_at = now() + make_interval(secs => \(lifetime.wholeSeconds))
                 WHERE family_id = \(family) AND generation = \(generation) AND revoked_at IS NULL AND expires_at > now()
-                RETURNING generation
-                """, logger: logger)
-            for try await next in rotated.decode(Int64.self) { return .rotated(generation: next) }
-            // Not current: if the family lives and has moved past this generation, the token was used before.
-            let reused = try await connection.query(
-                """
+                RETURNING generation, key_id
+            ), reused AS (
                 UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'refresh token reused'
-                WHERE family_id = \(family) AND generation > \(generation) AND revoked_at IS NULL RETURNING 1
-                """, logger: logger)
-            for try await _ in reused { return .reused }
-            return .unusable
+                WHERE family_id = \(family) AND generation > \(generation) AND revoked_at IS NULL
+                RETURNING 1
+            ), seen AS (
+                UPDATE attested_keys SET last_used_at = now(), app_version = coalesce(\(appVersion), app_version)
+                WHERE key_id = (SELECT key_id FROM rotated)
+                RETURNING 1
+            )
+            SELECT (SELECT generation FROM rotated), EXISTS (SELECT 1 FROM reused), (SELECT count(*) FROM seen)
+            """, logger: logger)
+        for try await (next, reused, _) in rows.decode((Int64?, Bool, Int64).self) {
+            if let next { return .rotated(generation: next) }
+            return reused ? .reused : .unusable
         }
+        return .unusable
     }
 
-    /// Whether an emergency revocation covers a family created at `familyCreatedAt` whose token
-    /// says `tokenVersion`, for an app now claiming `claimedVersion`: the revocation half of the
+    /// Whether an emergency revocation covers the family in `state`, whose token says
+    /// `tokenVersion`, for an app now claiming `claimedVersion`: the revocation half of the
     /// decision delivery makes (`AccessRules.verdict`), on the same stored rules. Kill switches
     /// are delivery's to enforce: a switched-off app may still refresh, and is told at delivery.
-    func isRevokedByEmergency(
-        appID: String, familyCreatedAt: Date, tokenVersion: AppVersion?, claimedVersion: AppVersion?, now: Date = Date()
-    ) async throws -> Bool {
-        let stored = try await StoredAccessRules.load(appID: appID, revocationsOnly: true, from: database.client, logger: logger)
+    static func isRevokedByEmergency(
+        _ state: RefreshFamilyState, tokenVersion: AppVersion?, claimedVersion: AppVersion?, now: Date = Date()
+    ) -> Bool {
         // A stored revocation that no longer parses: when in doubt, refuse.
-        guard stored.failures[appID] == nil else { return true }
-        let revocations = stored.rules[appID] ?? AccessRules()
-        return revocations.verdict(requestedVersion: claimedVersion, tokenVersion: tokenVersion, issuedAt: familyCreatedAt, now: now) == .revoked
+        guard state.revocations.failures[state.appID] == nil else { return true }
+        let revocations = state.revocations.rules[state.appID] ?? AccessRules()
+        return revocations.verdict(requestedVersion: claimedVersion, tokenVersion: tokenVersion, issuedAt: state.createdAt, now: now) == .revoked
     }
 }

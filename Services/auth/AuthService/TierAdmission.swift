@@ -49,7 +49,7 @@ struct TierAdmission: Sendable {
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
         guard app.policy.admitUnattested else { throw AuthErrors.unattestedNotAdmitted }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
-        try limits.unattestedAdmissionPerApp.enforce(app.appID, jitterSeconds: 5)
+        try await limits.unattestedAdmission.enforce(app.appID, jitterSeconds: 5)
         let subject = TokenAuthority.Subject(
             keyID: "unattested:" + UUID().uuidString.lowercased(), appID: app.appID, environment: "none", appVersion: appVersion?.text,
             tier: .unattested)

@@ -18,8 +18,6 @@ struct ServedConfig: Sendable {
     /// The config as one tier sees it.
     struct View: Sendable {
         let body: [UInt8]
-        /// Parsed, for `scope`; nil for zero-knowledge configs, which cannot be filtered.
-        let parsed: JSONValue?
         /// A strong ETag over `body`.
         let etag: String
         /// The top-level keys left out for this tier.
@@ -27,9 +25,8 @@ struct ServedConfig: Sendable {
         /// `withheld` as the JSON array the answer carries; nil when nothing is withheld.
         let withheldJSON: [UInt8]?
 
-        init(body: [UInt8], parsed: JSONValue?, etag: String, withheld: [String]) {
+        init(body: [UInt8], etag: String, withheld: [String]) {
             self.body = body
-            self.parsed = parsed
             self.etag = etag
             self.withheld = withheld
             // Top-level keys of the developer's config may hold any character: encoded once, here.
@@ -43,13 +40,15 @@ struct ServedConfig: Sendable {
         self.zeroKnowledge = zeroKnowledge
         self.tiers = tiers
         let parsed = zeroKnowledge ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body))
-        whole = View(body: body, parsed: parsed, etag: ServedConfig.etag(revision: revision, bytes: body), withheld: [])
+        // Parsed only to prepare the tiers' views: a `scope` request parses the view it filters,
+        // which keeps each held config at its bytes (a parsed tree is several times their size).
+        whole = View(body: body, etag: ServedConfig.etag(revision: revision, bytes: body), withheld: [])
         var views: [TrustTier: View] = [:]
         if case .object(let object)? = parsed {
             for tier in TrustTier.allCases where tier != .attested {
                 let (visible, withheld) = tiers.visible(object, to: tier)
                 let bytes = (try? Self.encode(.object(visible))) ?? Array("{}".utf8)
-                views[tier] = View(body: bytes, parsed: .object(visible), etag: ServedConfig.etag(revision: revision, bytes: bytes), withheld: withheld)
+                views[tier] = View(body: bytes, etag: ServedConfig.etag(revision: revision, bytes: bytes), withheld: withheld)
             }
         }
         lowerTierViews = views

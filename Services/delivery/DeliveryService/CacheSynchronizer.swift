@@ -1,15 +1,20 @@
 import Logging
 import Metrics
 import ServiceLifecycle
+import SesameConfiguration
 import SesameEventBus
 import SesameEvents
 import SesameStorage
 
-/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start, every `resyncInterval`, once
-/// the event consumer is assigned and whenever the broker answers again after an outage (repairing
-/// anything written before the consumer read or while Kafka was away), and an app's reload as soon
-/// as an event about it arrives. Every event is handled by reloading from PostgreSQL, which is
-/// where it came from, so handling one twice, late or out of order does no harm.
+/// Keeps `DeliveryCache` right: a full load from PostgreSQL at start; a resync of the apps changed
+/// since the last one every `resyncInterval`, once the event consumer is assigned and whenever the
+/// broker answers again after an outage (repairing anything written before the consumer read or
+/// while Kafka was away); and an app's reload as soon as an event about it arrives. Every event is
+/// handled by reloading from PostgreSQL, which is where it came from, so handling one twice, late
+/// or out of order does no harm.
+///
+/// A resync reads what changed since a watermark (`DeliveryLoader.changes`), so an idle system's
+/// resync costs one indexed read, however many apps and revisions it holds.
 struct CacheSynchronizer: Service {
     let cache: DeliveryCache
     let loader: DeliveryLoader
@@ -47,11 +52,13 @@ struct CacheSynchronizer: Service {
     /// not migrated yet) is retried soon, backing off to the interval: until the first load
     /// succeeds the instance is not ready.
     private func resync(on requests: AsyncStream<Void>) async {
+        // Where the last resync read up to; nil until the first full load.
+        var watermark: Int64?
         for await _ in requests.cancelOnGracefulShutdown() {
             var failures = 0
             while !Task.isShuttingDownGracefully, !Task.isCancelled {
                 do {
-                    try await resyncOnce()
+                    watermark = try await resyncOnce(from: watermark)
                     break
                 } catch {
                     // Cached state keeps being served; readiness reports PostgreSQL.
@@ -64,14 +71,30 @@ struct CacheSynchronizer: Service {
         }
     }
 
-    private func resyncOnce() async throws {
+    /// Loads the apps changed since `watermark` and those that failed to load, and the signing
+    /// keys; everything when there is no watermark yet, or when PostgreSQL's history is behind it
+    /// (a database restored from a backup). Returns the next watermark.
+    private func resyncOnce(from watermark: Int64?) async throws -> Int64 {
         let (cache, loader, tokens) = (cache, loader, tokens)
-        try await cancelWhenGracefulShutdown {
+        return try await cancelWhenGracefulShutdown {
             try await withTimeout(.seconds(30)) {
+                let clock = ContinuousClock()
+                let began = clock.now
                 let start = cache.beginResync()
-                let loaded = try await loader.loadAll(previous: cache.allConfigs())
-                reportingFailures { cache.finishResync(start, loaded: loaded) }
+                let (next, changed) = try await loader.changes(since: watermark)
+                var scope: Set<String>?
+                if let watermark, next >= watermark { scope = Set(changed).union(cache.failing.keys) }
+                var loaded = DeliveryLoader.Loaded()
+                if let scope {
+                    if !scope.isEmpty { loaded = try await loader.loadAll(only: Array(scope), previous: cache.configs(of: scope)) }
+                } else {
+                    loaded = try await loader.loadAll(previous: cache.allConfigs())
+                }
+                reportingFailures { cache.finishResync(start, loaded: loaded, scope: scope) }
                 try await tokens.reloadKeys()
+                DeliveryMetrics.resynced(
+                    seconds: (clock.now - began).inSeconds, appsLoaded: scope?.count ?? loaded.states.count, rowsRead: loaded.rowsRead + 1)
+                return next
             }
         }
     }
@@ -99,7 +122,7 @@ struct CacheSynchronizer: Service {
                 if case .signingKeyRotated = envelope.event {
                     try await tokens.reloadKeys()
                 } else if let appID = envelope.appID {
-                    let loaded = try await loader.loadAll(only: appID, previous: [appID: cache.configs(of: appID)])
+                    let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
                     reportingFailures { cache.replace(appID, with: loaded) }
                 }
             } catch {

@@ -37,7 +37,8 @@ struct ConfigRoutes: Sendable {
             guard !served.zeroKnowledge else { throw DeliveryErrors.scopeUnavailable }
             let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }),
-                let selected = view.parsed?.selecting(paths: paths)
+                let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(view.body)),
+                let selected = parsed.selecting(paths: paths)
             else { throw DeliveryErrors.invalidScope }
             config = try ServedConfig.encode(selected)
             etag = ServedConfig.etag(revision: served.revision, bytes: config)

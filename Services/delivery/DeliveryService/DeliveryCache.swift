@@ -58,28 +58,31 @@ final class DeliveryCache: Sendable {
         ResyncStart(reloads: contents.withLock { $0.reloads })
     }
 
-    /// Replaces every app's state with what the resync read, except apps reloaded since it began
-    /// and apps that failed to load, which keep what they had.
-    func finishResync(_ start: ResyncStart, loaded: DeliveryLoader.Loaded) {
+    /// Replaces the state of every app in `scope` (every app when nil: a full load) with what the
+    /// resync read, except apps reloaded since it began and apps that failed to load, which keep
+    /// what they had. An app in scope that the resync did not find has nothing left to serve.
+    func finishResync(_ start: ResyncStart, loaded: DeliveryLoader.Loaded, scope: Set<String>?) {
         contents.withLock { contents in
             let newer = Set(contents.reloadedAt.filter { $0.value > start.reloads }.keys)
-            var apps = loaded.states.filter { !newer.contains($0.key) }
-            var failing = loaded.failures.filter { !newer.contains($0.key) }
-            for appID in failing.keys { apps[appID] = contents.apps[appID] }
-            for appID in newer {
-                apps[appID] = contents.apps[appID]
-                failing[appID] = contents.failing[appID]
+            let affected = scope ?? Set(contents.apps.keys).union(contents.failing.keys).union(loaded.states.keys).union(loaded.failures.keys)
+            for appID in affected where !newer.contains(appID) {
+                if let failure = loaded.failures[appID] {
+                    contents.failing[appID] = failure
+                } else {
+                    contents.failing[appID] = nil
+                    contents.apps[appID] = loaded.states[appID]
+                }
             }
-            contents.apps = apps
-            contents.failing = failing
             contents.reloadedAt = contents.reloadedAt.filter { newer.contains($0.key) }
             contents.loaded = true
         }
     }
 
-    /// The configs held now, to reuse their decrypted bodies when reloading.
-    func configs(of appID: String) -> [String: ServedConfig] {
-        contents.withLock { $0.apps[appID]?.release.configs ?? [:] }
+    /// The configs held now for `appIDs`, to reuse their decrypted bodies when reloading.
+    func configs(of appIDs: some Sequence<String>) -> [String: [String: ServedConfig]] {
+        contents.withLock { contents in
+            Dictionary(uniqueKeysWithValues: appIDs.compactMap { appID in contents.apps[appID].map { (appID, $0.release.configs) } })
+        }
     }
 
     func allConfigs() -> [String: [String: ServedConfig]] {

@@ -8,8 +8,8 @@ import SesamePinning
 import SesameStorage
 
 /// Reads delivery's state from PostgreSQL: the current revision of every pattern, kill switches
-/// and emergency revocations. A config already held at the same revision is reused, so each
-/// revision is decrypted once.
+/// and emergency revocations, for every app or for the apps that changed. A config already held
+/// at the same revision is reused, so each revision is decrypted once.
 ///
 /// One app's bad row (a config sealed under a master key this instance lacks, a policy that no
 /// longer decodes) fails that app only: the others load, and the failure is reported by app.
@@ -24,22 +24,38 @@ struct DeliveryLoader: Sendable {
         var states: [String: AppState] = [:]
         /// The apps that could not be loaded, with why.
         var failures: [String: String] = [:]
+        /// How many rows PostgreSQL returned for it.
+        var rowsRead = 0
     }
 
-    /// Every app's state (or only `only`'s). Throws only when PostgreSQL cannot be read at all.
-    func loadAll(only: String? = nil, previous: [String: [String: ServedConfig]]) async throws -> Loaded {
+    /// Where PostgreSQL's history stands (`pg_snapshot_xmin`: every transaction before it has
+    /// ended), and the apps changed by a transaction at or after `since` (none when nil). Read in
+    /// one snapshot: a resync that loads these apps, then asks again from the watermark returned,
+    /// misses no commit, however late it lands.
+    func changes(since: Int64?) async throws -> (watermark: Int64, apps: [String]) {
+        let rows = try await database.client.query(
+            """
+            SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                ARRAY(SELECT app_id FROM app_changes WHERE changed_xid >= \(since)::text::xid8)
+            """, logger: logger)
+        for try await (watermark, apps) in rows.decode((Int64, [String]).self) { return (watermark, apps) }
+        throw StorageError.unavailable  // a SELECT without FROM answers one row
+    }
+
+    /// Every app's state (`only` nil), or the states of the apps in `only`. Throws only when
+    /// PostgreSQL cannot be read at all.
+    func loadAll(only: [String]? = nil, previous: [String: [String: ServedConfig]]) async throws -> Loaded {
         var states: [String: AppState] = [:]
         var failures: [String: String] = [:]
+        var rowsRead = 0
         let current = try await database.client.query(
             """
-            SELECT app_id, pattern, revision, action, zero_knowledge FROM (
-                SELECT DISTINCT ON (app_id, pattern) app_id, pattern, revision, action, zero_knowledge
-                FROM config_revisions WHERE \(only)::text IS NULL OR app_id = \(only)
-                ORDER BY app_id, pattern, revision DESC
-            ) latest WHERE action <> 'delete'
+            SELECT app_id, pattern, revision, zero_knowledge FROM config_heads
+            WHERE action <> 'delete' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
             """, logger: logger)
         var wanted: (appIDs: [String], patterns: [String], revisions: [Int64], zeroKnowledge: [Bool]) = ([], [], [], [])
-        for try await (appID, pattern, revision, _, zeroKnowledge) in current.decode((String, String, Int64, String, Bool).self) {
+        for try await (appID, pattern, revision, zeroKnowledge) in current.decode((String, String, Int64, Bool).self) {
+            rowsRead += 1
             if let held = previous[appID]?[pattern], held.revision == revision {
                 states[appID, default: AppState()].release.configs[pattern] = held
             } else {
@@ -58,23 +74,25 @@ struct DeliveryLoader: Sendable {
                     AS w(app_id, pattern, revision, zero_knowledge)
                     ON r.app_id = w.app_id AND r.pattern = w.pattern AND r.revision = w.revision
                 """, logger: logger)
-            for try await (appID, pattern, revision, sealed, zeroKnowledge, tiers) in rows.decode(
+            var sealed: [SealedConfig] = []
+            for try await (appID, pattern, revision, body, zeroKnowledge, tiers) in rows.decode(
                 (String, String, Int64, Data, Bool, String?).self)
             {
-                do {
-                    let body = try encryption.open(sealed, context: SealingContext.configBody(appID: appID, pattern: pattern))
-                    states[appID, default: AppState()].release.configs[pattern] = ServedConfig(
-                        pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge,
-                        tiers: try tiers.map(ConfigTiers.init(storedJSON:)) ?? ConfigTiers())
-                } catch {
-                    failures[appID] = "config \(pattern) revision \(revision) cannot be opened: \(error)"
+                rowsRead += 1
+                sealed.append(SealedConfig(appID: appID, pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge, tiers: tiers))
+            }
+            for (config, opened) in zip(sealed, await prepare(sealed)) {
+                switch opened {
+                case .success(let served): states[config.appID, default: AppState()].release.configs[config.pattern] = served
+                case .failure(let error): failures[config.appID] = "config \(config.pattern) revision \(config.revision) cannot be opened: \(error)"
                 }
             }
         }
 
         let policies = try await database.client.query(
-            "SELECT app_id, policy::text FROM apps WHERE \(only)::text IS NULL OR app_id = \(only)", logger: logger)
+            "SELECT app_id, policy::text FROM apps WHERE \(only)::text[] IS NULL OR app_id = ANY(\(only)::text[])", logger: logger)
         for try await (appID, policy) in policies.decode((String, String).self) {
+            rowsRead += 1
             do {
                 states[appID, default: AppState()].policy = try AppPolicy(storedJSON: policy)
             } catch {
@@ -87,41 +105,87 @@ struct DeliveryLoader: Sendable {
         let revokedDevices = try await database.client.query(
             """
             SELECT app_id, key_id FROM attested_keys
-            WHERE revoked_at > now() - interval '25 hours' AND (\(only)::text IS NULL OR app_id = \(only))
+            WHERE revoked_at > now() - interval '25 hours' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
             """, logger: logger)
         for try await (appID, keyID) in revokedDevices.decode((String, Data).self) {
+            rowsRead += 1
             states[appID, default: AppState()].revokedDevices.insert(Base64.urlEncode(keyID))
         }
 
-        try await loadPinRegistries(only: only, into: &states, failures: &failures)
+        rowsRead += try await loadPinRegistries(only: only, into: &states, failures: &failures)
 
-        let rules = try await StoredAccessRules.load(appID: only, from: database.client, logger: logger)
-        for (appID, appRules) in rules.rules { states[appID, default: AppState()].release.rules = appRules }
+        let rules = try await StoredAccessRules.load(appIDs: only, from: database.client, logger: logger)
+        for (appID, appRules) in rules.rules {
+            states[appID, default: AppState()].release.rules = appRules
+            rowsRead += appRules.killSwitches.count + appRules.revocations.count
+        }
         failures.merge(rules.failures) { first, _ in first }
         // A half-loaded app would serve without a config or a rule it has: none of it is used.
         for appID in failures.keys { states[appID] = nil }
-        return Loaded(states: states, failures: failures)
+        return Loaded(states: states, failures: failures, rowsRead: rowsRead)
     }
 
-    /// Each app's pins and active signing key, signed into the registry it serves.
-    private func loadPinRegistries(only: String?, into states: inout [String: AppState], failures: inout [String: String]) async throws {
+    /// A published revision as stored.
+    private struct SealedConfig: Sendable {
+        let appID: String
+        let pattern: String
+        let revision: Int64
+        let body: Data
+        let zeroKnowledge: Bool
+        let tiers: String?
+
+        func open(with encryption: EnvelopeEncryption) -> Result<ServedConfig, any Error> {
+            Result {
+                let body = try encryption.open(body, context: SealingContext.configBody(appID: appID, pattern: pattern))
+                return ServedConfig(
+                    pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge,
+                    tiers: try tiers.map(ConfigTiers.init(storedJSON:)) ?? ConfigTiers())
+            }
+        }
+    }
+
+    /// Opens and prepares configs (decrypt, parse, each tier's view) on every core: at the first
+    /// load of thousands of apps, this is most of the time. A handful is done in line.
+    private func prepare(_ sealed: [SealedConfig]) async -> [Result<ServedConfig, any Error>] {
+        let encryption = encryption
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 16)
+        guard sealed.count >= 64, workers > 1 else { return sealed.map { $0.open(with: encryption) } }
+        let chunk = (sealed.count + workers - 1) / workers
+        return await withTaskGroup(of: (Int, [Result<ServedConfig, any Error>]).self) { group in
+            for start in stride(from: 0, to: sealed.count, by: chunk) {
+                let slice = Array(sealed[start..<min(start + chunk, sealed.count)])
+                group.addTask { (start, slice.map { $0.open(with: encryption) }) }
+            }
+            var results = [Result<ServedConfig, any Error>?](repeating: nil, count: sealed.count)
+            for await (start, opened) in group {
+                for (offset, result) in opened.enumerated() { results[start + offset] = result }
+            }
+            return results.map { $0! }
+        }
+    }
+
+    /// Each app's pins and active signing key, signed into the registry it serves. Returns the rows read.
+    private func loadPinRegistries(only: [String]?, into states: inout [String: AppState], failures: inout [String: String]) async throws -> Int {
+        var rowsRead = 0
         var pins: [String: [Pin]] = [:]
         let pinRows = try await database.client.query(
             """
             SELECT app_id, domain_name, spki_sha256, fqdn, expire, created_at FROM pins
-            WHERE \(only)::text IS NULL OR app_id = \(only) ORDER BY app_id, domain_name, created_at
+            WHERE \(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]) ORDER BY app_id, domain_name, created_at
             """, logger: logger)
         for try await (appID, domain, key, fqdn, expire, created) in pinRows.decode((String, String, String, String?, Int64?, Date).self) {
+            rowsRead += 1
             pins[appID, default: []].append(
                 Pin(domainName: domain, key: key, fqdn: fqdn, expire: expire, date: created.formatted(.iso8601)))
         }
-        guard !pins.isEmpty else { return }
+        guard !pins.isEmpty else { return rowsRead }
         let keyRows = try await database.client.query(
             """
             SELECT app_id, key_id, private_key_ciphertext FROM pin_signing_keys
-            WHERE state = 'active' AND (\(only)::text IS NULL OR app_id = \(only))
+            WHERE state = 'active' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
             """, logger: logger)
         for try await (appID, keyID, sealed) in keyRows.decode((String, UUID, Data).self) {
+            rowsRead += 1
             guard let appPins = pins[appID] else { continue }
             do {
                 let der = try encryption.open(sealed, context: SealingContext.pinSigningKey(appID: appID, keyID: keyID))
@@ -131,5 +195,6 @@ struct DeliveryLoader: Sendable {
                 failures[appID] = "pin signing key \(keyID) cannot be used: \(error)"
             }
         }
+        return rowsRead
     }
 }

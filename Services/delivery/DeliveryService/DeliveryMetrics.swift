@@ -7,4 +7,14 @@ enum DeliveryMetrics {
     static func withheld(_ keys: Int, appID: String) {
         Counter(label: "sesame_delivery_withheld_keys_total", dimensions: [("app", appID)]).increment(by: Int64(keys))
     }
+
+    /// One periodic resync from PostgreSQL: `sesame_delivery_resyncs_total`, and the last one's
+    /// `sesame_delivery_resync_last_seconds`, `…_last_apps` (apps it loaded) and `…_last_rows`
+    /// (rows it read), which show whether its cost grows with the apps and their history.
+    static func resynced(seconds: Double, appsLoaded: Int, rowsRead: Int) {
+        Counter(label: "sesame_delivery_resyncs_total").increment()
+        Gauge(label: "sesame_delivery_resync_last_seconds").record(seconds)
+        Gauge(label: "sesame_delivery_resync_last_apps").record(appsLoaded)
+        Gauge(label: "sesame_delivery_resync_last_rows").record(rowsRead)
+    }
 }

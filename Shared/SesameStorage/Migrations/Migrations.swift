@@ -10,5 +10,7 @@ public enum Migrations {
         deviceAndKeyUse,
         dashboardAccounts,
         pinRegistry,
+        deliveryChanges,
+        admissionBudgets,
     ]
 }

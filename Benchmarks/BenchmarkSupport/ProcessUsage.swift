@@ -1,9 +1,9 @@
 import Foundation
 
-/// CPU time (user + system) of processes, from /proc, in seconds.
-enum CPUTime {
+/// CPU time (user + system) and resident memory of processes, from /proc.
+public enum CPUTime {
     /// Of one process (`self` or a pid).
-    static func ofProcess(_ pid: String) -> Double {
+    public static func ofProcess(_ pid: String) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let afterName = stat.range(of: ") ", options: .backwards)
         else { return 0 }
@@ -14,9 +14,21 @@ enum CPUTime {
     }
 
     /// Of every running process named `postgres`.
-    static func ofPostgres() -> Double {
+    public static func ofPostgres() -> Double {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { Int($0) != nil } ?? []
         return pids.filter { (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.hasPrefix("postgres") == true }
             .map(ofProcess).reduce(0, +)
+    }
+}
+
+/// Resident memory of processes, from /proc.
+public enum ResidentMemory {
+    /// `VmRSS` of a process, in MiB; 0 when it cannot be read.
+    public static func ofProcess(_ pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return kilobytes / 1024
     }
 }

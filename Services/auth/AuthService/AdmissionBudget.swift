@@ -1,0 +1,47 @@
+import Logging
+import PostgresNIO
+import SesameHTTP
+import SesameStorage
+
+/// A per-app admission budget that every auth replica shares: kept in PostgreSQL as one
+/// "theoretical arrival time" per app and purpose (GCRA, the token bucket in one timestamp), so
+/// two replicas admit what one would, not twice Apple's ramp. One statement per admission; the row
+/// lock it takes lasts that statement only.
+struct AdmissionBudget: Sendable {
+    let database: Database
+    /// What the budget admits (`attest`, `unattested`): each has its own per app.
+    let purpose: String
+    /// Admissions per second per app.
+    let rate: Double
+    /// How many may be admitted at once after a quiet spell.
+    let burst: Double
+    let logger: Logger
+
+    /// Spends one of `appID`'s admissions, or throws `429 rate_limited` with a `Retry-After` when
+    /// the next comes later, jittered by up to `jitterSeconds` so that refused clients do not
+    /// come back in step.
+    func enforce(_ appID: String, jitterSeconds: Int) async throws {
+        let interval = 1 / rate
+        let tolerance = (burst - 1) * interval
+        // The final SELECT reads the row as it was before this statement: when refused, how far
+        // ahead the budget already is.
+        let rows = try await database.client.query(
+            """
+            WITH taken AS (
+                INSERT INTO admission_budgets AS b (app_id, purpose, theoretical_arrival)
+                VALUES (\(appID), \(purpose), clock_timestamp() + make_interval(secs => \(interval)))
+                ON CONFLICT (app_id, purpose) DO UPDATE
+                    SET theoretical_arrival = greatest(b.theoretical_arrival, clock_timestamp()) + make_interval(secs => \(interval))
+                    WHERE b.theoretical_arrival - clock_timestamp() <= make_interval(secs => \(tolerance))
+                RETURNING 1
+            )
+            SELECT EXISTS (SELECT 1 FROM taken),
+                (SELECT extract(epoch FROM theoretical_arrival - clock_timestamp())::float8 FROM admission_budgets
+                 WHERE app_id = \(appID) AND purpose = \(purpose))
+            """, logger: logger)
+        for try await (admitted, ahead) in rows.decode((Bool, Double?).self) where !admitted {
+            let wait = max(0, (ahead ?? 0) - tolerance)
+            throw APIError.rateLimited(retryAfter: max(1, Int(wait.rounded(.up))) + Int.random(in: 0...jitterSeconds))
+        }
+    }
+}
