@@ -314,6 +314,14 @@ if Context.environment["SESAME_BENCHMARKS"] != nil {
             ],
             path: "Benchmarks/ScaleBenchmark"
         ),
+        .executableTarget(
+            name: "sesame-soak",
+            dependencies: [
+                "BenchmarkSupport", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Soak"
+        ),
     ]
 }
 

@@ -25,11 +25,12 @@ import Logging
 /// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
 /// | `SESAME_REQUEST_RATE_PER_KEY` | delivery requests per second per attested key (burst 10×) | `20` |
 /// | `SESAME_REQUEST_RATE_PER_CLIENT` | delivery requests per second per client address, IPv6 per /64 (burst 10×) | `200` |
+/// | `SESAME_ATTEST_RATE_PER_CLIENT` | attests per second per client address (burst 5×; challenges and refreshes twice this): raise it when many devices share one address | `10` |
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
 /// | `SESAME_DASHBOARD_ORIGIN` | the origin the dashboard is served from (`https://sesame.example.com`): its passkeys are bound to this host | `http://localhost:8080` in development; unset in production disables passkey sign-in |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
-/// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads all state from PostgreSQL (5s to 1h) | `30s` |
+/// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads the apps changed since its last read from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
@@ -65,6 +66,8 @@ public struct ServiceConfiguration: Sendable {
     public var requestRatePerKey: Int
     /// Delivery requests per second per client address; the burst is ten times this.
     public var requestRatePerClient: Int
+    /// Attests per second per client address at auth; challenges and refreshes get twice this.
+    public var attestRatePerClient: Int
     /// The operator credential for registering apps over the management API.
     public var operatorToken: String?
     /// Where the dashboard is served from (scheme, host and port, no path); nil when it has none.
@@ -100,6 +103,7 @@ public struct ServiceConfiguration: Sendable {
         attestAdmissionRate: Int = 50,
         requestRatePerKey: Int = 20,
         requestRatePerClient: Int = 200,
+        attestRatePerClient: Int = 10,
         operatorToken: String? = nil,
         dashboardOrigin: String? = "http://localhost:8080",
         maxConfigBytes: Int = 1 << 20,
@@ -124,6 +128,7 @@ public struct ServiceConfiguration: Sendable {
         self.attestAdmissionRate = attestAdmissionRate
         self.requestRatePerKey = requestRatePerKey
         self.requestRatePerClient = requestRatePerClient
+        self.attestRatePerClient = attestRatePerClient
         self.operatorToken = operatorToken
         self.dashboardOrigin = dashboardOrigin
         self.maxConfigBytes = maxConfigBytes
@@ -262,6 +267,7 @@ public struct ServiceConfiguration: Sendable {
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
             requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
             requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
+            attestRatePerClient: try reader.positiveInteger("SESAME_ATTEST_RATE_PER_CLIENT", default: 10),
             operatorToken: operatorToken,
             dashboardOrigin: dashboardOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
             maxConfigBytes: try reader.positiveInteger("SESAME_MAX_CONFIG_BYTES", default: 1 << 20),

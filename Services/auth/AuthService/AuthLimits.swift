@@ -10,9 +10,9 @@ import SesameStorage
 /// spreads out instead of retrying in step.
 struct AuthLimits: Sendable {
     // Generous per address: many devices can share one behind carrier-grade NAT.
-    var challengePerClient = RateLimiter(.init(rate: 20, burst: 100))
-    var attestPerClient = RateLimiter(.init(rate: 10, burst: 50))
-    var refreshPerClient = RateLimiter(.init(rate: 20, burst: 100))
+    let challengePerClient: RateLimiter
+    let attestPerClient: RateLimiter
+    let refreshPerClient: RateLimiter
     // One install refreshes every 15 minutes; a handful at once covers retries.
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
     let attestAdmission: AdmissionBudget
@@ -21,9 +21,15 @@ struct AuthLimits: Sendable {
     var unattestedPerClient = RateLimiter(.init(rate: 0.2, burst: 5))
     let unattestedAdmission: AdmissionBudget
 
-    /// - Parameter admissionRate: attestations admitted per second per app, across every replica
-    ///   (`SESAME_ATTEST_ADMISSION_RATE`).
-    init(admissionRate: Int, database: Database, logger: Logger) {
+    /// - Parameters:
+    ///   - admissionRate: attestations admitted per second per app, across every replica
+    ///     (`SESAME_ATTEST_ADMISSION_RATE`).
+    ///   - attestRatePerClient: attests per second per client address (`SESAME_ATTEST_RATE_PER_CLIENT`).
+    init(admissionRate: Int, attestRatePerClient: Int = 10, database: Database, logger: Logger) {
+        let perClient = Double(attestRatePerClient)
+        attestPerClient = RateLimiter(.init(rate: perClient, burst: perClient * 5))
+        challengePerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
+        refreshPerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
         let rate = Double(admissionRate)
         attestAdmission = AdmissionBudget(database: database, purpose: "attest", rate: rate, burst: rate * 2, logger: logger)
         unattestedAdmission = AdmissionBudget(database: database, purpose: "unattested", rate: rate / 5, burst: rate, logger: logger)

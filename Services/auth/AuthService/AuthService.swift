@@ -33,7 +33,9 @@ public enum AuthService: SesameServiceDefinition {
         let configuration = dependencies.configuration
         let signingKeys = SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger)
         let tokens = TokenAuthority(store: signingKeys, lifetimes: configuration.tokenLifetimes, signs: true, logger: logger)
-        let limits = AuthLimits(admissionRate: configuration.attestAdmissionRate, database: database, logger: logger)
+        let limits = AuthLimits(
+            admissionRate: configuration.attestAdmissionRate, attestRatePerClient: configuration.attestRatePerClient, database: database,
+            logger: logger)
         let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, purpose: "app", logger: logger)
         let apps = AppDirectory(database: database, logger: logger)

@@ -1,0 +1,114 @@
+import BenchmarkSupport
+import Foundation
+
+/// When each fault happens, as fractions of the run: a delivery replica killed with SIGKILL and
+/// restarted 10 s later, PostgreSQL stopped for 20 s, the broker stopped for 20 s.
+struct FaultPlan: Sendable {
+    struct Window: Sendable {
+        let name: String
+        let start: Double
+        let end: Double
+    }
+
+    let windows: [Window]
+
+    init(duration: Double) {
+        windows = [
+            Window(name: "delivery-2 killed", start: duration * 0.35, end: duration * 0.35 + 10),
+            Window(name: "postgresql stopped", start: duration * 0.5, end: duration * 0.5 + 20),
+            Window(name: "broker stopped", start: duration * 0.7, end: duration * 0.7 + 20),
+        ]
+    }
+
+    var summary: String { windows.map { String(format: "%@ at %.0f–%.0f s", $0.name, $0.start, $0.end) }.joined(separator: ", ") }
+
+    /// The phase a moment belongs to: before the first fault, a fault (with its recovery), between, after.
+    func phase(at time: Double, grace: Double) -> String {
+        if let window = windows.first(where: { time >= $0.start && time < $0.end + grace }) { return window.name }
+        if time < windows[0].start { return "before faults" }
+        return time >= windows.last!.end + grace ? "after faults" : "between faults"
+    }
+
+    func run(suite: SuiteRunner, upArguments: [String], processes: ProcessWatch, recorder: Recorder) async throws {
+        try await wait(until: 60, recorder)
+        processes.sampleWarm()
+        for window in windows {
+            try await wait(until: window.start, recorder)
+            progress(String(format: "soak: %.0f s: %@", recorder.now, window.name))
+            switch window.name {
+            case "delivery-2 killed":
+                processes.kill("delivery-2")
+                try await wait(until: window.end, recorder)
+                try await suite.run(upArguments)  // starts what is missing
+                processes.forget("delivery-2")  // a new process: its memory is not compared with the old one's
+            case "postgresql stopped":
+                try await suite.run(["database", "stop"])
+                try await wait(until: window.end, recorder)
+                try await suite.run(["database", "start"])
+            default:
+                try await suite.run(["broker", "stop"])
+                try await wait(until: window.end, recorder)
+                try await suite.run(["broker", "start"])
+            }
+            progress(String(format: "soak: %.0f s: %@ over", recorder.now, window.name))
+        }
+    }
+
+    private func wait(until time: Double, _ recorder: Recorder) async throws {
+        let pause = time - recorder.now
+        if pause > 0 { try await Task.sleep(for: .seconds(pause)) }
+    }
+}
+
+/// The suite's service processes (from their pid files): memory after warm-up and at the end.
+final class ProcessWatch: @unchecked Sendable {
+    private let pids: URL
+    private let lock = NSLock()
+    private var warm: [String: Double] = [:]
+    private var end: [String: Double] = [:]
+
+    init(pids: URL) { self.pids = pids }
+
+    private func running() -> [String: Int32] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: pids.path)) ?? []
+        var found: [String: Int32] = [:]
+        for file in files where file.hasSuffix(".pid") && (file.hasPrefix("auth") || file.hasPrefix("delivery") || file.hasPrefix("admin")) {
+            let text = (try? String(contentsOf: pids.appendingPathComponent(file), encoding: .utf8)) ?? ""
+            if let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) { found[String(file.dropLast(4))] = pid }
+        }
+        return found
+    }
+
+    func sampleWarm() { lock.withLock { warm = running().mapValues(ResidentMemory.ofProcess) } }
+    func sampleEnd() { lock.withLock { end = running().mapValues(ResidentMemory.ofProcess) } }
+    func forget(_ name: String) { lock.withLock { warm[name] = nil } }
+
+    func kill(_ name: String) {
+        if let pid = running()[name] { Foundation.kill(pid, SIGKILL) }
+    }
+
+    /// Each process's RSS after warm-up and at the end, MiB.
+    var samples: [(name: String, warm: Double?, end: Double)] {
+        lock.withLock { end.keys.sorted().map { ($0, warm[$0], end[$0]!) } }
+    }
+}
+
+/// Whether the outbox has been published to the end (psql against the suite's database).
+struct OutboxCheck: Sendable {
+    let databaseURL: String
+
+    func waitUntilDrained(timeout: Duration) async throws -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if try await unpublished() == 0 { return true }
+            try await Task.sleep(for: .seconds(1))
+        }
+        return false
+    }
+
+    private func unpublished() async throws -> Int? {
+        let (status, output) = try await ChildProcess.run("/usr/bin/env", ["psql", databaseURL, "-Atc", "SELECT count(*) FROM outbox WHERE published_at IS NULL"], capture: true)
+        return status == 0 ? Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+    }
+}

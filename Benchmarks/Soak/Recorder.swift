@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+/// Everything the soak observed, from every device and the publisher, under one lock.
+final class Recorder: Sendable {
+    /// One HTTP exchange a device made.
+    struct Exchange: Sendable {
+        let at: Double
+        let endpoint: String
+        /// The HTTP status; 0 when no response arrived.
+        let status: Int
+        let milliseconds: Double
+    }
+
+    /// A revision the publisher saw acknowledged.
+    struct Publication: Sendable {
+        let appID: String
+        let revision: Int64
+        let round: Int
+        let acknowledgedAt: Double
+    }
+
+    private struct State {
+        var exchanges: [Exchange] = []
+        var publications: [Publication] = []
+        var violations: [String] = []
+        var configsChecked = 0
+    }
+
+    private let state = Mutex(State())
+    let started = ContinuousClock.now
+
+    /// Seconds since the soak began.
+    var now: Double { (ContinuousClock.now - started).seconds }
+
+    func record(_ exchange: Exchange) { state.withLock { $0.exchanges.append(exchange) } }
+    func record(_ publication: Publication) { state.withLock { $0.publications.append(publication) } }
+    func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
+    func checkedConfig() { state.withLock { $0.configsChecked += 1 } }
+
+    var exchanges: [Exchange] { state.withLock { $0.exchanges } }
+    var violations: [String] { state.withLock { $0.violations } }
+    var configsChecked: Int { state.withLock { $0.configsChecked } }
+
+    /// What was published for `appID` at `revision`, if it was.
+    func publication(_ appID: String, revision: Int64) -> Publication? {
+        state.withLock { $0.publications.first { $0.appID == appID && $0.revision == revision } }
+    }
+
+    /// The newest revision of `appID` acknowledged at or before `time`.
+    func newestRevision(of appID: String, acknowledgedBy time: Double) -> Int64? {
+        state.withLock { $0.publications.filter { $0.appID == appID && $0.acknowledgedAt <= time }.map(\.revision).max() }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// A progress line, written at once (standard output is buffered when it is a file).
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import BenchmarkSupport
+import Foundation
+import SesameKit
+import SesameKitTesting
+
+/// `./sesame-dev soak`: launch day on this machine. Two auth and three delivery replicas behind the
+/// gateway; a fleet of SesameKit software devices attests (paced by the shared admission budget),
+/// fetches, refreshes and revalidates with ETags while an admin publishes every 10 s; midway one
+/// delivery replica is killed (-9) and restarted, PostgreSQL stops for 20 s, then the broker does.
+/// Every config a device receives is checked against what was published; the run fails on any
+/// violation. It scales the fleet's rate to the machine, never the checks.
+@main
+struct Soak: AsyncParsableCommand {
+    @Option(help: "The sesame-dev runner (its SESAME_DEV_* environment names the suite).") var runner: String
+    @Option(help: "The suite's gateway.") var gateway: String
+    @Option(help: "The suite's pid files.") var pids: String
+    @Option(help: "The suite's database, for psql.") var databaseURL: String
+    @Option(help: "A folder for this run's files.") var work: String
+    @Option(help: "How long the fleet runs, in seconds.") var duration = 300
+    @Option(help: "Devices (distinct App Attest keys).") var devices = 2000
+    @Option(help: "Seconds between one device's fetches.") var fetchInterval = 12.0
+
+    /// How long after a fault ends 5xx answers and failed requests are still the fault's.
+    static let recoveryGrace = 15.0
+    /// How stale a config may be: the resync interval the suite runs with, and a margin.
+    static let stalenessBound = 20.0
+
+    func run() async throws {
+        let workURL = URL(fileURLWithPath: work, isDirectory: true)
+        try FileManager.default.createDirectory(at: workURL, withIntermediateDirectories: true)
+        let authority = SoftwareAttestationAuthority()
+        let root = workURL.appendingPathComponent("soak-root.pem")
+        try authority.rootCertificatePEM.write(to: root, atomically: true, encoding: .utf8)
+        let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let suite = SuiteRunner(runner: runner, environment: [
+            "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
+            // The whole fleet reaches the gateway from one address: per-address limits would measure themselves.
+            "SESAME_ATTEST_RATE_PER_CLIENT": "100000", "SESAME_REQUEST_RATE_PER_CLIENT": "100000",
+            // Apple's ramp, scaled to two cores; tokens short enough that every device refreshes.
+            "SESAME_ATTEST_ADMISSION_RATE": "25", "SESAME_ACCESS_TOKEN_TTL": "1m", "SESAME_DELIVERY_RESYNC_INTERVAL": "10s",
+            "SESAME_LOG_LEVEL": "warning",
+        ])
+        let upArguments = ["up", "--release", "--auth-replicas", "2", "--delivery-replicas", "3"]
+        try await suite.run(upArguments)
+        let recorder = Recorder()
+        var failure: (any Error)?
+        do {
+            try await soak(suite: suite, upArguments: upArguments, operatorToken: operatorToken, authority: authority, recorder: recorder)
+        } catch {
+            failure = error
+        }
+        try? await suite.run(["down"])
+        if let failure { throw failure }
+    }
+
+    func soak(suite: SuiteRunner, upArguments: [String], operatorToken: String, authority: SoftwareAttestationAuthority, recorder: Recorder) async throws {
+        let apps = [("SOAKTEAM01", "com.example.launch"), ("SOAKTEAM01", "com.example.other")]
+        var keys: [String: String] = [:]
+        for (team, bundle) in apps {
+            let reply = try await HTTP.post("\(gateway)/v1/admin/keys/create", json: ["teamId": team, "bundleId": bundle],
+                headers: ["Authorization": "Bearer \(operatorToken)"])
+            guard let key = reply.json?["key"] as? String else { throw BenchmarkFailure("keys/create: \(reply.status) \(reply.bodyText)") }
+            keys["\(team).\(bundle)"] = key
+        }
+        let publisher = Publisher(gateway: gateway, keys: keys, recorder: recorder)
+        for appID in keys.keys.sorted() { try await publisher.publish(appID, round: 0) }
+
+        let faults = FaultPlan(duration: Double(duration))
+        let processes = ProcessWatch(pids: URL(fileURLWithPath: pids, isDirectory: true))
+        progress("soak: \(devices) devices for \(duration) s, a fetch every \(fetchInterval) s each; faults: \(faults.summary)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await publisher.run(until: Double(duration), every: 10) }
+            for index in 0..<devices {
+                let (team, bundle) = apps[index % apps.count]
+                let device = FleetDevice(
+                    index: index, gateway: gateway, teamID: team, bundleID: bundle, authority: authority, recorder: recorder,
+                    fetchInterval: fetchInterval, staleness: Self.stalenessBound)
+                // New installs arrive over the first fifth of the run, as a launch's do.
+                let arrival = Double(index) / Double(devices) * Double(duration) / 5
+                group.addTask { try await device.run(arrivingAt: arrival, until: Double(duration)) }
+            }
+            group.addTask { try await faults.run(suite: suite, upArguments: upArguments, processes: processes, recorder: recorder) }
+            try await group.waitForAll()
+        }
+        let drained = try await OutboxCheck(databaseURL: databaseURL).waitUntilDrained(timeout: .seconds(60))
+        if !drained { recorder.violation("the outbox still holds unpublished events 60 s after the run") }
+        processes.sampleEnd()
+        let report = Report(recorder: recorder, faults: faults, processes: processes, recoveryGrace: Self.recoveryGrace)
+        print(report.text)
+        let violations = recorder.violations + report.violations
+        if !violations.isEmpty {
+            print("soak: FAILED with \(violations.count) violations:")
+            for violation in violations.prefix(30) { print("  - \(violation)") }
+            throw ExitCode.failure
+        }
+        print("soak: no violations")
+    }
+}
+
+/// Runs the suite's runner with the soak's environment.
+struct SuiteRunner: Sendable {
+    let runner: String
+    let environment: [String: String]
+
+    /// Runs `sesame-dev arguments…` to completion; its output goes to the soak's.
+    func run(_ arguments: [String]) async throws {
+        let status = try await ChildProcess.run(runner, arguments, environment: environment).status
+        guard status == 0 else { throw BenchmarkFailure("sesame-dev \(arguments.joined(separator: " ")) failed") }
+    }
+}
