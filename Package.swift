@@ -167,9 +167,11 @@ let package = Package(
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: [sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
+            dependencies: ["ChildProcess", sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
             path: "Tests/EndToEnd"
         ),
+        // Running the local suite's programs from the walk and the soak.
+        .target(name: "ChildProcess", path: "Tests/ChildProcess"),
         .target(
             name: "SesameTestSupport",
             dependencies: [
@@ -317,7 +319,7 @@ if Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-soak",
             dependencies: [
-                "BenchmarkSupport", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
+                "BenchmarkSupport", "ChildProcess", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Soak"

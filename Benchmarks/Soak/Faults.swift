@@ -1,55 +1,69 @@
 import BenchmarkSupport
+import ChildProcess
 import Foundation
+import Synchronization
 
 /// When each fault happens, as fractions of the run: a delivery replica killed with SIGKILL and
-/// restarted 10 s later, PostgreSQL stopped for 20 s, the broker stopped for 20 s.
-struct FaultPlan: Sendable {
+/// restarted 10 s later, PostgreSQL stopped for 20 s, the broker stopped for 20 s. Each lasts its
+/// length from when it actually began; the windows the report judges by are the actual ones.
+final class FaultPlan: Sendable {
     struct Window: Sendable {
         let name: String
         let start: Double
         let end: Double
     }
 
-    let windows: [Window]
+    /// The schedule.
+    let planned: [Window]
+    private let actual = Mutex<[Window]>([])
+
+    /// The faults as they happened (start of the fault to its repair done).
+    var windows: [Window] { actual.withLock { $0 } }
 
     init(duration: Double) {
-        windows = [
+        planned = [
             Window(name: "delivery-2 killed", start: duration * 0.35, end: duration * 0.35 + 10),
             Window(name: "postgresql stopped", start: duration * 0.5, end: duration * 0.5 + 20),
             Window(name: "broker stopped", start: duration * 0.7, end: duration * 0.7 + 20),
         ]
     }
 
-    var summary: String { windows.map { String(format: "%@ at %.0f–%.0f s", $0.name, $0.start, $0.end) }.joined(separator: ", ") }
+    var summary: String { planned.map { String(format: "%@ at %.0f–%.0f s", $0.name, $0.start, $0.end) }.joined(separator: ", ") }
 
     /// The phase a moment belongs to: before the first fault, a fault (with its recovery), between, after.
     func phase(at time: Double, grace: Double) -> String {
+        let windows = windows
         if let window = windows.first(where: { time >= $0.start && time < $0.end + grace }) { return window.name }
-        if time < windows[0].start { return "before faults" }
-        return time >= windows.last!.end + grace ? "after faults" : "between faults"
+        guard let first = windows.first, let last = windows.last else { return "no faults" }
+        if time < first.start { return "before faults" }
+        return time >= last.end + grace ? "after faults" : "between faults"
     }
 
     func run(suite: SuiteRunner, upArguments: [String], processes: ProcessWatch, recorder: Recorder) async throws {
-        try await wait(until: 60, recorder)
+        // Warm: the first installs attested and fetching, before the first fault.
+        try await wait(until: planned[0].start - 5, recorder)
         processes.sampleWarm()
-        for window in windows {
+        for window in planned {
             try await wait(until: window.start, recorder)
+            let start = recorder.now
+            let end = start + (window.end - window.start)
             progress(String(format: "soak: %.0f s: %@", recorder.now, window.name))
             switch window.name {
             case "delivery-2 killed":
                 processes.kill("delivery-2")
-                try await wait(until: window.end, recorder)
+                try await wait(until: end, recorder)
                 try await suite.run(upArguments)  // starts what is missing
                 processes.forget("delivery-2")  // a new process: its memory is not compared with the old one's
             case "postgresql stopped":
                 try await suite.run(["database", "stop"])
-                try await wait(until: window.end, recorder)
+                try await wait(until: end, recorder)
                 try await suite.run(["database", "start"])
             default:
                 try await suite.run(["broker", "stop"])
-                try await wait(until: window.end, recorder)
+                try await wait(until: end, recorder)
                 try await suite.run(["broker", "start"])
             }
+            actual.withLock { $0.append(Window(name: window.name, start: start, end: recorder.now)) }
             progress(String(format: "soak: %.0f s: %@ over", recorder.now, window.name))
         }
     }
@@ -108,7 +122,9 @@ struct OutboxCheck: Sendable {
     }
 
     private func unpublished() async throws -> Int? {
-        let (status, output) = try await ChildProcess.run("/usr/bin/env", ["psql", databaseURL, "-Atc", "SELECT count(*) FROM outbox WHERE published_at IS NULL"], capture: true)
+        let (status, output) = try await ChildProcess.run(
+            "/usr/bin/env", ["psql", databaseURL, "-Atc", "SELECT count(*) FROM outbox WHERE published_at IS NULL"],
+            environment: ProcessInfo.processInfo.environment, capture: true)
         return status == 0 ? Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
     }
 }

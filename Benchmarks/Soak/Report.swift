@@ -22,6 +22,9 @@ struct Report {
                     + String(format: "%.1f s: %@ → %d", failed[0].at, failed[0].endpoint, failed[0].status))
             }
         }
+        lines.append("answers other than 200 and 304, by endpoint:")
+        let unusual = Dictionary(grouping: exchanges.filter { $0.status != 200 && $0.status != 304 }) { "\($0.endpoint) → \($0.status)" }
+        for (key, items) in unusual.sorted(by: { $0.key < $1.key }) { lines.append("  \(key): \(items.count)") }
         lines.append("latency per endpoint (answered requests):")
         for (endpoint, items) in Dictionary(grouping: exchanges.filter { $0.status != 0 }, by: \.endpoint).sorted(by: { $0.key < $1.key }) {
             let sorted = items.map(\.milliseconds).sorted()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BenchmarkSupport
+import ChildProcess
 import Foundation
 import SesameKit
 import SesameKitTesting
@@ -37,8 +38,9 @@ struct Soak: AsyncParsableCommand {
             "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
             // The whole fleet reaches the gateway from one address: per-address limits would measure themselves.
             "SESAME_ATTEST_RATE_PER_CLIENT": "100000", "SESAME_REQUEST_RATE_PER_CLIENT": "100000",
-            // Apple's ramp, scaled to two cores; tokens short enough that every device refreshes.
-            "SESAME_ATTEST_ADMISSION_RATE": "25", "SESAME_ACCESS_TOKEN_TTL": "1m", "SESAME_DELIVERY_RESYNC_INTERVAL": "10s",
+            // Apple's ramp, scaled to two cores; tokens short enough that every device refreshes
+            // (SesameKit refreshes once less than a minute is left).
+            "SESAME_ATTEST_ADMISSION_RATE": "25", "SESAME_ACCESS_TOKEN_TTL": "2m", "SESAME_DELIVERY_RESYNC_INTERVAL": "10s",
             "SESAME_LOG_LEVEL": "warning",
         ])
         let upArguments = ["up", "--release", "--auth-replicas", "2", "--delivery-replicas", "3"]
@@ -105,7 +107,9 @@ struct SuiteRunner: Sendable {
 
     /// Runs `sesame-dev arguments…` to completion; its output goes to the soak's.
     func run(_ arguments: [String]) async throws {
-        let status = try await ChildProcess.run(runner, arguments, environment: environment).status
+        let status = try await ChildProcess.run(
+            runner, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        ).status
         guard status == 0 else { throw BenchmarkFailure("sesame-dev \(arguments.joined(separator: " ")) failed") }
     }
 }
