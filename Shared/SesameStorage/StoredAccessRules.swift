@@ -52,7 +52,7 @@ public enum StoredAccessRules {
     /// expression of the app's id. Read back with `revocations(json:appID:into:)`.
     public static func revocationsJSON(appID: String) -> String {
         """
-        coalesce((SELECT json_agg(json_build_array(version_pattern, extract(epoch FROM issued_before), \(refreshDeadline))
+        coalesce((SELECT json_agg(json_build_array(version_pattern, extract(epoch FROM issued_before), extract(epoch FROM \(refreshDeadline)))
             ORDER BY id) FROM revocations WHERE app_id = \(appID)), '[]')::text
         """
     }
@@ -68,15 +68,20 @@ public enum StoredAccessRules {
                 loaded.failures[appID] = "a revocation cannot be read"
                 return
             }
-            guard let pattern = try? VersionPattern(text) else {
-                loaded.failures[appID] = "revocation pattern \(text) does not parse"
-                continue
-            }
-            loaded.rules[appID, default: AccessRules()].revocations.append(
-                RevocationRule(
-                    pattern: pattern, issuedBefore: Date(timeIntervalSince1970: issuedBefore),
-                    refreshDeadline: seconds(entry[2]).map { Date(timeIntervalSince1970: $0) }))
+            add(
+                revocation: text, of: appID, issuedBefore: Date(timeIntervalSince1970: issuedBefore),
+                refreshDeadline: seconds(entry[2]).map { Date(timeIntervalSince1970: $0) }, to: &loaded)
         }
+    }
+
+    /// Adds one stored revocation to `loaded`, or marks its app failing when its pattern does not parse.
+    private static func add(revocation text: String, of appID: String, issuedBefore: Date, refreshDeadline: Date?, to loaded: inout Loaded) {
+        guard let pattern = try? VersionPattern(text) else {
+            loaded.failures[appID] = "revocation pattern \(text) does not parse"
+            return
+        }
+        loaded.rules[appID, default: AccessRules()].revocations.append(
+            RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: refreshDeadline))
     }
 
     private static func seconds(_ value: JSONValue) -> Double? {
@@ -87,24 +92,17 @@ public enum StoredAccessRules {
         }
     }
 
-    /// When a revocation stops letting a refresh through, if it sets a deadline.
-    private static let refreshDeadline =
-        "extract(epoch FROM CASE WHEN force_refresh_ttl > 0 THEN created_at + make_interval(secs => force_refresh_ttl) END)"
+    /// When a revocation stops letting a refresh through, if it sets a deadline (SQL, a timestamp or NULL).
+    private static let refreshDeadline = "CASE WHEN force_refresh_ttl > 0 THEN created_at + make_interval(secs => force_refresh_ttl) END"
 
     private static func readRevocations(appIDs: [String]?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
         let revocations = try await client.query(
             """
-            SELECT app_id, version_pattern, issued_before, CASE WHEN force_refresh_ttl > 0
-                THEN created_at + make_interval(secs => force_refresh_ttl) END
+            SELECT app_id, version_pattern, issued_before, \(unescaped: refreshDeadline)
             FROM revocations WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])
             """, logger: logger)
         for try await (app, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
-            guard let pattern = try? VersionPattern(version) else {
-                loaded.failures[app] = "revocation pattern \(version) does not parse"
-                continue
-            }
-            loaded.rules[app, default: AccessRules()].revocations.append(
-                RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: deadline))
+            add(revocation: version, of: app, issuedBefore: issuedBefore, refreshDeadline: deadline, to: &loaded)
         }
     }
 }

@@ -25,7 +25,7 @@ struct AuthLimits: Sendable {
     ///   - admissionRate: attestations admitted per second per app, across every replica
     ///     (`SESAME_ATTEST_ADMISSION_RATE`).
     ///   - attestRatePerClient: attests per second per client address (`SESAME_ATTEST_RATE_PER_CLIENT`).
-    init(admissionRate: Int, attestRatePerClient: Int = 10, database: Database, logger: Logger) {
+    init(admissionRate: Int, attestRatePerClient: Int, database: Database, logger: Logger) {
         let perClient = Double(attestRatePerClient)
         attestPerClient = RateLimiter(.init(rate: perClient, burst: perClient * 5))
         challengePerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
