@@ -25,6 +25,11 @@ public actor SesameClient {
     private var askedThisLaunch: Set<String> = []
     /// The background revalidations started and not yet awaited.
     private var revalidations: [Task<Void, Never>] = []
+    /// How many times a kill switch has purged this version, and the last reason given: an answer
+    /// that was under way meanwhile (a revalidation, a replica the switch had not reached) is
+    /// older news and must not save the killed version's config again.
+    private var versionPurges = 0
+    private var disabledReason = ""
 
     /// A client for the app `configuration` describes.
     /// - Parameters:
@@ -108,10 +113,14 @@ public actor SesameClient {
         // A zero-knowledge config cannot be cut by Sesame: once known to be one, it is asked for whole.
         var sendScope = !scope.isEmpty && saved.map { (try? VaultEnvelope.decode($0.body)) == nil } ?? true
         for _ in 0..<2 {
+            let purgesBefore = versionPurges
             var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
             if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
             let response = try await authorized("GET", "v1/config", query: query, headers: saved?.etag.map { ["if-none-match": $0] } ?? [:])
             let now = clock.now()
+            if (response.status == 200 || response.status == 304) && versionPurges != purgesBefore {
+                throw .versionDisabled(reason: disabledReason)
+            }
             switch response.status {
             case 200:
                 guard let reply = ConfigReply(response.body) else {
@@ -137,6 +146,7 @@ public actor SesameClient {
             let (code, message) = SesameAPI.refusal(of: response)
             switch (response.status, code) {
             case (403, "version_disabled"):
+                disabledReason = message
                 purgeVersion()
                 throw .versionDisabled(reason: message)
             case (404, "no_config"):
@@ -280,6 +290,7 @@ public actor SesameClient {
     /// Forgets every saved config of this version, whatever its scope: a switched-off version is
     /// never served from the cache again.
     private func purgeVersion() {
+        versionPurges += 1
         let prefix = StoreKeys.config(version: configuration.appVersion, scope: [])
         for key in savedKeys() where key == prefix || key.hasPrefix(prefix + "?") { remove(key) }
     }

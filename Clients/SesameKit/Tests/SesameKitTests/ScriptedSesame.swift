@@ -29,6 +29,9 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var refreshRefusal: String?
         /// How long each refresh takes to answer (to let concurrent callers pile up).
         var refreshDelay: Duration = .zero
+        /// The next config request is answered at once but the answer arrives this much later (a
+        /// replica a kill switch has not reached yet, a slow network).
+        var nextConfigAnswerDelay: Duration = .zero
         /// The blob stored as `model.bin`, and what the link announces about it.
         var blob: Data?
         var announcedSHA256: String?
@@ -68,7 +71,13 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         }
         if dropped { throw URLError(.networkConnectionLost) }
         if delay > .zero { try await Task.sleep(for: delay) }
-        return with { state in respond(to: request, state: &state) }
+        let (response, lateBy) = with { state -> (HTTPExchange.Response, Duration) in
+            let lateBy = request.url.path == "/v1/config" ? state.nextConfigAnswerDelay : .zero
+            if request.url.path == "/v1/config" { state.nextConfigAnswerDelay = .zero }
+            return (respond(to: request, state: &state), lateBy)
+        }
+        if lateBy > .zero { try await Task.sleep(for: lateBy) }
+        return response
     }
 
     private func json(_ status: Int, _ object: [String: Any], headers: [String: String] = [:]) -> HTTPExchange.Response {

@@ -121,6 +121,25 @@ struct SesameClientTests {
         await #expect(throws: SesameError.versionDisabled(reason: "Update, please.")) { try await harness.client().fetchConfig() }
     }
 
+    @Test("an answer that left Sesame before a kill switch and arrives after it does not save the killed version again")
+    func lateAnswerAfterKillSwitch() async throws {
+        let harness = Harness()
+        _ = try await harness.client().fetchConfig()
+        let launch = harness.client()
+        // The launch's background revalidation is answered 200 now and arrives late; meanwhile the
+        // switch is thrown and the app's next fetch meets it.
+        harness.sesame.with { $0.nextConfigAnswerDelay = .milliseconds(300) }
+        #expect(try await launch.fetchConfig().source == .cache)
+        try await Task.sleep(for: .milliseconds(50))
+        harness.sesame.with { $0.killSwitchReason = "Update, please." }
+        await #expect(throws: SesameError.versionDisabled(reason: "Update, please.")) { try await launch.fetchConfig() }
+        await launch.waitForBackgroundRevalidation()
+        #expect(harness.sesame.count("/v1/config") == 3)
+        #expect(harness.store.keys.filter { $0.hasPrefix("sesame.config.2.1.3") }.isEmpty)
+        harness.sesame.with { $0.offline = true }
+        await #expect(throws: SesameError.self) { try await harness.client().fetchConfig() }
+    }
+
     @Test("offline: the saved config is served stale; past maxStaleness the policy decides, then the fallback")
     func offline() async throws {
         var harness = Harness()
