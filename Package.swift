@@ -15,12 +15,14 @@ let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto"
 let cryptoExtras: Target.Dependency = .product(name: "CryptoExtras", package: "swift-crypto")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdCore: Target.Dependency = .product(name: "HummingbirdCore", package: "hummingbird")
 let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
@@ -56,6 +58,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -102,7 +106,7 @@ let package = Package(
         ),
         .target(
             name: "SesameHTTP",
-            dependencies: ["SesameConfiguration", "SesameDomain", hummingbird, httpTypes, metrics, prometheus],
+            dependencies: ["SesameConfiguration", "SesameDomain", hummingbird, httpTypes, metrics, prometheus, logging, nioCore, nioHTTPTypes],
             path: "Shared/SesameHTTP"
         ),
         .target(
@@ -131,7 +135,7 @@ let package = Package(
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
                 "SesameStorage", "SesameTokens", "SesameConfiguration", sesamePinning, asyncHTTPClient, crypto, cryptoExtras, postgresNIO,
-                httpTypes, serviceLifecycle, metrics,
+                httpTypes, serviceLifecycle, metrics, hummingbirdCore,
             ],
             path: "Services/delivery/DeliveryService"
         ),
@@ -233,7 +237,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameHTTPTests",
-            dependencies: ["SesameHTTP", "SesameConfiguration", hummingbirdTesting],
+            dependencies: [
+                "SesameHTTP", "SesameConfiguration", hummingbirdTesting, nioCore, nioHTTPTypes,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             path: "Tests/SesameHTTPTests"),
         .testTarget(
             name: "AdminServiceTests",
@@ -249,7 +256,7 @@ let package = Package(
                 sesameKit, sesameKitTesting,
                 "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
                 "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", sesamePinning, hummingbirdTesting, crypto, cryptoExtras, jwtKit,
-                postgresNIO,
+                postgresNIO, nioCore,
             ],
             path: "Tests/DeliveryServiceTests",
             exclude: ["verify_pin_registry.py"]
@@ -273,7 +280,6 @@ let package = Package(
 // MARK: Benchmarks (./sesame-dev bench)
 
 if Context.environment["SESAME_BENCHMARKS"] != nil {
-    package.dependencies.append(.package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"))
     package.targets += [
         .target(
             name: "BenchmarkSupport",

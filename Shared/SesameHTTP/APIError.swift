@@ -32,13 +32,20 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let (headers, body) = try rendered()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The response's headers and JSON body, for whoever writes it (the router's middleware, or a
+    /// `FastPathRoute` answering on the event loop).
+    public func rendered() throws -> (headers: HTTPFields, body: ByteBuffer) {
         // Sorted keys: the same refusal is the same bytes, whatever the cause behind it.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let data = try encoder.encode(Body(error: .init(code: code, message: message)))
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (headers, ByteBuffer(bytes: data))
     }
 }
 

@@ -40,7 +40,12 @@ public struct ClientAddressResolver: Sendable {
     /// The key per-client rate limits count the request under: the client's address, or its /64
     /// for IPv6 (see `IPAddressRange.limitKey(of:)`).
     public func limitKey(of request: Request, context: SesameRequestContext) -> String {
-        IPAddressRange.limitKey(of: address(of: request, context: context))
+        limitKey(peer: context.remoteAddress, headers: request.headers)
+    }
+
+    /// The per-client limit key of a request from `peer` with `headers`.
+    public func limitKey(peer: String?, headers: HTTPFields) -> String {
+        IPAddressRange.limitKey(of: address(peer: peer, forwardedFor: headers[values: .xForwardedFor]))
     }
 
     private func isTrusted(_ address: String) -> Bool {

@@ -15,10 +15,13 @@ import Synchronization
 /// times failures, gives error series only to routes that failed, and counts methods outside the
 /// standard ones as `_OTHER`, so invented methods cannot grow the number of series without bound.
 public struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    private let metrics = RequestMetrics()
+    private let metrics: RequestMetrics
 
-    /// Creates the middleware, with its own cache of metric handles.
-    public init() {}
+    /// Creates the middleware.
+    /// - Parameter metrics: the cache of metric handles, shared with whoever else answers requests.
+    public init(metrics: RequestMetrics = RequestMetrics()) {
+        self.metrics = metrics
+    }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -39,20 +42,21 @@ public struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddlewar
     }
 
     private func record(_ route: RequestMetrics.Route, since started: UInt64) {
-        let handles = metrics.route(route)
-        handles.requests.increment()
-        handles.duration.recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
+        metrics.record(route, since: started)
     }
 }
 
 /// Metric handles by method and by route, created once: the metrics factory's own lookup is slower.
-final class RequestMetrics: Sendable {
-    struct Route: Hashable {
+/// Whoever answers a request records it here (the middleware, or a `FastPathRoute`'s handler).
+public final class RequestMetrics: Sendable {
+    /// A route's series: its path pattern, method and status.
+    public struct Route: Hashable, Sendable {
         let path: String
         let method: String
         let status: HTTPResponse.Status
 
-        init(path: String, method: HTTPRequest.Method, status: HTTPResponse.Status) {
+        /// The series of `path` (the route's pattern, not the raw URI), `method` and `status`.
+        public init(path: String, method: HTTPRequest.Method, status: HTTPResponse.Status) {
             self.path = path
             self.method = RequestMetrics.label(of: method)
             self.status = status
@@ -77,6 +81,17 @@ final class RequestMetrics: Sendable {
             requests = Counter(label: "hb.requests", dimensions: dimensions)
             duration = Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds)
         }
+    }
+
+    /// Creates an empty cache of handles.
+    public init() {}
+
+    /// Counts one answered request of `route` and records its duration since `started`
+    /// (`DispatchTime` nanoseconds).
+    public func record(_ route: Route, since started: UInt64) {
+        let handles = self.route(route)
+        handles.requests.increment()
+        handles.duration.recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
     }
 
     private let byMethod = Mutex<[String: Meter]>([:])

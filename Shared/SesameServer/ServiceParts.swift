@@ -19,6 +19,9 @@ public struct ServiceParts {
     public var services: [any Service] = []
     /// What `/health/ready` asks besides PostgreSQL and the migrations.
     public var readiness: [ReadinessCheck] = []
+    /// Routes answered on the event loop when their answer is in memory (`FastPathRoute`); each
+    /// shadows a route of `routes`, which answers what the fast path leaves.
+    public var fastPaths: [any FastPathRoute] = []
     /// The body limits the groups declared.
     public private(set) var bodyLimits: [PathPrefix: Int] = [:]
     /// The paths the groups declared as answered from memory.

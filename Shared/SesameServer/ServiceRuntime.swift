@@ -37,9 +37,10 @@ public enum ServiceRuntime {
 
         let parts = try Service.parts(dependencies)
         let router = Router(context: SesameRequestContext.self)
+        let requestMetrics = RequestMetrics()
         router.addMiddleware {
             RequestIDMiddleware()
-            RequestMetricsMiddleware()
+            RequestMetricsMiddleware(metrics: requestMetrics)
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
             DatabaseAvailabilityMiddleware(
@@ -57,9 +58,16 @@ public enum ServiceRuntime {
             ] + parts.readiness
         ).register(on: router)
 
+        let serverName = "sesame-\(Service.name)"
+        let fastPaths = parts.fastPaths
+        let requestLogger = logger
         var app = Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sesame-\(Service.name)"),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: fastPaths.isEmpty
+                        ? [] : [FastPathHandler(routes: fastPaths, serverName: serverName, logger: requestLogger, metrics: requestMetrics)])),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             logger: logger
         )
         app.addServices(database, migrations)

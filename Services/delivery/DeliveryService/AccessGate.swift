@@ -50,7 +50,12 @@ struct AccessGate: Sendable {
     /// app rules are left to the endpoint (`/v1/config` resolves them with the version it serves).
     func authenticate(_ request: Request, context: SesameRequestContext) async throws -> Authenticated {
         try limitClient(request, context: context)
-        let claims = try await tokens.claims(of: request)
+        return try authenticated(try await tokens.claims(of: request))
+    }
+
+    /// The rest of `authenticate` once the token's claims are known: the key's rate limit, the
+    /// app's state, the install's revocation. Does not wait (the event loop's fast path uses it).
+    func authenticated(_ claims: AccessTokenClaims) throws -> Authenticated {
         try perKey.enforce(claims.subject.value)
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
         if state.revokedDevices.contains(claims.subject.value) { throw DeliveryErrors.deviceRevoked }
@@ -91,6 +96,11 @@ struct AccessGate: Sendable {
     /// Spends one request of the client address's budget (for endpoints without a token).
     func limitClient(_ request: Request, context: SesameRequestContext) throws {
         try perClient.enforce(clients.limitKey(of: request, context: context))
+    }
+
+    /// Spends one request of the budget of the client at `peer` (behind `headers`' proxies).
+    func limitClient(peer: String?, headers: HTTPFields) throws {
+        try perClient.enforce(clients.limitKey(peer: peer, headers: headers))
     }
 
     /// Admits a caller already authenticated another way (a signed blob link), for the token

@@ -22,12 +22,19 @@ final class AccessTokenVerifier: Sendable {
 
     /// The claims of a valid, unexpired access token; `TokenError` otherwise.
     func verify(_ token: String, now: Date = Date()) async throws -> AccessTokenClaims {
-        if let claims = verified.withLock({ $0[token] }), claims.expiration.value > now { return claims }
+        if let claims = remembered(token, now: now) { return claims }
         let claims = try await authority.verifyAccessToken(token)
         verified.withLock { cache in
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
             cache[token] = claims
         }
+        return claims
+    }
+
+    /// The claims of `token` if it was verified before and has not expired; nil when it would
+    /// have to be verified (or is invalid). Does not wait: for the event loop's fast path.
+    func remembered(_ token: String, now: Date = Date()) -> AccessTokenClaims? {
+        guard let claims = verified.withLock({ $0[token] }), claims.expiration.value > now else { return nil }
         return claims
     }
 

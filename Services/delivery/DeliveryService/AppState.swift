@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SesameDomain
+import Synchronization
 
 /// A published config, ready to serve: decrypted once per revision, with what each trust tier
 /// may see of it prepared once too.
@@ -12,8 +13,9 @@ struct ServedConfig: Sendable {
     let tiers: ConfigTiers
     /// What an attested caller gets: the config as stored, a JSON object (or a zero-knowledge envelope).
     let whole: View
-    /// What the tiers below attested get; absent for a tier that gets nothing (a zero-knowledge config).
-    private let lowerTierViews: [TrustTier: View]
+    /// What the tiers below attested get, prepared at the first such request: most configs never
+    /// see one, and parsing every config at load was most of a large first load.
+    private let lowerTierViews = LowerTierViews()
 
     /// The config as one tier sees it.
     struct View: Sendable {
@@ -39,25 +41,28 @@ struct ServedConfig: Sendable {
         self.revision = revision
         self.zeroKnowledge = zeroKnowledge
         self.tiers = tiers
-        let parsed = zeroKnowledge ? nil : try? JSONDecoder().decode(JSONValue.self, from: Data(body))
-        // Parsed only to prepare the tiers' views: a `scope` request parses the view it filters,
-        // which keeps each held config at its bytes (a parsed tree is several times their size).
         whole = View(body: body, etag: ServedConfig.etag(revision: revision, bytes: body), withheld: [])
-        var views: [TrustTier: View] = [:]
-        if case .object(let object)? = parsed {
-            for tier in TrustTier.allCases where tier != .attested {
-                let (visible, withheld) = tiers.visible(object, to: tier)
-                let bytes = (try? Self.encode(.object(visible))) ?? Array("{}".utf8)
-                views[tier] = View(body: bytes, etag: ServedConfig.etag(revision: revision, bytes: bytes), withheld: withheld)
-            }
-        }
-        lowerTierViews = views
     }
 
     /// What a caller of `tier` sees; nil when it may see nothing (a zero-knowledge config, which
     /// only attested installs get).
     func view(for tier: TrustTier) -> View? {
-        tier == .attested ? whole : lowerTierViews[tier]
+        if tier == .attested { return whole }
+        return lowerTierViews.views { prepareLowerTierViews() }[tier]
+    }
+
+    /// Each lower tier's view: the config less the keys it may not see. None for a zero-knowledge
+    /// config, which Sesame cannot read. The parsed tree is dropped after: a `scope` request parses
+    /// the view it filters, which keeps each held config at its bytes.
+    private func prepareLowerTierViews() -> [TrustTier: View] {
+        guard !zeroKnowledge, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(whole.body)) else { return [:] }
+        var views: [TrustTier: View] = [:]
+        for tier in TrustTier.allCases where tier != .attested {
+            let (visible, withheld) = tiers.visible(object, to: tier)
+            let bytes = (try? Self.encode(.object(visible))) ?? Array("{}".utf8)
+            views[tier] = View(body: bytes, etag: ServedConfig.etag(revision: revision, bytes: bytes), withheld: withheld)
+        }
+        return views
     }
 
     /// JSON as delivery serves what it builds: sorted keys, slashes as they are.
@@ -71,6 +76,19 @@ struct ServedConfig: Sendable {
     static func etag(revision: Int64, bytes: some Sequence<UInt8>) -> String {
         let digest = Hex.encode(SHA256.hash(data: Array(bytes)).prefix(12))
         return "\"\(revision)-\(digest)\""
+    }
+}
+
+/// A config's lower-tier views, made once when first asked for. Two callers at once may both
+/// make them; either result is the same.
+final class LowerTierViews: Sendable {
+    private let prepared = Mutex<[TrustTier: ServedConfig.View]?>(nil)
+
+    func views(preparing prepare: () -> [TrustTier: ServedConfig.View]) -> [TrustTier: ServedConfig.View] {
+        if let views = prepared.withLock({ $0 }) { return views }
+        let views = prepare()
+        prepared.withLock { $0 = views }
+        return views
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import SesameDomain
 import SesameHTTP
 import SesameTokens
@@ -16,10 +17,38 @@ struct ConfigRoutes: Sendable {
     }
 
     func respond(to request: Request, context: SesameRequestContext, now: Date = Date()) async throws -> Response {
-        guard let requested = request.uri.queryParameters.get("version"), let version = AppVersion(requested) else {
-            throw DeliveryErrors.invalidVersion
-        }
+        let query = try Query(request.uri)
         let caller = try await gate.authenticate(request, context: context)
+        let answer = try answer(query, caller: caller, ifNoneMatch: request.headers[.ifNoneMatch], now: now)
+        return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: answer.body))
+    }
+
+    /// What a request asks for: the app version, and the dot paths it wants if not the whole config.
+    struct Query: Sendable {
+        let version: AppVersion
+        let scope: String?
+
+        /// Reads the query of `uri`; `invalid_version` when the version is missing or malformed.
+        init(_ uri: URI) throws {
+            guard let requested = uri.queryParameters.get("version"), let version = AppVersion(requested) else {
+                throw DeliveryErrors.invalidVersion
+            }
+            self.version = version
+            scope = uri.queryParameters.get("scope")
+        }
+    }
+
+    /// An answer of this route: status, headers and body (empty for a 304).
+    struct Answer {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: ByteBuffer
+    }
+
+    /// The answer to an authenticated caller's `query`, from memory: the router's route and the
+    /// event loop's fast path (`ConfigFastPath`) both answer with it. Throws the refusal.
+    func answer(_ query: Query, caller: AccessGate.Authenticated, ifNoneMatch: String?, now: Date) throws -> Answer {
+        let version = query.version
         let served: ServedConfig
         let refreshAfter: Int?
         switch caller.state.release.resolve(version: version, token: caller.token, now: now) {
@@ -33,7 +62,7 @@ struct ConfigRoutes: Sendable {
         guard let view = served.view(for: tier) else { throw DeliveryErrors.tierInsufficient("Zero-knowledge configs are", required: .attested) }
         let config: [UInt8]
         let etag: String
-        if let scope = request.uri.queryParameters.get("scope") {
+        if let scope = query.scope {
             guard !served.zeroKnowledge else { throw DeliveryErrors.scopeUnavailable }
             let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }),
@@ -49,8 +78,8 @@ struct ConfigRoutes: Sendable {
 
         var headers: HTTPFields = [.eTag: etag]
         headers[.cacheControl] = refreshAfter.map { "private, max-age=\($0)" } ?? "private, no-cache"
-        if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTag.matches(ifNoneMatch: ifNoneMatch, etag) {
-            return Response(status: .notModified, headers: headers)
+        if let ifNoneMatch, EntityTag.matches(ifNoneMatch: ifNoneMatch, etag) {
+            return Answer(status: .notModified, headers: headers, body: ByteBuffer())
         }
         headers[.contentType] = "application/json"
         // The stored config is JSON already: wrap it without decoding and encoding it again. The
@@ -75,6 +104,6 @@ struct ConfigRoutes: Sendable {
             DeliveryMetrics.withheld(view.withheld.count, appID: caller.claims.appID)
         }
         body.writeString("}")
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        return Answer(status: .ok, headers: headers, body: body)
     }
 }

@@ -39,7 +39,9 @@ public enum DeliveryService: SesameServiceDefinition {
             ratePerKey: configuration.requestRatePerKey, ratePerClient: configuration.requestRatePerClient)
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
-        ConfigRoutes(gate: gate).addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        let configRoutes = ConfigRoutes(gate: gate)
+        configRoutes.addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        parts.fastPaths = [ConfigFastPath(routes: configRoutes, logger: logger)]
         PinRoutes(gate: gate).addRoutes(to: parts.group("v1/pins", servedFromMemory: true))
         // Per-user documents may be larger than the default body limit.
         UserDataRoutes(
