@@ -9,7 +9,7 @@ import SesameStorage
 /// Builds a service's application the same way for the executable and for tests.
 public enum ServiceRuntime {
     /// The application for `Service`: PostgreSQL pool (a service in the group, migrated before the
-    /// server listens), the shared middleware, health and metrics routes, and the service's routes.
+    /// server listens), the shared middleware, health, metrics and OpenAPI routes, and the service's routes.
     public static func buildApplication<Service: SesameServiceDefinition>(
         _ service: Service.Type,
         configuration: ServiceConfiguration,
@@ -21,42 +21,13 @@ public enum ServiceRuntime {
             logger.warning("\(warning)")
         }
 
-        let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
-        let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
-        let migrations = MigrationService(database: database, logger: logger)
-        let dependencies = ServiceDependencies(
-            configuration: configuration,
-            database: database,
-            migrations: migrations,
-            kafka: KafkaConfiguration(
-                brokers: configuration.kafkaBrokers, clientID: "sesame-\(Service.name)",
-                idempotentDelivery: configuration.kafkaIdempotence, extraProperties: configuration.kafkaSecurity.clientProperties),
-            encryption: EnvelopeEncryption(keyring: keyring),
-            logger: logger
-        )
+        let dependencies = try dependencies(Service.self, configuration: configuration, logger: logger)
+        let (database, migrations) = (dependencies.database, dependencies.migrations)
 
         let parts = try Service.parts(dependencies)
-        let router = Router(context: SesameRequestContext.self)
         let requestMetrics = RequestMetrics()
-        router.addMiddleware {
-            RequestIDMiddleware()
-            RequestMetricsMiddleware(metrics: requestMetrics)
-            AccessLogMiddleware()
-            ErrorRenderingMiddleware()
-            DatabaseAvailabilityMiddleware(
-                database: database, exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics")] + parts.pathsServedFromMemory)
-            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
-        }
-        PrometheusMetrics.register(on: router)
-        router.addRoutes(parts.routes)
-        HealthRoutes(
-            checks: [
-                ReadinessCheck(name: "postgres", impact: Service.servesWithoutDatabase ? .degrading : .required) {
-                    await database.isReachable()
-                },
-                ReadinessCheck(name: "migrations") { migrations.isComplete },
-            ] + parts.readiness
-        ).register(on: router)
+        let router = router(
+            Service.self, parts: parts, database: database, migrations: migrations, configuration: configuration, requestMetrics: requestMetrics)
 
         let serverName = "sesame-\(Service.name)"
         let fastPaths = parts.fastPaths
@@ -73,5 +44,67 @@ public enum ServiceRuntime {
         app.addServices(database, migrations)
         app.addServices(parts.services)
         return app
+    }
+
+    /// Every route `Service` registers, as `GET /v1/config`: what its OpenAPI document must cover.
+    /// Builds the service's parts without running them (nothing connects).
+    public static func routes<Service: SesameServiceDefinition>(
+        _ service: Service.Type, configuration: ServiceConfiguration
+    ) throws -> [(method: String, path: String)] {
+        let dependencies = try dependencies(Service.self, configuration: configuration, logger: Logger(label: "sesame-\(Service.name)"))
+        let router = router(
+            Service.self, parts: try Service.parts(dependencies), database: dependencies.database, migrations: dependencies.migrations,
+            configuration: configuration, requestMetrics: RequestMetrics())
+        return router.routes.map { (method: $0.method.rawValue, path: $0.path.description) }
+    }
+
+    private static func dependencies<Service: SesameServiceDefinition>(
+        _ service: Service.Type, configuration: ServiceConfiguration, logger: Logger
+    ) throws -> ServiceDependencies {
+        let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+        let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
+        return ServiceDependencies(
+            configuration: configuration,
+            database: database,
+            migrations: MigrationService(database: database, logger: logger),
+            kafka: KafkaConfiguration(
+                brokers: configuration.kafkaBrokers, clientID: "sesame-\(Service.name)",
+                idempotentDelivery: configuration.kafkaIdempotence, extraProperties: configuration.kafkaSecurity.clientProperties),
+            encryption: EnvelopeEncryption(keyring: keyring),
+            logger: logger
+        )
+    }
+
+    /// The shared middleware, then health, metrics, the OpenAPI document and the service's routes.
+    private static func router<Service: SesameServiceDefinition>(
+        _ service: Service.Type, parts: ServiceParts, database: Database, migrations: MigrationService,
+        configuration: ServiceConfiguration, requestMetrics: RequestMetrics
+    ) -> Router<SesameRequestContext> {
+        let router = Router(context: SesameRequestContext.self)
+        let routeMethods = RouteMethods()
+        router.addMiddleware {
+            RequestIDMiddleware()
+            RequestMetricsMiddleware(metrics: requestMetrics)
+            AccessLogMiddleware()
+            ErrorRenderingMiddleware()
+            MethodNotAllowedMiddleware(routes: routeMethods)
+            DatabaseAvailabilityMiddleware(
+                database: database,
+                exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics"), PathPrefix("/openapi.json")] + parts.pathsServedFromMemory)
+            RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
+        }
+        PrometheusMetrics.register(on: router)
+        OpenAPIRoute(document: Service.openAPIDocument).register(on: router)
+        router.addRoutes(parts.routes)
+        HealthRoutes(
+            checks: [
+                ReadinessCheck(name: "postgres", impact: Service.servesWithoutDatabase ? .degrading : .required) {
+                    await database.isReachable()
+                },
+                ReadinessCheck(name: "migrations") { migrations.isComplete },
+            ] + parts.readiness
+        ).register(on: router)
+        routeMethods.add(router.routes.map { (method: $0.method.rawValue, path: $0.path.description) })
+        return router
     }
 }

@@ -57,6 +57,14 @@ struct ServicePlumbingTests {
                     #expect(error["message"]?.isEmpty == false)
                 }
 
+                // A known path under a method it is not served with: 405 naming the methods, not 404.
+                try await client.execute(uri: "/health/live", method: .delete) { response in
+                    #expect(response.status == .methodNotAllowed)
+                    #expect(response.headers[.allow] == "GET")
+                    let error = try #require(try Self.json(response)["error"] as? [String: String])
+                    #expect(error["code"] == "method_not_allowed")
+                }
+
                 try await client.execute(
                     uri: "/health/live", method: .post, headers: [.contentType: "application/json"],
                     body: ByteBuffer(bytes: Array(repeating: UInt8(ascii: "a"), count: 4096))

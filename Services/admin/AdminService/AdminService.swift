@@ -18,6 +18,7 @@ import WebAuthn
 /// topics before publishing).
 public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
+    public static var openAPIDocument: String { OpenAPIDocument.json }
     public static let defaultPort = 8083
 
     /// `keys create`, `accounts invite`.

@@ -17,6 +17,7 @@ import SesameTokens
 /// The `sesame-auth` service: challenges, App Attest attestation and assertions, tokens and JWKS.
 public enum AuthService: SesameServiceDefinition {
     public static let name = "auth"
+    public static var openAPIDocument: String { OpenAPIDocument.json }
     public static let defaultPort = 8081
 
     /// The largest body any auth endpoint accepts: an attestation object is about 6 KiB.

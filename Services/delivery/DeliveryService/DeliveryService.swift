@@ -15,6 +15,7 @@ import SesameTokens
 /// Kafka events and a periodic resync from PostgreSQL.
 public enum DeliveryService: SesameServiceDefinition {
     public static let name = "delivery"
+    public static var openAPIDocument: String { OpenAPIDocument.json }
     public static let defaultPort = 8082
 
     /// A key for one purpose, derived from the current master key: for what may change when the

@@ -1,0 +1,68 @@
+import HTTPTypes
+import Hummingbird
+import Synchronization
+
+/// Answers `405 method_not_allowed` with an `Allow` header for a path the router serves under other
+/// methods (RFC 9110 §15.5.6). Hummingbird's router answers 404 for both an unknown path and an
+/// unknown method, which tells a client its URL is wrong when only its method is.
+public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteMethods
+
+    /// Creates the middleware over `routes`, which the router's routes fill once they are added.
+    public init(routes: RouteMethods) {
+        self.routes = routes
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound && [nil, "NotFound"].contains(context.endpointPath) {
+            // No route matched: Hummingbird's not-found responder marks the endpoint "NotFound"; a
+            // handler's own 404 carries its route's path.
+            let allowed = routes.methods(for: request.uri.path)
+            guard !allowed.isEmpty else { throw error }
+            var refusal = APIError.forStatus(.methodNotAllowed)
+            refusal.headers[.allow] = allowed.joined(separator: ", ")
+            throw refusal
+        }
+    }
+}
+
+/// The methods each route path is served under, for `MethodNotAllowedMiddleware`.
+public final class RouteMethods: Sendable {
+    private struct Route {
+        let segments: [Substring]
+        var methods: Set<String>
+    }
+
+    private let routes = Mutex<[Route]>([])
+
+    public init() {}
+
+    /// Adds routes as `Router.routes` describes them: a method and a path such as `/v1/blob/{key}`.
+    public func add(_ routes: [(method: String, path: String)]) {
+        self.routes.withLock { known in
+            for route in routes {
+                let segments = route.path.split(separator: "/")
+                if let index = known.firstIndex(where: { $0.segments == segments }) {
+                    known[index].methods.insert(route.method)
+                } else {
+                    known.append(Route(segments: segments, methods: [route.method]))
+                }
+            }
+        }
+    }
+
+    /// The methods of the routes whose path template matches `path`, sorted; empty when none does.
+    public func methods(for path: String) -> [String] {
+        let segments = path.split(separator: "/")
+        return routes.withLock { known in
+            known.filter { route in
+                route.segments.count == segments.count
+                    && zip(route.segments, segments).allSatisfy { template, segment in
+                        (template.hasPrefix("{") && template.hasSuffix("}")) || template == segment
+                    }
+            }.flatMap(\.methods)
+        }.sorted()
+    }
+}
