@@ -53,16 +53,25 @@ public final class RouteMethods: Sendable {
         }
     }
 
-    /// The methods of the routes whose path template matches `path`, sorted; empty when none does.
+    /// The methods of the route the router resolves `path` to, sorted; empty when it resolves to none.
+    /// As in the router, a literal segment beats a parameter (`/v1/admin/blob/upload` is not
+    /// `/v1/admin/blob/{key}`).
     public func methods(for path: String) -> [String] {
         let segments = path.split(separator: "/")
-        return routes.withLock { known in
+        let matching = routes.withLock { known in
             known.filter { route in
                 route.segments.count == segments.count
-                    && zip(route.segments, segments).allSatisfy { template, segment in
-                        (template.hasPrefix("{") && template.hasSuffix("}")) || template == segment
-                    }
-            }.flatMap(\.methods)
-        }.sorted()
+                    && zip(route.segments, segments).allSatisfy { template, segment in Self.isParameter(template) || template == segment }
+            }
+        }
+        let chosen = matching.max { first, second in
+            // Whether `second` is more literal at the first segment where they differ.
+            first.segments.map { !Self.isParameter($0) }.lexicographicallyPrecedes(second.segments.map { !Self.isParameter($0) }) { !$0 && $1 }
+        }
+        return chosen?.methods.sorted() ?? []
+    }
+
+    private static func isParameter(_ segment: Substring) -> Bool {
+        segment.hasPrefix("{") && segment.hasSuffix("}")
     }
 }

@@ -10,6 +10,9 @@ public struct SesameRequestContext: RequestContext {
     /// The peer's IP address (the gateway's, behind one: see `ClientAddress`).
     public let remoteAddress: String?
 
+    /// JSON request bodies decode as usual, except that text with a NUL is refused (`NulCharacterGuard`).
+    public var requestDecoder: SesameJSONRequestDecoder { SesameJSONRequestDecoder() }
+
     /// JSON responses write dates as ISO 8601 (`2026-11-22T21:04:11Z`), not Foundation's default.
     public var responseEncoder: JSONEncoder {
         let encoder = JSONEncoder()

@@ -88,6 +88,7 @@ public enum ServiceRuntime {
             AccessLogMiddleware()
             ErrorRenderingMiddleware()
             MethodNotAllowedMiddleware(routes: routeMethods)
+            NulCharacterMiddleware()
             DatabaseAvailabilityMiddleware(
                 database: database,
                 exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics"), PathPrefix("/openapi.json")] + parts.pathsServedFromMemory)

@@ -24,6 +24,15 @@ struct SafetyAndBlobTests {
             #expect(
                 try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["2.1.x"], "enabled": false, "reason": "r"])
                     .errorCode == "invalid_version_pattern")
+            // Text with a NUL cannot be stored in PostgreSQL: refused as a client error, not a 500
+            // (schemathesis found it in a device revocation's reason), in a body and in a URL.
+            let nul = try await harness.call(
+                .post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["2.1.3"], "enabled": false, "reason": "off\u{0}now"])
+            #expect(nul.status == .badRequest)
+            #expect(nul.errorCode == "invalid_request")
+            #expect(try await harness.call(.post, "/v1/admin/devices/revoke", credential: key, json: ["keyId": String(repeating: "A", count: 43) + "=", "reason": "lost\u{0}"]).status == .badRequest)
+            #expect(try await harness.call(.delete, "/v1/admin/debug-tokens/ci%00", credential: key).status == .badRequest)
+            #expect((try await harness.call(.get, "/v1/admin/kill-switch", credential: key)["killed"] as? [Any])?.isEmpty == true)
 
             let off = try await harness.call(
                 .post, "/v1/admin/kill-switch", credential: key,
@@ -124,6 +133,11 @@ struct SafetyAndBlobTests {
             #expect(
                 try await harness.call(.post, "/v1/admin/blob/upload", credential: key, json: ["blob_key": "x", "data_base64": "%%%"]).status
                     == .badRequest)
+            // An empty upload (a PUT whose bytes were forgotten) would replace what apps download with nothing.
+            #expect(
+                try await harness.call(.post, "/v1/admin/blob/upload", credential: key, json: ["blob_key": "model.bin", "data_base64": ""]).status
+                    == .badRequest)
+            #expect(try await harness.putBlob("model.bin", bytes: [], contentType: "application/octet-stream", credential: key).status == .badRequest)
 
             let listed = try await harness.call(.get, "/v1/admin/blob", credential: key)
             #expect((listed["blobs"] as? [[String: Any]])?.compactMap { $0["blobKey"] as? String } == ["images-v2.zip", "model.bin"])

@@ -366,6 +366,35 @@ enum OpenAPIDocument {
          }
         }
        }
+      },
+      "links": {
+       "history": {
+        "operationId": "getHistory",
+        "parameters": {
+         "version": "$response.body#/pattern"
+        }
+       },
+       "body": {
+        "operationId": "getConfigBody",
+        "parameters": {
+         "version": "$response.body#/pattern",
+         "revision": "$response.body#/revision"
+        }
+       },
+       "diff": {
+        "operationId": "diffConfig",
+        "parameters": {
+         "version": "$response.body#/pattern",
+         "from": "$response.body#/revision"
+        }
+       },
+       "rollback": {
+        "operationId": "rollback",
+        "requestBody": {
+         "version": "$response.body#/pattern",
+         "revision": "$response.body#/revision"
+        }
+       }
       }
      },
      "400": {
@@ -1641,6 +1670,14 @@ enum OpenAPIDocument {
            "description": "What was done, in a sentence."
           }
          }
+        }
+       }
+      },
+      "links": {
+       "revoke": {
+        "operationId": "revokeDebugToken",
+        "parameters": {
+         "nameOrID": "$response.body#/token/name"
         }
        }
       }
@@ -3406,6 +3443,7 @@ enum OpenAPIDocument {
    "Pattern": {
     "description": "A version pattern: `*`, `N.*`, `N.N.*` or `N.N.N`.",
     "type": "string",
+    "pattern": "^(\\*|[0-9]{1,9}\\.\\*|[0-9]{1,9}\\.[0-9]{1,9}\\.\\*|[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9})$",
     "examples": [
      "2.*",
      "2.1.3",
@@ -3415,6 +3453,7 @@ enum OpenAPIDocument {
    "AppVersion": {
     "description": "`N`, `N.N` or `N.N.N`, at most 9 digits a part.",
     "type": "string",
+    "pattern": "^[0-9]{1,9}(\\.[0-9]{1,9}){0,2}$",
     "examples": [
      "2.1.3"
     ]
@@ -3425,7 +3464,8 @@ enum OpenAPIDocument {
    },
    "KeyID": {
     "description": "An attested install's key id, base64 of 32 bytes, as the token's `sub`.",
-    "type": "string"
+    "type": "string",
+    "pattern": "^[A-Za-z0-9+/_-]{43}=?$"
    },
    "BlobKey": {
     "description": "1 to 200 letters, digits, `.`, `_` or `-`, not starting with `.`.",

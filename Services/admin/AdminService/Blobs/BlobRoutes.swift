@@ -16,6 +16,7 @@ struct BlobRoutes {
             let key = try Self.validKey(body.blobKey)
             let contentType = try Self.validContentType(body.contentType)
             guard let data = Data(base64Encoded: body.dataBase64) else { throw APIError.invalidField("data_base64", "is not valid base64") }
+            guard !data.isEmpty else { throw Self.emptyBlob }
             guard data.count <= maxBlobBytes else { throw Self.blobTooLarge(maxBlobBytes) }
             let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: ByteBuffer(data: data), caller: caller)
             return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
@@ -27,6 +28,7 @@ struct BlobRoutes {
             let contentType = try Self.validContentType(request.headers[.contentType])
             // Collection stops at the limit the group declares (see AdminService.parts).
             let data = try await request.body.collect(upTo: maxBlobBytes)
+            guard data.readableBytes > 0 else { throw Self.emptyBlob }
             let info = try await blobs.put(appID: appID, key: key, contentType: contentType, data: data, caller: caller)
             return BlobUploadResponse(message: "Stored blob '\(key)' (\(info.sizeBytes) bytes).", blob: info)
         }
@@ -42,6 +44,10 @@ struct BlobRoutes {
     }
 
     /// A blob key: 1–200 of letters, digits, `.`, `_` and `-` (one path segment, no `..`).
+    /// An empty upload is refused: it is a client's mistake (a `PUT` whose bytes were forgotten),
+    /// and storing it would silently replace the blob apps download with nothing.
+    static let emptyBlob = APIError.invalidRequest("The blob is empty: send its bytes.")
+
     static func validKey(_ key: String) throws -> String {
         let allowed = key.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F
