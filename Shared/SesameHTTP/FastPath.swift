@@ -124,10 +124,11 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(data, promise: promise)
     }
 
-    /// The route for a plain `GET` of its exact path: no body, and a connection that stays open
-    /// (closing is the router's business).
+    /// The route for a plain `GET` of its exact path: no body, no NUL in the URL, and a connection
+    /// that stays open (closing is the router's business).
     private func route(for head: HTTPRequest) -> (any FastPathRoute)? {
-        guard head.method == .get, let target = head.path, !routes.isEmpty else { return nil }
+        // A NUL in the URL is the router's to refuse (`NulCharacterMiddleware`).
+        guard head.method == .get, let target = head.path, !routes.isEmpty, !NulCharacterGuard.uriHasNul(target) else { return nil }
         let path = target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
         guard let route = routes[String(path)] else { return nil }
         if head.headerFields[.transferEncoding] != nil { return nil }

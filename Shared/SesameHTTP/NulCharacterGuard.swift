@@ -44,7 +44,19 @@ public enum NulCharacterGuard {
 
     /// Whether a request target (path and query, percent-encoded) decodes to a NUL anywhere.
     public static func uriHasNul(_ target: String) -> Bool {
-        target.range(of: "%00") != nil
+        // A byte scan: the event loop's fast path asks this of every request it answers.
+        var zeros = -1
+        for byte in target.utf8 {
+            if byte == UInt8(ascii: "%") {
+                zeros = 0
+            } else if zeros >= 0, byte == UInt8(ascii: "0") {
+                zeros += 1
+                if zeros == 2 { return true }
+            } else {
+                zeros = -1
+            }
+        }
+        return false
     }
 }
 

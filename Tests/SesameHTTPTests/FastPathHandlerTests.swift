@@ -121,6 +121,7 @@ struct FastPathHandlerTests {
             (request("/fast", headers: [.authorization: "Bearer t", .contentLength: "2"]), "{}"),
             (request("/fast", headers: [.authorization: "Bearer t", .transferEncoding: "chunked"]), nil),
             (request("/fast", headers: [.authorization: "Bearer t", .connection: "close"]), nil),
+            (request("/fast?scope=a%00", headers: [.authorization: "Bearer t"]), nil),  // a NUL: the router refuses it
         ] as [(HTTPRequest, String?)] {
             try send(sent, body: body, to: channel)
             let parts = try passedOn(channel)

@@ -23,5 +23,7 @@ struct NulCharacterGuardTests {
         #expect(NulCharacterGuard.uriHasNul("/v1/admin/pins?domainName=x%00&key=y"))
         #expect(!NulCharacterGuard.uriHasNul("/v1/admin/pins?domainName=x%2500"))
         #expect(!NulCharacterGuard.uriHasNul("/v1/config?version=1.0.0"))
+        #expect(!NulCharacterGuard.uriHasNul("/a%0b%20%0"))
+        #expect(NulCharacterGuard.uriHasNul("/a%%00"))
     }
 }

@@ -1790,6 +1790,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
      "401": {
       "$ref": "#/components/responses/Unauthorized"
      },

@@ -200,6 +200,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
      "401": {
       "$ref": "#/components/responses/Unauthorized"
      },
@@ -340,6 +343,9 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
      },
      "403": {
       "description": "`invalid_link` (expired or altered), `version_disabled`",
@@ -626,6 +632,9 @@ enum OpenAPIDocument {
         "$ref": "#/components/headers/ETag"
        }
       }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
      },
      "404": {
       "description": "`no_pins`: no registry is published for this app",
@@ -1042,7 +1051,7 @@ enum OpenAPIDocument {
   },
   "responses": {
    "InvalidRequest": {
-    "description": "`invalid_request` (what is wrong) or `invalid_body`",
+    "description": "`invalid_request` (what is wrong, e.g. text holding a NUL character) or `invalid_body`",
     "headers": {
      "X-Request-Id": {
       "$ref": "#/components/headers/RequestID"
