@@ -44,6 +44,10 @@ struct SafetyAndBlobTests {
             #expect(killed.compactMap { $0["version"] as? String } == ["1.*", "2.1.3"])
             #expect(killed.first?["reason"] as? String == "Crashes on launch; update from the App Store.")
 
+            let longReason = String(repeating: "r", count: 501)
+            #expect(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["1.*"], "enabled": true, "reason": longReason])
+                    .status == .badRequest)
             #expect(try await harness.call(.post, "/v1/admin/kill-switch", credential: key, json: ["versions": ["1.*"], "enabled": true]).status == .ok)
             let after = try await harness.call(.get, "/v1/admin/kill-switch", credential: key)
             #expect((after["killed"] as? [[String: Any]])?.compactMap { $0["version"] as? String } == ["2.1.3"])

@@ -1850,7 +1850,7 @@ enum OpenAPIDocument {
      "policy"
     ],
     "operationId": "setPolicy",
-    "summary": "Change fields of the app's policy (the others keep their values).",
+    "summary": "Replace the app's policy (a field left out takes its default); the answer names what changed.",
     "requestBody": {
      "required": true,
      "content": {
@@ -3639,41 +3639,56 @@ enum OpenAPIDocument {
     }
    },
    "Policy": {
+    "description": "The whole policy. In a `PUT`, a field absent or null takes its default.",
     "type": "object",
     "properties": {
      "allowDevelopmentKeys": {
       "type": [
        "boolean",
        "null"
-      ]
+      ],
+      "description": "Unset: allowed unless the deployment is production."
      },
      "refreshRequiresAssertion": {
-      "type": "boolean"
+      "type": [
+       "boolean",
+       "null"
+      ],
+      "description": "Default true."
      },
      "allowDebugTokensInProduction": {
-      "type": "boolean"
+      "type": [
+       "boolean",
+       "null"
+      ]
      },
      "admitUnattested": {
-      "type": "boolean"
+      "type": [
+       "boolean",
+       "null"
+      ]
      },
      "blobTier": {
       "enum": [
        "attested",
        "debug",
-       "unattested"
+       "unattested",
+       null
       ]
      },
      "userDataTier": {
       "enum": [
        "attested",
        "debug",
-       "unattested"
+       "unattested",
+       null
       ]
      },
      "userIdentity": {
       "enum": [
        "verified",
-       "unverified"
+       "unverified",
+       null
       ]
      },
      "identityIssuer": {
@@ -3683,8 +3698,12 @@ enum OpenAPIDocument {
       ]
      },
      "userDocumentQuota": {
-      "type": "integer",
-      "minimum": 0
+      "type": [
+       "integer",
+       "null"
+      ],
+      "minimum": 1,
+      "maximum": 10000000
      }
     }
    },

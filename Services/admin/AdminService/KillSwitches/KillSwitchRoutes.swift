@@ -17,6 +17,8 @@ struct KillSwitchRoutes {
                 versions.append(try ConfigRoutes.validPattern(version))
             }
             let reason = body.reason?.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Kept in the audit log even when switching back on: bounded whenever it is given.
+            if let reason, reason.count > 500 { throw APIError.invalidField("reason", "must be at most 500 characters") }
             if !body.enabled {
                 guard let reason, !reason.isEmpty, reason.count <= 500 else {
                     throw APIError.invalidField("reason", "is required to switch a version off (at most 500 characters): apps show it")
