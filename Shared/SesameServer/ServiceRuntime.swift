@@ -46,7 +46,8 @@ public enum ServiceRuntime {
         return app
     }
 
-    /// Every route `Service` registers, as `GET /v1/config`: what its OpenAPI document must cover.
+    /// Every route `Service` registers, as a method and a path (`GET`, `/v1/blob/{key}`): what its
+    /// OpenAPI document must cover.
     /// Builds the service's parts without running them (nothing connects).
     public static func routes<Service: SesameServiceDefinition>(
         _ service: Service.Type, configuration: ServiceConfiguration
