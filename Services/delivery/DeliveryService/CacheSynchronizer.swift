@@ -4,6 +4,7 @@ import ServiceLifecycle
 import SesameConfiguration
 import SesameEventBus
 import SesameEvents
+import SesameServer
 import SesameStorage
 
 /// Keeps `DeliveryCache` right: a full load from PostgreSQL at start; a resync of the apps changed
@@ -22,6 +23,9 @@ struct CacheSynchronizer: Service {
     let events: EventStream
     /// The event consumer's assignment and reconnections: moments to catch up from PostgreSQL.
     let reconnections: AsyncStream<Void>
+    /// The schema's migrations: the first load waits for them rather than failing against a
+    /// schema that is not there yet.
+    let migrations: MigrationService
     let logger: Logger
     var resyncInterval: Duration = .seconds(30)
 
@@ -48,10 +52,12 @@ struct CacheSynchronizer: Service {
         }
     }
 
-    /// Runs a full resync per request. One that fails (PostgreSQL away, or at start the schema
-    /// not migrated yet) is retried soon, backing off to the interval: until the first load
-    /// succeeds the instance is not ready.
+    /// Runs a full resync per request, once the schema is migrated. One that fails (PostgreSQL
+    /// away) is retried soon, backing off to the interval: until the first load succeeds the
+    /// instance is not ready.
     private func resync(on requests: AsyncStream<Void>) async {
+        // Before the migrations every load would fail, and say so in the log: wait for them.
+        guard (try? await cancelWhenGracefulShutdown({ try await migrations.waitUntilComplete() })) != nil else { return }
         // Where the last resync read up to; nil until the first full load.
         var watermark: Int64?
         for await _ in requests.cancelOnGracefulShutdown() {

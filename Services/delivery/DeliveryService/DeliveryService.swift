@@ -62,7 +62,8 @@ public enum DeliveryService: SesameServiceDefinition {
             logger: logger)
         let synchronizer = CacheSynchronizer(
             cache: cache, loader: DeliveryLoader(database: database, encryption: dependencies.encryption, logger: logger), tokens: tokens,
-            events: EventStream(consumer: consumer, logger: logger), reconnections: consumer.reconnections, logger: logger,
+            events: EventStream(consumer: consumer, logger: logger), reconnections: consumer.reconnections,
+            migrations: dependencies.migrations, logger: logger,
             resyncInterval: dependencies.configuration.deliveryResyncInterval)
         // Not ready before the first load: an empty cache would answer 404 for every app.
         parts.readiness = [
