@@ -39,7 +39,7 @@ public final class RouteMethods: Sendable {
 
     public init() {}
 
-    /// Adds routes as `Router.routes` describes them: a method and a path such as `/v1/blob/{key}`.
+    /// Adds routes as `Router.methodsAndPaths` lists them: a method and a path such as `/v1/blob/{key}`.
     public func add(_ routes: [(method: String, path: String)]) {
         self.routes.withLock { known in
             for route in routes {
@@ -73,5 +73,12 @@ public final class RouteMethods: Sendable {
 
     private static func isParameter(_ segment: Substring) -> Bool {
         segment.hasPrefix("{") && segment.hasSuffix("}")
+    }
+}
+
+extension Router {
+    /// Every route added so far, as a method and a path template (`GET`, `/v1/blob/{key}`).
+    public var methodsAndPaths: [(method: String, path: String)] {
+        routes.map { (method: $0.method.rawValue, path: $0.path.description) }
     }
 }

@@ -30,19 +30,15 @@ public struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddlewar
         defer { active.decrement() }
         do {
             let response = try await next(request, context)
-            record(RequestMetrics.Route(path: context.endpointPath ?? "Unknown", method: request.method, status: response.status), since: started)
+            metrics.record(RequestMetrics.Route(path: context.endpointPath ?? "Unknown", method: request.method, status: response.status), since: started)
             return response
         } catch {
             let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
             let route = RequestMetrics.Route(path: context.endpointPath ?? "NotFound", method: request.method, status: status)
-            record(route, since: started)
+            metrics.record(route, since: started)
             metrics.errors(route).increment()
             throw error
         }
-    }
-
-    private func record(_ route: RequestMetrics.Route, since started: UInt64) {
-        metrics.record(route, since: started)
     }
 }
 

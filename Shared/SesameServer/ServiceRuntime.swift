@@ -56,7 +56,7 @@ public enum ServiceRuntime {
         let router = router(
             Service.self, parts: try Service.parts(dependencies), database: dependencies.database, migrations: dependencies.migrations,
             configuration: configuration, requestMetrics: RequestMetrics())
-        return router.routes.map { (method: $0.method.rawValue, path: $0.path.description) }
+        return router.methodsAndPaths
     }
 
     private static func dependencies<Service: SesameServiceDefinition>(
@@ -106,7 +106,7 @@ public enum ServiceRuntime {
                 ReadinessCheck(name: "migrations") { migrations.isComplete },
             ] + parts.readiness
         ).register(on: router)
-        routeMethods.add(router.routes.map { (method: $0.method.rawValue, path: $0.path.description) })
+        routeMethods.add(router.methodsAndPaths)
         return router
     }
 }
