@@ -22,6 +22,7 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
@@ -110,6 +111,11 @@ let package = Package(
             path: "Shared/SesameHTTP"
         ),
         .target(
+            name: "SesameOutbound",
+            dependencies: ["SesameConfiguration", asyncHTTPClient, nioCore, nioHTTP1, nioPosix],
+            path: "Shared/SesameOutbound"
+        ),
+        .target(
             name: "SesameServer",
             dependencies: [
                 "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
@@ -134,7 +140,7 @@ let package = Package(
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", sesamePinning, asyncHTTPClient, crypto, cryptoExtras, postgresNIO,
+                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore,
             ],
             path: "Services/delivery/DeliveryService"
@@ -145,7 +151,8 @@ let package = Package(
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
-                "SesameEncryption", "SesameStorage", "SesameHTTP", sesameVault, sesamePinning, "SesameTokens", "WebAuthn", serviceLifecycle, crypto,
+                "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
+                serviceLifecycle, crypto,
                 cryptoExtras,
                 postgresNIO, httpTypes, argumentParser,
             ],
@@ -198,6 +205,7 @@ let package = Package(
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
         .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),
+        .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound"], path: "Tests/SesameOutboundTests"),
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",

@@ -30,6 +30,7 @@ import Logging
 /// | `SESAME_DASHBOARD_ORIGIN` | the origin the dashboard is served from (`https://sesame.example.com`): its passkeys are bound to this host | `http://localhost:8080` in development; unset in production disables passkey sign-in |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
+/// | `SESAME_OUTBOUND_ALLOWED_HOSTS` | comma-separated host names that outbound calls to addresses apps configure (an identity issuer's JWKS) may reach although they resolve to internal addresses: an internal identity provider | none |
 /// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads the apps changed since its last read from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
@@ -78,6 +79,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxBlobBytes: Int
     /// How often delivery reloads everything from PostgreSQL, repairing events it missed.
     public var deliveryResyncInterval: Duration
+    /// Host names that outbound calls to addresses apps configure may reach on internal addresses.
+    public var outboundAllowedHosts: Set<String>
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -109,6 +112,7 @@ public struct ServiceConfiguration: Sendable {
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
+        outboundAllowedHosts: Set<String> = [],
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -134,6 +138,7 @@ public struct ServiceConfiguration: Sendable {
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
         self.deliveryResyncInterval = deliveryResyncInterval
+        self.outboundAllowedHosts = outboundAllowedHosts
         self.warnings = warnings
     }
 
@@ -274,6 +279,9 @@ public struct ServiceConfiguration: Sendable {
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
             deliveryResyncInterval: try reader.duration(
                 "SESAME_DELIVERY_RESYNC_INTERVAL", default: .seconds(30), within: .seconds(5)...day / 24),
+            outboundAllowedHosts: Set(
+                (reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? "").split(separator: ",")
+                    .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
             warnings: warnings
         )
     }

@@ -84,9 +84,10 @@ public struct EmergencyRevocation: Codable, Sendable, Equatable {
     }
 }
 
-/// An attested key was revoked: its tokens must no longer be refreshed.
+/// An install's tokens were revoked: those of an attested key (no longer refreshed either), or
+/// those a debug token was exchanged for.
 public struct AttestedKeyRevoked: Codable, Sendable, Equatable {
-    /// The App Attest key id (base64).
+    /// The tokens' subject: the App Attest key id (base64url), or `debug:<debug token id>`.
     public var keyID: String
 
     public init(keyID: String) {

@@ -34,6 +34,11 @@ public struct DebugTokenStore: Sendable {
         self.logger = logger
     }
 
+    /// The `sub` of the access tokens a debug token is exchanged for: how delivery recognises
+    /// them once the debug token is revoked.
+    public static func tokenSubject(_ tokenID: UUID) -> String {
+        "debug:" + tokenID.uuidString.lowercased()
+    }
 
     /// Why a debug token was not exchanged.
     public enum Refusal: Error, Sendable, Equatable {
@@ -112,8 +117,12 @@ public struct DebugTokenStore: Sendable {
     }
 
     /// Revokes the live token of `appID` named `nameOrID` (a name, or a token id); nil when there
-    /// is none. Audited as `actor`.
-    public func revoke(appID: String, nameOrID: String, actor: String) async throws -> DebugTokenSummary? {
+    /// is none. Audited as `actor`; `announce` runs in the same transaction (the outbox event that
+    /// tells delivery to stop the access tokens it earned).
+    public func revoke(
+        appID: String, nameOrID: String, actor: String,
+        announce: (DebugTokenSummary, PostgresConnection) async throws -> Void = { _, _ in }
+    ) async throws -> DebugTokenSummary? {
         let id = UUID(uuidString: nameOrID)
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
@@ -128,6 +137,7 @@ public struct DebugTokenStore: Sendable {
                     actor: actor, action: "debug_token.revoke",
                     details: ["tokenId": .string(revoked.tokenId.uuidString.lowercased()), "name": .string(revoked.name)]),
                 appID: appID, on: connection, logger: logger)
+            try await announce(revoked, connection)
             return revoked
         }
     }

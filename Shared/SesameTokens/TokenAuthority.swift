@@ -37,6 +37,8 @@ public actor TokenAuthority {
     }
 
     public nonisolated let lifetimes: TokenLifetimes
+    /// Advances whenever the set of verifying keys changes (a key added, expired or revoked).
+    public nonisolated let keySetGeneration = KeySetGeneration()
     private let store: SigningKeyStore
     private let signs: Bool
     private let logger: Logger
@@ -49,9 +51,13 @@ public actor TokenAuthority {
     /// so a database outage does not let every unknown `kid` through to the pool.
     private var lastReloadAttempt: ContinuousClock.Instant?
     /// An unknown `kid` triggers at most one reload per this interval, so garbage tokens cannot
-    /// turn into a database load (one query a second per instance at most), while a verifier that
-    /// started before auth made its first key accepts that key's tokens within a second.
+    /// turn into a database load (one query a second per instance at most). A token naming an
+    /// unknown key that arrives sooner waits for the next allowed reload instead of being refused:
+    /// a key made just after the last reload (a fresh deployment, `rotate-signing-key --now`)
+    /// must not turn away the first installs it signs for.
     private let unknownKidReloadInterval: Duration = .seconds(1)
+    /// The reload that tokens naming an unknown key are waiting for, shared by all of them.
+    private var unknownKidReload: Task<Void, Never>?
     /// How long a request waits for that reload: the pool would hold it for a minute while
     /// PostgreSQL is away.
     private let unknownKidReloadTimeout: Duration = .seconds(2)
@@ -83,7 +89,9 @@ public actor TokenAuthority {
         }
         keys = collection
         self.signers = signers
+        let before = Set(publicKeys.map(\.kid))
         publicKeys = loaded.map { ($0.kid, $0.publicKey) }
+        if Set(publicKeys.map(\.kid)) != before || lastLoad == nil { keySetGeneration.advance() }
         lastLoad = .now
     }
 
@@ -173,9 +181,7 @@ public actor TokenAuthority {
         case nil where !Claims.requiresHeaderType: break
         default: throw TokenError("the header typ is not \(Claims.headerType)")
         }
-        if let kid = header?.kid, !publicKeys.contains(where: { $0.kid == kid }), let lastReloadAttempt,
-            ContinuousClock.now - lastReloadAttempt > unknownKidReloadInterval
-        {
+        if let kid = header?.kid, !publicKeys.contains(where: { $0.kid == kid }) {
             await reloadForUnknownKid()
         }
         do {
@@ -185,9 +191,22 @@ public actor TokenAuthority {
         }
     }
 
-    /// Reloads within `unknownKidReloadTimeout`; on failure the keys stay as they were and the
-    /// token is judged by them (refused), rather than the request failing with the database.
+    /// Waits for a reload that starts no sooner than `unknownKidReloadInterval` after the last
+    /// attempt, shared by every token waiting for one, and finished within `unknownKidReloadTimeout`;
+    /// on failure the keys stay as they were and the token is judged by them (refused), rather
+    /// than the request failing with the database.
     private func reloadForUnknownKid() async {
+        if let pending = unknownKidReload { return await pending.value }
+        let wait = lastReloadAttempt.map { unknownKidReloadInterval - (ContinuousClock.now - $0) } ?? .zero
+        let reload = Task { await self.reloadForUnknownKid(after: wait) }
+        unknownKidReload = reload
+        await reload.value
+    }
+
+    private func reloadForUnknownKid(after wait: Duration) async {
+        // Cleared here, on the actor, before any waiter resumes: a later unknown kid starts anew.
+        defer { unknownKidReload = nil }
+        if wait > .zero { try? await Task.sleep(for: wait) }
         do {
             try await withTimeout(unknownKidReloadTimeout) { try await self.reload() }
         } catch {

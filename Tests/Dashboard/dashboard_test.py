@@ -168,9 +168,9 @@ def main():
         owner.shot("01-invitation")
         owner.click("#register")
         owner.find("#nav-overview")
-        cookie = owner.driver.get_cookie("sesame_session")
+        cookie = owner.driver.get_cookie("__Host-sesame_session")
         expect(cookie and cookie["httpOnly"] and cookie["secure"] and cookie.get("sameSite") == "Strict", f"session cookie: {cookie}")
-        expect(owner.driver.execute_script("return document.cookie").find("sesame_session") < 0, "the session cookie is readable by script")
+        expect(owner.driver.execute_script("return document.cookie").find("__Host-sesame_session") < 0, "the session cookie is readable by script")
         owner.text_appears("#who", "owner@example.com")
         owner.text_appears("#page", "Nothing is published yet")
         owner.shot("02-overview-empty")
@@ -290,9 +290,9 @@ def main():
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)
         expect(forged["status"] == 403 and forged["body"]["error"]["code"] == "csrf_refused", f"no CSRF token: {forged}")
-        session_cookie = owner.driver.get_cookie("sesame_session")["value"]
+        session_cookie = owner.driver.get_cookie("__Host-sesame_session")["value"]
         status, body = http(base + "/v1/admin/kill-switch", "POST", {"versions": ["2.0"], "enabled": False, "reason": "forged"},
-                            {"Cookie": "sesame_session=" + session_cookie, "X-Sesame-App": APP, "Origin": "https://evil.example",
+                            {"Cookie": "__Host-sesame_session=" + session_cookie, "X-Sesame-App": APP, "Origin": "https://evil.example",
                              "X-CSRF-Token": owner.fetch("GET", "/dashboard/api/session")["body"]["csrfToken"]})
         expect(status == 403 and body["error"]["code"] == "csrf_refused", f"another origin: {status} {body}")
         step(8, "a change without the CSRF token, or from another origin, is refused (403 csrf_refused)")
@@ -324,20 +324,55 @@ def main():
             expect(seen["status"] == 404 and seen["body"]["error"]["code"] == "app_not_found", f"another app's account, {path}: {seen}")
         step(10, "an account of another app gets 404 for every resource of this app")
 
+        # An owner of another app invites this app's owner by email and keeps the link: it cannot
+        # register a new passkey into the existing account, nor be accepted by another account.
+        other_app = f"{TEAM}.{OTHER_BUNDLE}"
+        invited = stranger.fetch("POST", "/v1/admin/accounts/invite", {"email": "owner@example.com", "role": "viewer"}, app=other_app)
+        expect(invited["status"] == 200, f"the stranger's invitation: {invited}")
+        token = invited["body"]["inviteURL"].split("#invite=")[1]
+        status, body = http(base + "/dashboard/api/invitation", "POST", {"token": token})
+        expect(status == 200 and body["accountExists"] is True, f"the invitation for an existing account: {status} {body}")
+        status, body = http(base + "/dashboard/api/register/options", "POST", {"invitation": token})
+        expect(status == 409 and body["error"]["code"] == "account_exists", f"a new passkey for an existing account: {status} {body}")
+        taken = stranger.fetch("POST", "/dashboard/api/invitation/accept", {"invitation": token})
+        expect(taken["status"] == 403 and taken["body"]["error"]["code"] == "invitation_for_another_account", f"accepted as another account: {taken}")
+        owner.open(invited["body"]["inviteURL"][len(base):])
+        owner.text_appears("h1", "Join " + other_app)
+        owner.shot("09-invitation-existing-account")
+        owner.rerendering(lambda: owner.click("#accept"))
+        owner.find("#nav-overview")
+        apps = sorted(a["appId"] for a in owner.fetch("GET", "/dashboard/api/session")["body"]["apps"])
+        expect(apps == sorted([APP, other_app]), f"the owner's apps after accepting: {apps}")
+        step(11, "an invitation for an existing account is refused a new passkey and another account; its owner accepts by signing in")
+
+        # Login CSRF: the ceremonies take JSON from the dashboard's origin only; the session is never cached.
+        status, body = http(base + "/dashboard/api/signin/options", "POST", {}, {"Origin": "https://evil.example"})
+        expect(status == 403 and body["error"]["code"] == "origin_refused", f"a ceremony from another origin: {status} {body}")
+        plain = urllib.request.Request(base + "/dashboard/api/signin", data=b"challenge=x", method="POST", headers={"Content-Type": "text/plain"})
+        try:
+            urllib.request.urlopen(plain, timeout=30)
+            raise Failure("a text/plain sign-in was accepted")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 415, f"a text/plain sign-in: {error.code}")
+        cache = owner.driver.execute_async_script(
+            "const done = arguments[0]; fetch('/dashboard/api/session').then((r) => done(r.headers.get('Cache-Control')));")
+        expect(cache == "no-store", f"the session answer's Cache-Control: {cache}")
+        step(12, "sign-in from another origin is 403, a form-encodable body 415; the session answer is no-store")
+
         # Sign out, then in again with the same passkey; sign out everywhere ends every session.
         owner.click("#sign-out")
         owner.find("#sign-in")
         owner.shot("08-sign-in")
-        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "sesame_session=" + session_cookie, "X-Sesame-App": APP})
+        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "__Host-sesame_session=" + session_cookie, "X-Sesame-App": APP})
         expect(status == 401, f"the old session after sign-out: {status}")
         owner.click("#sign-in")
         owner.find("#nav-overview")
-        second_session = owner.driver.get_cookie("sesame_session")["value"]
+        second_session = owner.driver.get_cookie("__Host-sesame_session")["value"]
         owner.click("#sign-out-everywhere")
         owner.find("#sign-in")
-        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "sesame_session=" + second_session, "X-Sesame-App": APP})
+        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "__Host-sesame_session=" + second_session, "X-Sesame-App": APP})
         expect(status == 401, f"a session after signing out everywhere: {status}")
-        step(11, "sign out; sign in again with the passkey; sign out everywhere ends the session")
+        step(13, "sign out; sign in again with the passkey; sign out everywhere ends the session")
     finally:
         for browser in (owner, viewer, stranger):
             if browser:

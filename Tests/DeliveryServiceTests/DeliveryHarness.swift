@@ -4,14 +4,17 @@ import AuthService
 import DeliveryService
 import Foundation
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import NIOFoundationEssentialsCompat
 import PostgresNIO
 import SesameConfiguration
+import SesameEncryption
 import SesameHTTP
 import SesameServer
 import SesameStorage
 import SesameTestSupport
+import SesameTokens
 import SwiftASN1
 import Testing
 
@@ -21,6 +24,7 @@ struct DeliveryHarness: Sendable {
     static let operatorToken = "delivery-test-operator-token-0123456789"
     static let teamID = "TEAMID1234"
     static let bundleID = "com.example.app"
+    static var appID: String { "\(teamID).\(bundleID)" }
 
     let admin: any TestClientProtocol
     let auth: any TestClientProtocol
@@ -68,7 +72,9 @@ struct DeliveryHarness: Sendable {
                 masterKey: MasterKeyMaterial(current: Array(repeating: 5, count: 32)), port: 0,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString + "\n" + (extraRootsPEM ?? ""),
                 operatorToken: operatorToken,
-                deliveryResyncInterval: resyncInterval)
+                deliveryResyncInterval: resyncInterval,
+                // The tests' identity issuers serve their JWKS on this address (an internal provider).
+                outboundAllowedHosts: ["127.0.0.1"])
             try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
                 try await ready(admin)
                 try await AuthService.buildApplication(configuration: configuration).test(.live) { auth in
@@ -189,6 +195,19 @@ struct DeliveryHarness: Sendable {
             body: ByteBuffer(string: #"{"teamId":"\#(teamID)","bundleId":"\#(bundleID)"}"#)
         ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] }
         return try #require(created?["key"] as? String)
+    }
+
+    /// The signing keys in this suite's database, as auth's operator command reaches them: the
+    /// store and a signing authority of its own (separate from the running auth's memory).
+    func withSigningKeys(_ body: (SigningKeyStore, TokenAuthority) async throws -> Void) async throws {
+        let pool = Database(url: try DatabaseURL(configuration.databaseURL), logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            let keyring = try MasterKeyring(current: configuration.masterKey.current)
+            let store = SigningKeyStore(database: pool, encryption: EnvelopeEncryption(keyring: keyring), logger: Logger(label: "test"))
+            try await body(store, TokenAuthority(store: store, signs: true, logger: Logger(label: "test")))
+        }
     }
 
     /// Waits until every delivery instance serves `revision` for `version`, from `pattern` when

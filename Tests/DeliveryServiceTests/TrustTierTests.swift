@@ -92,6 +92,38 @@ struct TrustTierTests {
         }
     }
 
+    @Test("revoking a debug token, or a policy that stops admitting unattested installs, stops the access tokens already issued on every instance")
+    func issuedTokensStopWithTheirTier() async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.uploadTiered(Self.config, tiers: Self.tiers, version: "*")
+            var policy = try #require(try await harness.manage(.get, "policy", [:])["policy"] as? [String: Any])
+            policy["admitUnattested"] = true
+            try await harness.manage(.put, "policy", policy)
+            let leaked = try #require(try await harness.manage(.post, "debug-tokens", ["name": "leaked", "ttl": "1h"])["debugToken"] as? String)
+            let kept = try #require(try await harness.manage(.post, "debug-tokens", ["name": "kept", "ttl": "1h"])["debugToken"] as? String)
+            let leakedAccess = try #require(try await harness.exchangeDebugToken(leaked, appVersion: "2.0").json["accessToken"] as? String)
+            let keptAccess = try #require(try await harness.exchangeDebugToken(kept, appVersion: "2.0").json["accessToken"] as? String)
+            let unattested = try #require(try await harness.admitUnattested().json["accessToken"] as? String)
+            for token in [leakedAccess, keptAccess, unattested] {
+                try await harness.waitUntilServed(version: "2.0", revision: revision, token: token)
+            }
+
+            #expect(try await harness.manageReply(.delete, "debug-tokens/leaked", [:]).status == .ok)
+            for instance in harness.deliveries.indices {
+                try await eventually(timeout: .seconds(5), "delivery \(instance) refuses the revoked debug token's access token") {
+                    try await harness.fetch(version: "2.0", token: leakedAccess, instance: instance).errorCode == "token_revoked"
+                }
+                #expect(try await harness.fetch(version: "2.0", token: keptAccess, instance: instance).status == .ok)
+            }
+
+            policy["admitUnattested"] = false
+            try await harness.setPolicy(policy) { instance in
+                try await harness.fetch(version: "2.0", token: unattested, instance: instance).errorCode == "token_revoked"
+            }
+            #expect(try await harness.fetch(version: "2.0", token: keptAccess).status == .ok)
+        }
+    }
+
     @Test("a production deployment refuses debug tokens unless the app's policy allows them")
     func debugTokensInProduction() async throws {
         try await DeliveryHarness.run { harness in

@@ -119,6 +119,10 @@ def main(validator):
     check("the gateway mounts the shared routes file, which ./sesame-dev includes too",
           "./gateway/sesame-routes.conf:/etc/nginx/sesame-routes.conf" in mounts
           and "include /etc/nginx/sesame-routes.conf;" in nginx and "deploy/gateway/sesame-routes.conf" in runner)
+    check("both gateways log with the shared format, which leaves query strings out",
+          "./gateway/sesame-log-format.conf:/etc/nginx/sesame-log-format.conf" in mounts
+          and "access_log /dev/stdout sesame;" in nginx and "deploy/gateway/sesame-log-format.conf" in runner
+          and "$request " not in (DEPLOY / "gateway" / "sesame-log-format.conf").read_text())
     routes = (DEPLOY / "gateway" / "sesame-routes.conf").read_text()
     used = set(re.findall(r"http://(sesame_[a-z]+)", routes)) | {"sesame_" + s for s in SESAME_SERVICES}
     defined = set(re.findall(r"upstream (sesame_[a-z]+)", nginx))

@@ -33,6 +33,16 @@ struct OperationsWalk: Sendable {
         for service in Self.services { try expect(try await readiness(service).status == 200, "\(service) after a second up") }
     }
 
+    /// The gateway's access log names the path of `downloaded` (a signed blob link) but none of its
+    /// query: no signature, no token of any request reaches the log.
+    func gatewayLogLeavesOutQueries(downloaded: String) throws {
+        let log = try String(contentsOf: state.appendingPathComponent("logs/gateway-access.log"), encoding: .utf8)
+        let path = String(downloaded.split(separator: "?", maxSplits: 1)[0])
+        try expect(log.contains(path), "the gateway's access log does not name \(path)")
+        let leaking = log.split(separator: "\n").filter { $0.contains("?") }
+        try expect(leaking.isEmpty, "the gateway's access log holds query strings: \(leaking.prefix(3))")
+    }
+
     /// A rotation run as an operator command reaches auth's JWKS through the event bus.
     func signingKeyRotation() async throws -> String {
         let output = try await suite.runSuiteCapturing(["run", "auth", "rotate-signing-key", "--now"])

@@ -92,7 +92,7 @@ struct Walk: Sendable {
             try expect(try envelope.open(password: Self.vaultPassword) == original, "the decrypted config differs from the file")
             try expect(!String(decoding: reply.body, as: UTF8.self).contains("sk-live-e2e"), "the plaintext travelled")
         }
-        try await step(6, "blob upload, link, download; user data proven by an ID token: put, get, conflicting put 412, another user's token 404, a bare id refused") {
+        try await step(6, "blob upload, link, download (its signature not in the gateway log); user data proven by an ID token: put, get, conflicting put 412, another user's token 404, a bare id refused") {
             let blob = Data((0..<(300 * 1024)).map { _ in UInt8.random(in: 0...255) })
             let file = work.appendingPathComponent("model.bin")
             try blob.write(to: file)
@@ -101,6 +101,7 @@ struct Walk: Sendable {
             guard link.status == 200, let url = link.json["url"] as? String else { throw WalkFailure("blob link: \(link.status)") }
             let download = try await device.gateway.send("GET", url)
             try expect(download.status == 200 && download.body == blob, "download: \(download.status), \(download.body.count) bytes")
+            try operations.gatewayLogLeavesOutQueries(downloaded: url)
 
             let issuer = IdentityIssuer(audience: device.appID.bundle)
             let policy = try await device.gateway.send("PUT", "/v1/admin/policy", headers: ["Authorization": "Bearer \(key)"], json: issuer.policy)

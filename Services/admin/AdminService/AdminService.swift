@@ -8,6 +8,7 @@ import SesameEncryption
 import SesameEventBus
 import SesameHTTP
 import SesameKafka
+import SesameOutbound
 import SesameServer
 import SesameStorage
 import WebAuthn
@@ -41,9 +42,13 @@ public enum AdminService: SesameServiceDefinition {
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger)).addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
-        PolicyRoutes(authenticator: authenticator, policies: PolicyStore(database: database, logger: logger), inProduction: configuration.environment == .production).addRoutes(to: admin)
+        PolicyRoutes(
+            authenticator: authenticator, policies: PolicyStore(database: database, logger: logger),
+            outbound: OutboundAddressPolicy(configuration: configuration)
+        ).addRoutes(to: admin)
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
-        DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger)).addRoutes(to: admin)
+        DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
+            .addRoutes(to: admin)
         DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
             .addRoutes(to: admin)

@@ -2621,13 +2621,32 @@ enum OpenAPIDocument {
    }
   },
   "/dashboard/api/invitation": {
-   "get": {
+   "post": {
     "tags": [
      "dashboard"
     ],
-    "operationId": "getInvitation",
-    "summary": "Who an invitation is for (before registering a passkey).",
+    "operationId": "openInvitation",
+    "summary": "Who an invitation is for, and whether they have an account already. The token travels in the body, never in a URL.",
     "security": [],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "token"
+        ],
+        "properties": {
+         "token": {
+          "type": "string",
+          "minLength": 1
+         }
+        }
+       }
+      }
+     }
+    },
     "responses": {
      "200": {
       "description": "the invitation",
@@ -2643,7 +2662,8 @@ enum OpenAPIDocument {
          "required": [
           "email",
           "appId",
-          "role"
+          "role",
+          "accountExists"
          ],
          "properties": {
           "email": {
@@ -2658,6 +2678,10 @@ enum OpenAPIDocument {
             "editor",
             "viewer"
            ]
+          },
+          "accountExists": {
+           "type": "boolean",
+           "description": "The email has an account: accept by signing in with its passkey (`invitation/accept`), not by registering."
           }
          }
         }
@@ -2666,6 +2690,21 @@ enum OpenAPIDocument {
      },
      "400": {
       "$ref": "#/components/responses/InvalidRequest"
+     },
+     "403": {
+      "description": "`origin_refused`: a browser sent an `Origin` other than the dashboard's",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      },
      "404": {
       "description": "`invitation_invalid`: unknown, used or expired",
@@ -2682,24 +2721,126 @@ enum OpenAPIDocument {
        }
       }
      },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
      "429": {
       "$ref": "#/components/responses/RateLimited"
      },
      "503": {
       "$ref": "#/components/responses/Unavailable"
      }
-    },
-    "parameters": [
+    }
+   }
+  },
+  "/dashboard/api/invitation/accept": {
+   "post": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "acceptInvitation",
+    "summary": "Accept an invitation for the email of the account signed in (an existing account joins another app this way).",
+    "security": [
      {
-      "name": "token",
-      "in": "query",
-      "required": true,
-      "schema": {
-       "type": "string",
-       "minLength": 1
+      "dashboardSession": []
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "invitation"
+        ],
+        "properties": {
+         "invitation": {
+          "type": "string",
+          "minLength": 1
+         }
+        }
+       }
       }
      }
-    ]
+    },
+    "responses": {
+     "200": {
+      "description": "accepted",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "description": "`session_expired`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`csrf_refused`, or `invitation_for_another_account`: the invitation names another email",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`invitation_invalid`: unknown, used or expired",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
    }
   },
   "/dashboard/api/register/options": {
@@ -2748,6 +2889,21 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/InvalidRequest"
      },
+     "403": {
+      "description": "`origin_refused`: a browser sent an `Origin` other than the dashboard's",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
      "404": {
       "description": "`invitation_invalid`",
       "headers": {
@@ -2764,7 +2920,7 @@ enum OpenAPIDocument {
       }
      },
      "409": {
-      "description": "`dashboard_not_configured`",
+      "description": "`dashboard_not_configured`, or `account_exists`: the invited email has an account already (sign in, then `invitation/accept`)",
       "headers": {
        "X-Request-Id": {
         "$ref": "#/components/headers/RequestID"
@@ -2869,6 +3025,21 @@ enum OpenAPIDocument {
        }
       }
      },
+     "403": {
+      "description": "`origin_refused`: a browser sent an `Origin` other than the dashboard's",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
      "404": {
       "description": "`invitation_invalid`",
       "headers": {
@@ -2885,7 +3056,7 @@ enum OpenAPIDocument {
       }
      },
      "409": {
-      "description": "`dashboard_not_configured`",
+      "description": "`dashboard_not_configured`, or `account_exists`: the invited email has an account already (sign in, then `invitation/accept`)",
       "headers": {
        "X-Request-Id": {
         "$ref": "#/components/headers/RequestID"
@@ -2934,6 +3105,21 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`origin_refused`: a browser sent an `Origin` other than the dashboard's",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
         }
        }
       }
@@ -3030,6 +3216,21 @@ enum OpenAPIDocument {
      },
      "401": {
       "description": "`invalid_challenge`, `passkey_unknown` or `passkey_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`origin_refused`: a browser sent an `Origin` other than the dashboard's",
       "headers": {
        "X-Request-Id": {
         "$ref": "#/components/headers/RequestID"
@@ -3338,7 +3539,7 @@ enum OpenAPIDocument {
    "dashboardSession": {
     "type": "apiKey",
     "in": "cookie",
-    "name": "sesame_session",
+    "name": "__Host-sesame_session",
     "description": "The dashboard's session after a passkey sign-in; a mutation must also come from the dashboard's origin (`Origin`)."
    }
   },

@@ -10,7 +10,7 @@ import SesameTokens
 /// The two ways in below `attested`: a debug token (`tier: debug`) and, where the app's policy
 /// admits them, a device without App Attest (`tier: unattested`). Both earn an access token alone:
 /// with no key to assert with there is nothing a refresh token would prove, so the app exchanges
-/// again when it expires, and a revoked debug token stops working within one access lifetime.
+/// again when it expires; delivery refuses the tokens of a revoked debug token at once.
 struct TierAdmission: Sendable {
     let challenges: ChallengeStore
     let apps: AppDirectory
@@ -36,7 +36,7 @@ struct TierAdmission: Sendable {
         }
         logger.info("debug token exchanged", metadata: ["app": "\(app.appID)", "debugToken": "\(redeemed.name)"])
         let subject = TokenAuthority.Subject(
-            keyID: "debug:" + redeemed.tokenID.uuidString.lowercased(), appID: app.appID, environment: "debug", appVersion: appVersion?.text,
+            keyID: DebugTokenStore.tokenSubject(redeemed.tokenID), appID: app.appID, environment: "debug", appVersion: appVersion?.text,
             tier: .debug)
         return try await issue(for: subject)
     }

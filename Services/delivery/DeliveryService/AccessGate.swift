@@ -17,12 +17,19 @@ struct AccessGate: Sendable {
     let perClient: RateLimiter
     /// Per attested key: an install fetches a few documents at launch, then rarely.
     let perKey: RateLimiter
+    /// Whether this is a production deployment: debug tokens' access tokens are then honoured only
+    /// while the app's policy allows debug tokens in production.
+    let inProduction: Bool
 
     /// - Parameters: requests per second per attested key and per client address; bursts are ten times these.
-    init(cache: DeliveryCache, tokens: AccessTokenVerifier, clients: ClientAddressResolver, ratePerKey: Int, ratePerClient: Int) {
+    init(
+        cache: DeliveryCache, tokens: AccessTokenVerifier, clients: ClientAddressResolver, ratePerKey: Int, ratePerClient: Int,
+        inProduction: Bool
+    ) {
         self.cache = cache
         self.tokens = tokens
         self.clients = clients
+        self.inProduction = inProduction
         perKey = RateLimiter(.init(rate: Double(ratePerKey), burst: Double(ratePerKey * 10)))
         perClient = RateLimiter(.init(rate: Double(ratePerClient), burst: Double(ratePerClient * 10)))
     }
@@ -54,11 +61,21 @@ struct AccessGate: Sendable {
     }
 
     /// The rest of `authenticate` once the token's claims are known: the key's rate limit, the
-    /// app's state, the install's revocation. Does not wait (the event loop's fast path uses it).
+    /// app's state, the install's (or debug token's) revocation, and whether the app still admits
+    /// the token's tier. Does not wait (the event loop's fast path uses it).
     func authenticated(_ claims: AccessTokenClaims) throws -> Authenticated {
         try perKey.enforce(claims.subject.value)
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
-        if state.revokedDevices.contains(claims.subject.value) { throw DeliveryErrors.deviceRevoked }
+        if state.revokedDevices.contains(claims.subject.value) {
+            throw claims.trustTier == .debug ? DeliveryErrors.debugTokenRevoked : DeliveryErrors.deviceRevoked
+        }
+        // A policy that stopped admitting a tier stops its tokens already issued, not only new ones.
+        switch claims.trustTier {
+        case .attested: break
+        case .debug where !state.policy.allowsDebugTokens(inProduction: inProduction): throw DeliveryErrors.tierNoLongerAdmitted(.debug)
+        case .unattested where !state.policy.admitUnattested: throw DeliveryErrors.tierNoLongerAdmitted(.unattested)
+        case .debug, .unattested: break
+        }
         return Authenticated(claims: claims, state: state)
     }
 

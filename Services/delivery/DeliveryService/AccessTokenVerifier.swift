@@ -9,11 +9,19 @@ import SesameTokens
 /// hot path does not repeat ECDSA for every request of the same app instance.
 ///
 /// Only successes are remembered, until the token's expiry; the memory is bounded (when full it
-/// starts again) and emptied when the signing keys change (a revoked key's tokens must stop at once).
+/// starts again) and belongs to one generation of the authority's key set: whichever path changes
+/// the keys (a rotation event, the periodic resync, a token naming a new key), a key that left the
+/// set takes every verdict with it, so a revoked key's tokens stop at once.
 final class AccessTokenVerifier: Sendable {
     private let authority: TokenAuthority
-    private let verified = Mutex<[String: AccessTokenClaims]>([:])
+    private let verified = Mutex(Memory())
     private let capacity: Int
+
+    /// Verdicts reached with one generation of the key set.
+    private struct Memory {
+        var generation: UInt64 = 0
+        var tokens: [String: AccessTokenClaims] = [:]
+    }
 
     init(authority: TokenAuthority, capacity: Int = 50_000) {
         self.authority = authority
@@ -23,18 +31,32 @@ final class AccessTokenVerifier: Sendable {
     /// The claims of a valid, unexpired access token; `TokenError` otherwise.
     func verify(_ token: String, now: Date = Date()) async throws -> AccessTokenClaims {
         if let claims = remembered(token, now: now) { return claims }
+        let generation = authority.keySetGeneration.current
         let claims = try await authority.verifyAccessToken(token)
-        verified.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[token] = claims
+        let kept = verified.withLock { memory in
+            // Keys changed while verifying: the verdict may rest on a key that has gone.
+            guard authority.keySetGeneration.current == generation, generation > 0 else { return false }
+            if memory.generation != generation { memory = Memory(generation: generation) }
+            if memory.tokens.count >= capacity { memory.tokens.removeAll(keepingCapacity: true) }
+            memory.tokens[token] = claims
+            return true
         }
-        return claims
+        return kept ? claims : try await authority.verifyAccessToken(token)
     }
 
-    /// The claims of `token` if it was verified before and has not expired; nil when it would
-    /// have to be verified (or is invalid). Does not wait: for the event loop's fast path.
+    /// The claims of `token` if it was verified before, with the keys that verify now, and has not
+    /// expired; nil when it would have to be verified (or is invalid). Does not wait: for the event
+    /// loop's fast path.
     func remembered(_ token: String, now: Date = Date()) -> AccessTokenClaims? {
-        guard let claims = verified.withLock({ $0[token] }), claims.expiration.value > now else { return nil }
+        let generation = authority.keySetGeneration.current
+        let claims: AccessTokenClaims? = verified.withLock { memory in
+            if memory.generation < generation {
+                memory = Memory(generation: generation)
+                return nil
+            }
+            return memory.generation == generation ? memory.tokens[token] : nil
+        }
+        guard let claims, claims.expiration.value > now else { return nil }
         return claims
     }
 
@@ -51,11 +73,8 @@ final class AccessTokenVerifier: Sendable {
         }
     }
 
-    /// Reloads the signing keys; when the set changed, forgets every remembered verdict.
+    /// Reloads the signing keys (the verdicts of a key that left the set are then forgotten).
     func reloadKeys() async throws {
-        let before = try await authority.jwks().keys.compactMap(\.keyIdentifier?.string)
         try await authority.reload()
-        let after = try await authority.jwks().keys.compactMap(\.keyIdentifier?.string)
-        if before != after { verified.withLock { $0.removeAll() } }
     }
 }

@@ -98,8 +98,9 @@ struct AppState: Sendable {
     var release = AppRelease<ServedConfig>()
     /// The app's policy (how per-user data knows its user, the document quota).
     var policy = AppPolicy()
-    /// The token subjects (base64url key ids) of devices revoked recently enough that a token they
-    /// hold may still be unexpired: refused at once rather than at their next refresh.
+    /// The token subjects (base64url key ids) of devices, and of debug tokens (`debug:<id>`),
+    /// revoked recently enough that a token they hold may still be unexpired: refused at once
+    /// rather than at their next refresh or exchange.
     var revokedDevices: Set<String> = []
     /// The signed pin registry; nil while the app has no pins or no signing key.
     var pinRegistry: ServedPinRegistry?

@@ -8,6 +8,10 @@ enum DeliveryErrors {
     static let invalidToken = APIError.invalidToken("The access token is invalid or expired; refresh it or attest again.")
     static let tokenRevoked = APIError.tokenRevoked("This app version's tokens were revoked; attest again with a new key.")
     static let deviceRevoked = APIError.tokenRevoked("This install's App Attest key was revoked; attest again with a new key.")
+    static let debugTokenRevoked = APIError.tokenRevoked("The debug token this access token was exchanged for was revoked.")
+    static func tierNoLongerAdmitted(_ tier: TrustTier) -> APIError {
+        APIError.tokenRevoked("This app's policy no longer admits \(tier.rawValue) tokens.")
+    }
     static let appUnavailable = APIError(
         .serviceUnavailable, code: "app_unavailable", message: "This app's configuration cannot be loaded right now; try again later.",
         headers: [.retryAfter: "30"])

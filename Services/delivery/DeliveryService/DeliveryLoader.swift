@@ -111,6 +111,16 @@ struct DeliveryLoader: Sendable {
             rowsRead += 1
             states[appID, default: AppState()].revokedDevices.insert(Base64.urlEncode(keyID))
         }
+        // A revoked debug token's access tokens, by the subject they carry.
+        let revokedDebugTokens = try await database.client.query(
+            """
+            SELECT app_id, token_id FROM debug_tokens
+            WHERE revoked_at > now() - interval '25 hours' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
+            """, logger: logger)
+        for try await (appID, tokenID) in revokedDebugTokens.decode((String, UUID).self) {
+            rowsRead += 1
+            states[appID, default: AppState()].revokedDevices.insert(DebugTokenStore.tokenSubject(tokenID))
+        }
 
         rowsRead += try await loadPinRegistries(only: only, into: &states, failures: &failures)
 

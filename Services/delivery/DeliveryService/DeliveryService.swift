@@ -8,6 +8,7 @@ import SesameEventBus
 import SesameEvents
 import SesameHTTP
 import SesameKafka
+import SesameOutbound
 import SesameServer
 import SesameTokens
 
@@ -37,7 +38,8 @@ public enum DeliveryService: SesameServiceDefinition {
         let configuration = dependencies.configuration
         let gate = AccessGate(
             cache: cache, tokens: tokens, clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-            ratePerKey: configuration.requestRatePerKey, ratePerClient: configuration.requestRatePerClient)
+            ratePerKey: configuration.requestRatePerKey, ratePerClient: configuration.requestRatePerClient,
+            inProduction: configuration.environment == .production)
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
         let configRoutes = ConfigRoutes(gate: gate)
@@ -50,7 +52,8 @@ public enum DeliveryService: SesameServiceDefinition {
                 database: database, encryption: dependencies.encryption,
                 keys: ServiceKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
                 logger: logger),
-            gate: gate, identity: UserIdentity(keys: IdentityKeyCache(logger: logger))
+            gate: gate, identity: UserIdentity(
+                keys: IdentityKeyCache(outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)), logger: logger))
         ).addRoutes(to: parts.group("v1/user", bodyLimit: UserDataRoutes.maxBodyBytes))
         BlobRoutes(
             database: database, encryption: dependencies.encryption,

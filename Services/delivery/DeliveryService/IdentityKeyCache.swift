@@ -1,9 +1,8 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 import SesameDomain
+import SesameOutbound
 import SesameTokens
 
 /// The verification keys of the identity issuers apps name, fetched from their JWKS URL (or read
@@ -28,11 +27,14 @@ actor IdentityKeyCache {
     private var lastFetchAttempt: [IdentityIssuer: ContinuousClock.Instant] = [:]
     private let lifetime: Duration
     private let refetchInterval: Duration
+    /// The guarded client: an app's JWKS URL is the app's to choose, so it may point anywhere.
+    private let outbound: OutboundHTTPClient
     private let logger: Logger
     /// The largest JWKS document read.
     private static let maximumJWKSBytes = 256 * 1024
 
-    init(lifetime: Duration = .seconds(600), refetchInterval: Duration = .seconds(30), logger: Logger) {
+    init(outbound: OutboundHTTPClient, lifetime: Duration = .seconds(600), refetchInterval: Duration = .seconds(30), logger: Logger) {
+        self.outbound = outbound
         self.lifetime = lifetime
         self.refetchInterval = refetchInterval
         self.logger = logger
@@ -66,21 +68,13 @@ actor IdentityKeyCache {
         guard let url = issuer.jwksURL else { throw IdentityIssuerKeys.Refusal(description: "the issuer has neither a JWKS URL nor PEM keys") }
         lastFetchAttempt[issuer] = .now
         do {
-            return try await IdentityIssuerKeys(jwksJSON: try await Self.fetch(url))
+            let body = try await outbound.get(url, maximumBytes: Self.maximumJWKSBytes)
+            return try await IdentityIssuerKeys(jwksJSON: String(buffer: body))
         } catch {
             logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(String(reflecting: error))"])
             // Stale keys beat none while the issuer is unreachable.
             if let entry = entries[issuer] { return entry.keys }
             throw IssuerUnavailable(description: "\(error)")
         }
-    }
-
-    private static func fetch(_ url: String) async throws -> String {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/json")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
-        guard response.status == .ok else { throw IdentityIssuerKeys.Refusal(description: "the JWKS URL answered \(response.status.code)") }
-        let body = try await response.body.collect(upTo: maximumJWKSBytes)
-        return String(buffer: body)
     }
 }

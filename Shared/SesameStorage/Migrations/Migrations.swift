@@ -12,5 +12,6 @@ public enum Migrations {
         pinRegistry,
         deliveryChanges,
         admissionBudgets,
+        debugTokenRevocations,
     ]
 }

@@ -41,6 +41,8 @@ struct Invitation: Sendable {
     let appID: String
     let email: String
     let role: AccountRole
+    /// Whether the invited email has an account already: it then accepts by signing in.
+    let accountExists: Bool
 }
 
 /// The dashboard's people in PostgreSQL: invitations (single use, expiring), accounts with a role
@@ -84,53 +86,112 @@ struct AccountStore: Sendable {
     func invitation(_ token: String) async throws -> Invitation? {
         let rows = try await database.client.query(
             """
-            SELECT app_id, email, role FROM account_invitations
-            WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
+            SELECT i.app_id, i.email, i.role, EXISTS (SELECT 1 FROM accounts a WHERE a.email = i.email) FROM account_invitations i
+            WHERE i.token_hash = \(BearerSecret.hash(token)) AND i.used_at IS NULL AND i.expires_at > now()
             """, logger: logger)
-        for try await (appID, email, role) in rows.decode((String, String, String).self) {
+        for try await (appID, email, role, accountExists) in rows.decode((String, String, String, Bool).self) {
             guard let role = AccountRole(rawValue: role) else { return nil }
-            return Invitation(appID: appID, email: email, role: role)
+            return Invitation(appID: appID, email: email, role: role, accountExists: accountExists)
         }
         return nil
     }
 
-    /// Spends the invitation and records its passkey, in one transaction: the account (made for
-    /// the invited email, or the existing one), its role in the app, the passkey. Nil when the
-    /// invitation is no longer live.
-    func acceptInvitation(_ token: String, passkeyID: [UInt8], publicKey: [UInt8], signCount: UInt32) async throws -> UUID? {
-        try await database.client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE account_invitations SET used_at = now()
-                WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
-                RETURNING app_id, email, role
-                """, logger: logger)
-            var invitation: (appID: String, email: String, role: String)?
-            for try await row in rows.decode((String, String, String).self) { invitation = row }
-            guard let invitation else { return nil }
+    /// How accepting an invitation ended.
+    enum Acceptance: Sendable, Equatable {
+        /// The account (new, or the signed-in one) holds the invited role now.
+        case joined(accountID: UUID)
+        /// Unknown, used or expired.
+        case invalid
+        /// The invited email already has an account: only that account, signed in with one of its
+        /// own passkeys, may accept (a new passkey never joins an existing account).
+        case accountExists
+        /// The signed-in account is not the invited email's.
+        case wrongAccount
+    }
+
+    /// Spends the invitation for a person new to Sesame, in one transaction: the account made for
+    /// the invited email, its role in the app, its first passkey. Refused (nothing spent) when the
+    /// email already has an account.
+    func acceptInvitation(_ token: String, passkeyID: [UInt8], publicKey: [UInt8], signCount: UInt32) async throws -> Acceptance {
+        try await acceptance { connection in
+            guard let invitation = try await spendInvitation(token, on: connection) else { return .invalid }
             let accounts = try await connection.query(
                 """
                 INSERT INTO accounts (account_id, email) VALUES (\(UUID()), \(invitation.email))
-                ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING account_id
+                ON CONFLICT (email) DO NOTHING RETURNING account_id
                 """, logger: logger)
             var accountID: UUID?
             for try await id in accounts.decode(UUID.self) { accountID = id }
-            guard let accountID else { return nil }
-            try await connection.query(
-                """
-                INSERT INTO account_roles (account_id, app_id, role) VALUES (\(accountID), \(invitation.appID), \(invitation.role))
-                ON CONFLICT (account_id, app_id) DO UPDATE SET role = EXCLUDED.role, granted_at = now()
-                """, logger: logger)
+            // Thrown, not returned, so that the transaction rolls back and the invitation stays live.
+            guard let accountID else { throw AcceptanceRefused.accountExists }
             try await connection.query(
                 """
                 INSERT INTO passkeys (credential_id, account_id, public_key, sign_count)
                 VALUES (\(Data(passkeyID)), \(accountID), \(Data(publicKey)), \(Int64(signCount)))
                 """, logger: logger)
-            try await AuditLog.append(
-                AuditEntry(actor: "account:\(invitation.email)", action: "account.join", details: ["role": .string(invitation.role)]),
-                appID: invitation.appID, on: connection, logger: logger)
-            return accountID
+            try await grant(invitation, to: accountID, on: connection)
+            return .joined(accountID: accountID)
         }
+    }
+
+    /// Spends the invitation for the signed-in account `session`, which must be the invited
+    /// email's; nothing is spent otherwise.
+    func acceptInvitation(_ token: String, as session: DashboardSession) async throws -> Acceptance {
+        try await acceptance { connection in
+            guard let invitation = try await spendInvitation(token, on: connection) else { return .invalid }
+            guard invitation.email == session.email else { throw AcceptanceRefused.wrongAccount }
+            try await grant(invitation, to: session.accountID, on: connection)
+            return .joined(accountID: session.accountID)
+        }
+    }
+
+    /// Runs an acceptance in a transaction that an `AcceptanceRefused` rolls back and answers.
+    private func acceptance(_ body: (PostgresConnection) async throws -> Acceptance) async throws -> Acceptance {
+        do {
+            return try await database.client.withTransaction(logger: logger) { try await body($0) }
+        } catch let error as PostgresTransactionError {
+            if let refusal = error.closureError as? AcceptanceRefused, error.rollbackError == nil { return refusal.acceptance }
+            throw error
+        }
+    }
+
+    /// A refusal thrown out of an acceptance's transaction to roll it back.
+    private enum AcceptanceRefused: Error {
+        case accountExists, wrongAccount
+
+        var acceptance: Acceptance {
+            switch self {
+            case .accountExists: .accountExists
+            case .wrongAccount: .wrongAccount
+            }
+        }
+    }
+
+    /// Marks the invitation used; nil when it is not live.
+    private func spendInvitation(_ token: String, on connection: PostgresConnection) async throws -> Invitation? {
+        let rows = try await connection.query(
+            """
+            UPDATE account_invitations SET used_at = now()
+            WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
+            RETURNING app_id, email, role
+            """, logger: logger)
+        for try await (appID, email, role) in rows.decode((String, String, String).self) {
+            guard let role = AccountRole(rawValue: role) else { return nil }
+            return Invitation(appID: appID, email: email, role: role, accountExists: false)
+        }
+        return nil
+    }
+
+    /// Gives `accountID` the invitation's role in its app, audited.
+    private func grant(_ invitation: Invitation, to accountID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO account_roles (account_id, app_id, role) VALUES (\(accountID), \(invitation.appID), \(invitation.role.rawValue))
+            ON CONFLICT (account_id, app_id) DO UPDATE SET role = EXCLUDED.role, granted_at = now()
+            """, logger: logger)
+        try await AuditLog.append(
+            AuditEntry(actor: "account:\(invitation.email)", action: "account.join", details: ["role": .string(invitation.role.rawValue)]),
+            appID: invitation.appID, on: connection, logger: logger)
     }
 
     /// Whether `appID` is registered.

@@ -7,8 +7,13 @@ import SesameHTTP
 import SesameStorage
 import WebAuthn
 
-/// `/dashboard/api/…`: the passkey ceremonies (register from an invitation, sign in), the session
-/// (who is signed in, their apps and roles, the CSRF token) and signing out, here or everywhere.
+/// `/dashboard/api/…`: the passkey ceremonies (register from an invitation, sign in), accepting an
+/// invitation as the account already signed in, the session (who is signed in, their apps and
+/// roles, the CSRF token) and signing out, here or everywhere.
+///
+/// The ceremonies take JSON only, from the dashboard's own origin when a browser says where it
+/// comes from: a hostile page can neither sign a victim in to the attacker's account nor register
+/// on the victim's behalf. Invitation tokens travel in bodies, never in URLs (which logs keep).
 struct DashboardAuthRoutes {
     let accounts: AccountStore
     /// Nil when no dashboard origin is configured: passkeys are then refused.
@@ -17,13 +22,24 @@ struct DashboardAuthRoutes {
     /// The ceremonies cost a database write each: per client address, generous for people.
     let perClient = RateLimiter(.init(rate: 2, burst: 30))
 
+    struct InvitationRequest: Decodable {
+        let token: String
+    }
+
     struct InvitationResponse: ResponseEncodable {
         let email: String
         let appId: String
         let role: AccountRole
+        /// The email has an account: accept by signing in with its passkey (`invitation/accept`),
+        /// not by registering a new one.
+        let accountExists: Bool
     }
 
     struct RegisterOptionsRequest: Decodable {
+        let invitation: String
+    }
+
+    struct AcceptRequest: Decodable {
         let invitation: String
     }
 
@@ -94,19 +110,20 @@ struct DashboardAuthRoutes {
     }
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
-        group.get("invitation") { request, context -> InvitationResponse in
-            try perClient.enforce(clients.limitKey(of: request, context: context))
-            guard let token = request.uri.queryParameters.get("token"), let invitation = try await accounts.invitation(String(token)) else {
-                throw DashboardErrors.invitationInvalid
-            }
-            return InvitationResponse(email: invitation.email, appId: invitation.appID, role: invitation.role)
+        group.post("invitation") { request, context -> InvitationResponse in
+            try ceremony(request, context: context)
+            let body = try await request.decode(as: InvitationRequest.self, context: context)
+            guard let invitation = try await accounts.invitation(body.token) else { throw DashboardErrors.invitationInvalid }
+            return InvitationResponse(
+                email: invitation.email, appId: invitation.appID, role: invitation.role, accountExists: invitation.accountExists)
         }
 
         group.post("register/options") { request, context -> RegisterOptions in
-            try perClient.enforce(clients.limitKey(of: request, context: context))
+            try ceremony(request, context: context)
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: RegisterOptionsRequest.self, context: context)
             guard let invitation = try await accounts.invitation(body.invitation) else { throw DashboardErrors.invitationInvalid }
+            guard !invitation.accountExists else { throw DashboardErrors.accountExists }
             let challenge = try await accounts.challenges(for: "register").issue()
             // A stable user handle per email, so a second passkey of the same person replaces nothing.
             let handle = Base64.urlEncode(SHA256.hash(data: Data(invitation.email.utf8)).prefix(16))
@@ -117,7 +134,7 @@ struct DashboardAuthRoutes {
         }
 
         group.post("register") { request, context -> Response in
-            try perClient.enforce(clients.limitKey(of: request, context: context))
+            try ceremony(request, context: context)
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: RegisterRequest.self, context: context)
             let challenge = try Self.bytes(body.challenge, field: "challenge")
@@ -130,21 +147,27 @@ struct DashboardAuthRoutes {
             } catch {
                 throw DashboardErrors.passkeyRefused(error)
             }
-            guard
-                let accountID = try await accounts.acceptInvitation(
-                    body.invitation, passkeyID: credential.id, publicKey: credential.publicKey, signCount: credential.signCount)
-            else { throw DashboardErrors.invitationInvalid }
+            let accountID = try Self.joined(
+                try await accounts.acceptInvitation(
+                    body.invitation, passkeyID: credential.id, publicKey: credential.publicKey, signCount: credential.signCount))
             return try await signedIn(accountID, message: "Your passkey is registered; you are signed in.")
         }
 
+        group.post("invitation/accept") { request, context -> Response in
+            let (_, session) = try await changingSession(request)
+            let body = try await request.decode(as: AcceptRequest.self, context: context)
+            _ = try Self.joined(try await accounts.acceptInvitation(body.invitation, as: session))
+            return try Self.json(Done(message: "Invitation accepted: the app is in your list."))
+        }
+
         group.post("signin/options") { request, context -> SignInOptions in
-            try perClient.enforce(clients.limitKey(of: request, context: context))
+            try ceremony(request, context: context, takesBody: false)
             let party = try relyingPartyOrRefuse()
             return SignInOptions(challenge: Base64.urlEncode(try await accounts.challenges(for: "sign-in").issue()), rpId: party.id)
         }
 
         group.post("signin") { request, context -> Response in
-            try perClient.enforce(clients.limitKey(of: request, context: context))
+            try ceremony(request, context: context)
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: SignInRequest.self, context: context)
             let challenge = try Self.bytes(body.challenge, field: "challenge")
@@ -168,13 +191,15 @@ struct DashboardAuthRoutes {
             return try await signedIn(passkey.accountID, message: "Signed in.")
         }
 
-        group.get("session") { request, _ -> SessionResponse in
+        group.get("session") { request, _ -> Response in
             guard let token = request.cookies[DashboardCookie.name]?.value, let session = try await accounts.session(token) else {
                 throw AdminErrors.sessionExpired
             }
-            return SessionResponse(
-                email: session.email, apps: session.roles.sorted { $0.key < $1.key }.map { .init(appId: $0.key, role: $0.value) },
-                csrfToken: DashboardCSRF.token(forSession: token))
+            // no-store: the answer carries the CSRF token and who is signed in.
+            return try Self.json(
+                SessionResponse(
+                    email: session.email, apps: session.roles.sorted { $0.key < $1.key }.map { .init(appId: $0.key, role: $0.value) },
+                    csrfToken: DashboardCSRF.token(forSession: token)))
         }
 
         group.post("signout") { request, _ -> Response in
@@ -187,6 +212,24 @@ struct DashboardAuthRoutes {
             let (_, session) = try await changingSession(request)
             try await accounts.endAllSessions(of: session.accountID)
             return try Self.signedOut("Signed out of every browser.")
+        }
+    }
+
+    /// What every unauthenticated ceremony checks first: the client's rate limit, a browser's
+    /// `Origin` (sent with every cross-origin POST) naming the dashboard, and a JSON body where it
+    /// takes one.
+    private func ceremony(_ request: Request, context: SesameRequestContext, takesBody: Bool = true) throws {
+        try perClient.enforce(clients.limitKey(of: request, context: context))
+        try DashboardCSRF.checkCeremony(request, origin: relyingParty?.origins.first, takesBody: takesBody)
+    }
+
+    /// The account an acceptance joined, or its refusal.
+    private static func joined(_ acceptance: AccountStore.Acceptance) throws -> UUID {
+        switch acceptance {
+        case .joined(let accountID): accountID
+        case .invalid: throw DashboardErrors.invitationInvalid
+        case .accountExists: throw DashboardErrors.accountExists
+        case .wrongAccount: throw DashboardErrors.invitationForAnotherAccount
         }
     }
 

@@ -1,9 +1,11 @@
 import Hummingbird
 
 /// The dashboard session cookie: `HttpOnly` (no script reads it), `Secure`, `SameSite=Strict` (no
-/// other site's page sends it), for the whole origin.
+/// other site's page sends it), for the whole origin. The `__Host-` prefix makes browsers refuse
+/// it unless it is Secure, for path `/` and without a `Domain`: a sibling subdomain cannot plant
+/// or overwrite it.
 enum DashboardCookie {
-    static let name = "sesame_session"
+    static let name = "__Host-sesame_session"
 
     static func session(_ token: String) -> Cookie {
         Cookie(

@@ -9,6 +9,14 @@ enum DashboardErrors {
         message: "Passkey sign-in needs SESAME_DASHBOARD_ORIGIN: the origin the dashboard is served from.")
     static let invitationInvalid = APIError(
         .notFound, code: "invitation_invalid", message: "This invitation is unknown, already used or expired; ask for a new one.")
+    static let accountExists = APIError(
+        .conflict, code: "account_exists",
+        message: "This email already has a Sesame account: sign in with its passkey, then accept the invitation.")
+    static let invitationForAnotherAccount = APIError(
+        .forbidden, code: "invitation_for_another_account",
+        message: "This invitation is for another email than the account signed in; sign in as the invited person.")
+    static let originRefused = APIError(
+        .forbidden, code: "origin_refused", message: "Passkey ceremonies are accepted from the dashboard's own page only.")
     static let challengeInvalid = APIError(
         .unauthorized, code: "invalid_challenge", message: "The sign-in challenge is unknown, expired or already used; start again.")
     static let passkeyUnknown = APIError(

@@ -33,6 +33,16 @@ enum DashboardCSRF {
         Base64.urlEncode(SHA256.hash(data: Data(("sesame dashboard csrf\u{0}" + session).utf8)))
     }
 
+    /// The check of an unauthenticated passkey ceremony (no session yet, so no CSRF token): when
+    /// a browser names the page's origin, the dashboard's; and a JSON body (`takesBody`), which no
+    /// HTML form can send. Stops login CSRF: a hostile page signing a victim in to the attacker's
+    /// account.
+    static func checkCeremony(_ request: Request, origin: String?, takesBody: Bool) throws {
+        if let sent = request.headers[.origin], sent != origin { throw DashboardErrors.originRefused }
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        if takesBody, mediaType != "application/json" { throw APIError.forStatus(.unsupportedMediaType) }
+    }
+
     static func check(_ request: Request, sessionToken: String, origin: String?) throws {
         if let sent = request.headers[.origin], sent != origin { throw AdminErrors.csrfRefused }
         guard let presented = request.headers[SesameHeaders.csrfToken],

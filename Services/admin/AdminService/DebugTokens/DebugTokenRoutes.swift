@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
+import Logging
 import SesameConfiguration
 import SesameDomain
+import SesameEventBus
+import SesameEvents
 import SesameHTTP
 import SesameStorage
 
@@ -10,6 +13,7 @@ import SesameStorage
 struct DebugTokenRoutes {
     let authenticator: AdminAuthenticator
     let debugTokens: DebugTokenStore
+    let logger: Logger
 
     /// `POST debug-tokens`.
     struct CreateRequest: Decodable {
@@ -73,11 +77,15 @@ struct DebugTokenRoutes {
         group.delete("debug-tokens/{nameOrID}") { request, context -> RevokeResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let target = context.parameters.get("nameOrID") ?? ""
-            guard let revoked = try await debugTokens.revoke(appID: appID, nameOrID: target, actor: caller.auditName) else {
-                throw AdminErrors.debugTokenNotFound(target)
+            let revoked = try await debugTokens.revoke(appID: appID, nameOrID: target, actor: caller.auditName) { revoked, connection in
+                // Delivery refuses the access tokens it earned from now on, as it does a revoked device's.
+                let subject = DebugTokenStore.tokenSubject(revoked.tokenId)
+                try await Outbox.append(
+                    EventEnvelope(appID: appID, event: .attestedKeyRevoked(AttestedKeyRevoked(keyID: subject))), on: connection, logger: logger)
             }
+            guard let revoked else { throw AdminErrors.debugTokenNotFound(target) }
             return RevokeResponse(
-                token: revoked, message: "Debug token '\(revoked.name)' is revoked: no new exchange; tokens it earned expire within the access-token lifetime.")
+                token: revoked, message: "Debug token '\(revoked.name)' is revoked: no new exchange, and the access tokens it earned are refused.")
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameOutbound
 import SesameTokens
 
 /// `GET` and `PUT /v1/admin/policy`: the app's security policy (development keys, assertions on
@@ -9,7 +10,8 @@ import SesameTokens
 struct PolicyRoutes {
     let authenticator: AdminAuthenticator
     let policies: PolicyStore
-    let inProduction: Bool
+    /// Which outbound addresses (the identity issuer's JWKS URL) may be configured.
+    let outbound: OutboundAddressPolicy
 
     struct PolicyDocument: ResponseEncodable {
         let policy: AppPolicy
@@ -30,7 +32,7 @@ struct PolicyRoutes {
         group.put("policy") { request, context -> PolicyResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let policy = try await request.decode(as: AppPolicy.self, context: context)
-            try await Self.validate(policy, inProduction: inProduction)
+            try await Self.validate(policy, outbound: outbound)
             let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
             return PolicyResponse(
                 message: changed.isEmpty ? "The policy is unchanged." : "Policy updated: \(changed.joined(separator: ", ")).", policy: policy,
@@ -39,7 +41,7 @@ struct PolicyRoutes {
     }
 
     /// Refuses a policy Sesame could not enforce, naming the field.
-    static func validate(_ policy: AppPolicy, inProduction: Bool) async throws {
+    static func validate(_ policy: AppPolicy, outbound: OutboundAddressPolicy) async throws {
         guard (1...10_000_000).contains(policy.userDocumentQuota) else {
             throw APIError.invalidField("userDocumentQuota", "must be from 1 to 10000000")
         }
@@ -52,11 +54,8 @@ struct PolicyRoutes {
         }
         switch (issuer.jwksURL, issuer.publicKeysPEM) {
         case (let url?, nil):
-            guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty,
-                components.scheme == "https" || (components.scheme == "http" && !inProduction && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
-            else {
-                throw APIError.invalidField("identityIssuer.jwksURL", "must be an https URL (http only for loopback, in development)")
-            }
+            // What the URL resolves to is checked again at every fetch (a name can change its answer).
+            if let refusal = outbound.refusal(of: url) { throw APIError.invalidField("identityIssuer.jwksURL", refusal) }
         case (nil, let pem?):
             do {
                 _ = try await IdentityIssuerKeys(pem: pem)

@@ -81,19 +81,37 @@ const pretty = (value) => JSON.stringify(value, null, 2);
 
 // MARK: Signing in
 
+// The passkey sign-in ceremony; the session cookie is set when it succeeds.
+async function passkeySignIn() {
+  const options = await dashboard("POST", "signin/options", {});
+  const credential = await navigator.credentials.get({
+    publicKey: { challenge: fromBase64url(options.challenge), rpId: options.rpId, userVerification: options.userVerification, timeout: options.timeout },
+  });
+  await dashboard("POST", "signin", {
+    challenge: options.challenge,
+    credentialId: toBase64url(credential.rawId),
+    authenticatorData: toBase64url(credential.response.authenticatorData),
+    clientDataJSON: toBase64url(credential.response.clientDataJSON),
+    signature: toBase64url(credential.response.signature),
+  });
+}
+
 async function signIn() {
   try {
-    const options = await dashboard("POST", "signin/options", {});
-    const credential = await navigator.credentials.get({
-      publicKey: { challenge: fromBase64url(options.challenge), rpId: options.rpId, userVerification: options.userVerification, timeout: options.timeout },
-    });
-    await dashboard("POST", "signin", {
-      challenge: options.challenge,
-      credentialId: toBase64url(credential.rawId),
-      authenticatorData: toBase64url(credential.response.authenticatorData),
-      clientDataJSON: toBase64url(credential.response.clientDataJSON),
-      signature: toBase64url(credential.response.signature),
-    });
+    await passkeySignIn();
+    await show("overview");
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// An invitation for someone who has an account already: they sign in with their own passkey,
+// then the invitation is accepted for that account (a new passkey never joins an existing one).
+async function acceptAsAccount(invitation) {
+  try {
+    await passkeySignIn();
+    state.session = await dashboard("GET", "session");
+    await dashboard("POST", "invitation/accept", { invitation });
     await show("overview");
   } catch (error) {
     failed(error);
@@ -135,10 +153,17 @@ function signInPage() {
 
 async function invitationPage(token) {
   try {
-    const invitation = await dashboard("GET", "invitation?token=" + encodeURIComponent(token));
+    // The token goes in a body, never in a URL: URLs end up in access logs.
+    const invitation = await dashboard("POST", "invitation", { token });
+    const invited = el("p", {}, "You are invited as ", el("strong", { text: invitation.role }), " (" + invitation.email + ").");
+    if (invitation.accountExists) {
+      return el("section", { class: "card narrow" },
+        el("h1", { text: "Join " + invitation.appId }), invited,
+        el("p", { class: "muted", text: "You already have a Sesame account: sign in with your passkey to accept." }),
+        el("button", { id: "accept", class: "primary", onclick: () => acceptAsAccount(token), text: "Sign in and accept" }));
+    }
     return el("section", { class: "card narrow" },
-      el("h1", { text: "Join " + invitation.appId }),
-      el("p", {}, "You are invited as ", el("strong", { text: invitation.role }), " (" + invitation.email + ")."),
+      el("h1", { text: "Join " + invitation.appId }), invited,
       el("p", { class: "muted", text: "Create a passkey on this device: it is how you sign in from now on. There is no password." }),
       el("button", { id: "register", class: "primary", onclick: () => register(token), text: "Create your passkey" }));
   } catch (error) {

@@ -1,0 +1,71 @@
+import Foundation
+import SesameConfiguration
+
+/// Which addresses an outbound call to a URL a user configured may reach: none inside the
+/// deployment (loopback, private, link-local and cloud metadata, unique-local, CGNAT, multicast,
+/// reserved), unless the operator named the host (`SESAME_OUTBOUND_ALLOWED_HOSTS`: an internal
+/// identity provider). Pure: the client applies it to the addresses it is about to connect to.
+public struct OutboundAddressPolicy: Sendable {
+    /// Host names (lowercased) that may resolve to internal addresses.
+    public let allowedInternalHosts: Set<String>
+    /// Whether plain `http` is accepted for those hosts (development only); never for others.
+    public let allowsPlainHTTPToAllowedHosts: Bool
+
+    public init(allowedInternalHosts: Set<String> = [], allowsPlainHTTPToAllowedHosts: Bool = false) {
+        self.allowedInternalHosts = Set(allowedInternalHosts.map { $0.lowercased() })
+        self.allowsPlainHTTPToAllowedHosts = allowsPlainHTTPToAllowedHosts
+    }
+
+    /// Addresses no outbound call reaches unless its host is allowed. IPv4-mapped IPv6 addresses
+    /// are judged as the IPv4 address they carry (`IPAddressRange` reads them so).
+    static let internalRanges: [IPAddressRange] = [
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+        "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4",
+        "240.0.0.0/4",
+        "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10",
+        "ff00::/8",
+    ].map { IPAddressRange($0)! }
+
+    /// Whether `address` (text form) lies inside the deployment's reach; unparseable counts as inside.
+    public static func isInternal(_ address: String) -> Bool {
+        guard IPAddressRange(address) != nil else { return true }
+        return internalRanges.contains { $0.contains(address) }
+    }
+
+    /// Whether `text` is an IP address (rather than a name to resolve).
+    public static func isAddress(_ text: String) -> Bool {
+        IPAddressRange(text) != nil && !text.contains("/")
+    }
+
+    /// Whether `host` may be reached at `address`.
+    public func permits(host: String, address: String) -> Bool {
+        allowedInternalHosts.contains(host.lowercased()) || !Self.isInternal(address)
+    }
+
+    /// Whether `scheme` may be used for `host`.
+    public func permits(scheme: String, host: String) -> Bool {
+        scheme == "https" || (scheme == "http" && allowsPlainHTTPToAllowedHosts && allowedInternalHosts.contains(host.lowercased()))
+    }
+}
+
+extension OutboundAddressPolicy {
+    /// The deployment's policy: the operator's allowed hosts; plain http to them in development only.
+    public init(configuration: ServiceConfiguration) {
+        self.init(
+            allowedInternalHosts: configuration.outboundAllowedHosts,
+            allowsPlainHTTPToAllowedHosts: configuration.environment == .development)
+    }
+
+    /// Why `url` cannot be configured as an outbound address, or nil when it may be: what can be
+    /// told before any call (scheme, a host that is itself an internal address). Names are
+    /// checked at each call, against what they resolve to then.
+    public func refusal(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), var host = components.host,
+            !host.isEmpty
+        else { return "must be an absolute https URL" }
+        guard permits(scheme: scheme, host: host) else { return "must be an https URL" }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if Self.isAddress(host), !permits(host: host, address: host) { return "names an internal address (\(host))" }
+        return nil
+    }
+}

@@ -1,0 +1,140 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one client through which Sesame's services call an address a user configured (today an
+/// identity issuer's JWKS; later webhooks). It resolves the host itself, refuses when any address
+/// is internal (`OutboundAddressPolicy`), then connects to exactly the address it checked, with TLS
+/// verified for the host name: a DNS answer that changes between the check and the connection
+/// (rebinding) cannot redirect it. No redirects are followed; the time and the body are bounded.
+public struct OutboundHTTPClient: Sendable {
+    /// Why a call was not made, or not accepted.
+    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        case invalidURL
+        case schemeNotAllowed(String)
+        case unresolvable(String)
+        case internalAddress(host: String, address: String)
+        case redirected(status: Int)
+        case status(Int)
+        case tooLarge(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .invalidURL: "the URL is not an absolute http(s) URL with a host"
+            case .schemeNotAllowed(let scheme): "\(scheme) is not allowed: outbound calls use https"
+            case .unresolvable(let host): "\(host) does not resolve"
+            case .internalAddress(let host, let address):
+                "\(host) resolves to \(address), an internal address (allow the host with SESAME_OUTBOUND_ALLOWED_HOSTS if it is yours)"
+            case .redirected(let status): "the URL answered a redirect (\(status)); redirects are not followed"
+            case .status(let status): "the URL answered \(status)"
+            case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+            }
+        }
+    }
+
+    public let policy: OutboundAddressPolicy
+    /// The whole call's limit: resolution, connection, TLS, answer.
+    public let timeout: Duration
+
+    public init(policy: OutboundAddressPolicy, timeout: Duration = .seconds(5)) {
+        self.policy = policy
+        self.timeout = timeout
+    }
+
+    /// GETs `url` and returns the body of a 200 answer of at most `maximumBytes`.
+    public func get(_ url: String, accept: String = "application/json", maximumBytes: Int) async throws -> ByteBuffer {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            var host = components.host, !host.isEmpty
+        else { throw Refusal.invalidURL }
+        guard policy.permits(scheme: scheme, host: host) else { throw Refusal.schemeNotAllowed(scheme) }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let addresses = try await Self.resolve(host)
+        // Every address must pass: a name may mix a public address with an internal one.
+        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
+            throw Refusal.internalAddress(host: host, address: refused)
+        }
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .init(timeout), read: .init(timeout)))
+        // Connect to the address checked, not to whatever the name resolves to next.
+        if addresses[0] != host { configuration.dnsOverride = [host: addresses[0]] }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Accept", value: accept)
+            let response = try await client.execute(request, timeout: .init(timeout))
+            if (300..<400).contains(Int(response.status.code)) { throw Refusal.redirected(status: Int(response.status.code)) }
+            guard response.status == .ok else { throw Refusal.status(Int(response.status.code)) }
+            let body: ByteBuffer
+            do {
+                body = try await response.body.collect(upTo: maximumBytes)
+            } catch is NIOTooManyBytesError {
+                throw Refusal.tooLarge(limit: maximumBytes)
+            }
+            try await client.shutdown()
+            return body
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// The addresses `host` resolves to (itself when it is an address), resolved on NIO's
+    /// blocking-I/O pool: `getaddrinfo` blocks, and the cooperative pool must not.
+    static func resolve(_ host: String) async throws -> [String] {
+        if OutboundAddressPolicy.isAddress(host) { return [host] }
+        let addresses = try await NIOThreadPool.singleton.runIfActive { Self.lookUp(host) }
+        guard !addresses.isEmpty else { throw Refusal.unresolvable(host) }
+        return addresses
+    }
+
+    private static func lookUp(_ host: String) -> [String] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
+        defer { freeaddrinfo(first) }
+        var addresses: [String] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            if let text = text(of: entry.pointee.ai_addr, family: entry.pointee.ai_family), !addresses.contains(text) {
+                addresses.append(text)
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return addresses
+    }
+
+    private static func text(of address: UnsafeMutablePointer<sockaddr>?, family: Int32) -> String? {
+        guard let address else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let written: UnsafePointer<CChar>?
+        switch family {
+        case AF_INET:
+            written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                var raw = v4.pointee.sin_addr
+                return inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count))
+            }
+        case AF_INET6:
+            written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                var raw = v6.pointee.sin6_addr
+                return inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
+            }
+        default: return nil
+        }
+        guard written != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
