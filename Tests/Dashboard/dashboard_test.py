@@ -341,6 +341,10 @@ def main():
         owner.shot("09-invitation-existing-account")
         owner.rerendering(lambda: owner.click("#accept"))
         owner.find("#nav-overview")
+        # Signing in again ended the session the browser held before.
+        status, _ = http(base + "/v1/admin/config", headers={"Cookie": "__Host-sesame_session=" + session_cookie, "X-Sesame-App": APP})
+        expect(status == 401, f"the browser's previous session after signing in again: {status}")
+        session_cookie = owner.driver.get_cookie("__Host-sesame_session")["value"]
         apps = sorted(a["appId"] for a in owner.fetch("GET", "/dashboard/api/session")["body"]["apps"])
         expect(apps == sorted([APP, other_app]), f"the owner's apps after accepting: {apps}")
         step(11, "an invitation for an existing account is refused a new passkey and another account; its owner accepts by signing in")

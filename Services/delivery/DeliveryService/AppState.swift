@@ -26,6 +26,8 @@ struct ServedConfig: Sendable {
         let withheld: [String]
         /// `withheld` as the JSON array the answer carries; nil when nothing is withheld.
         let withheldJSON: [UInt8]?
+        /// The `scope` answers cut from `body`, made when first asked.
+        let scoped = ScopedCuts()
 
         init(body: [UInt8], etag: String, withheld: [String]) {
             self.body = body
@@ -52,8 +54,8 @@ struct ServedConfig: Sendable {
     }
 
     /// Each lower tier's view: the config less the keys it may not see. None for a zero-knowledge
-    /// config, which Sesame cannot read. The parsed tree is dropped after: a `scope` request parses
-    /// the view it filters, which keeps each held config at its bytes.
+    /// config, which Sesame cannot read. The parsed tree is dropped after: only a view that a `scope`
+    /// request asks for keeps one (`ScopedCuts`), so most held configs stay at their bytes.
     private func prepareLowerTierViews() -> [TrustTier: View] {
         guard !zeroKnowledge, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(whole.body)) else { return [:] }
         var views: [TrustTier: View] = [:]

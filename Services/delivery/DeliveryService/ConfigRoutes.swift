@@ -45,9 +45,13 @@ struct ConfigRoutes: Sendable {
         let body: ByteBuffer
     }
 
+    /// Thrown instead of parsing a config on the event loop: the router answers the request.
+    struct NotOnEventLoop: Error {}
+
     /// The answer to an authenticated caller's `query`, from memory: the router's route and the
-    /// event loop's fast path (`ConfigFastPath`) both answer with it. Throws the refusal.
-    func answer(_ query: Query, caller: AccessGate.Authenticated, ifNoneMatch: String?, now: Date) throws -> Answer {
+    /// event loop's fast path (`ConfigFastPath`) both answer with it. Throws the refusal, or
+    /// `NotOnEventLoop` when `mayParse` is false and the answer needs a parse.
+    func answer(_ query: Query, caller: AccessGate.Authenticated, ifNoneMatch: String?, now: Date, mayParse: Bool = true) throws -> Answer {
         let version = query.version
         let served: ServedConfig
         let refreshAfter: Int?
@@ -64,13 +68,14 @@ struct ConfigRoutes: Sendable {
         let etag: String
         if let scope = query.scope {
             guard !served.zeroKnowledge else { throw DeliveryErrors.scopeUnavailable }
-            let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }),
-                let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(view.body)),
-                let selected = parsed.selecting(paths: paths)
-            else { throw DeliveryErrors.invalidScope }
-            config = try ServedConfig.encode(selected)
-            etag = ServedConfig.etag(revision: served.revision, bytes: config)
+            do {
+                let cut = try view.scoped.cut(scope, of: view.body, revision: served.revision, mayParse: mayParse)
+                (config, etag) = (cut.body, cut.etag)
+            } catch .invalidScope {
+                throw DeliveryErrors.invalidScope
+            } catch .notCutYet {
+                throw NotOnEventLoop()
+            }
         } else {
             config = view.body
             etag = view.etag

@@ -31,9 +31,15 @@ final class DeliveryCache: Sendable {
     var isLoaded: Bool { contents.withLock { $0.loaded } }
 
     /// The state to serve `appID` from: what is held, an empty state for an app with nothing
-    /// published, or nil when the app could not be loaded and nothing is held for it.
+    /// published, or nil when the app could not be loaded and nothing is held for it, and before
+    /// the first load (fail closed: an app not read yet may have configs, kill switches and
+    /// revocations, and must not be served as if it had none).
     func state(of appID: String) -> AppState? {
-        contents.withLock { $0.apps[appID] ?? ($0.failing[appID] == nil ? AppState() : nil) }
+        contents.withLock { contents in
+            if let held = contents.apps[appID] { return held }
+            let read = contents.loaded || contents.reloadedAt[appID] != nil
+            return read && contents.failing[appID] == nil ? AppState() : nil
+        }
     }
 
     /// The apps whose last load failed, with why.

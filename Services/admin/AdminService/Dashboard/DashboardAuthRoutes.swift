@@ -150,7 +150,7 @@ struct DashboardAuthRoutes {
             let accountID = try Self.joined(
                 try await accounts.acceptInvitation(
                     body.invitation, passkeyID: credential.id, publicKey: credential.publicKey, signCount: credential.signCount))
-            return try await signedIn(accountID, message: "Your passkey is registered; you are signed in.")
+            return try await signedIn(accountID, replacing: request, message: "Your passkey is registered; you are signed in.")
         }
 
         group.post("invitation/accept") { request, context -> Response in
@@ -188,7 +188,7 @@ struct DashboardAuthRoutes {
             guard try await accounts.recordSignIn(credentialID, from: passkey.signCount, to: count) else {
                 throw DashboardErrors.passkeyRefused(WebAuthnError(.signCount, "another sign-in used this count first"))
             }
-            return try await signedIn(passkey.accountID, message: "Signed in.")
+            return try await signedIn(passkey.accountID, replacing: request, message: "Signed in.")
         }
 
         group.get("session") { request, _ -> Response in
@@ -247,7 +247,10 @@ struct DashboardAuthRoutes {
         return (token, session)
     }
 
-    private func signedIn(_ accountID: UUID, message: String) async throws -> Response {
+    /// Starts a session for `accountID`; a session the browser still held ends, so one browser
+    /// never holds two (and a cookie planted before the sign-in is worth nothing after it).
+    private func signedIn(_ accountID: UUID, replacing request: Request, message: String) async throws -> Response {
+        if let previous = request.cookies[DashboardCookie.name]?.value { try await accounts.endSession(previous) }
         let token = try await accounts.startSession(for: accountID)
         var response = try Self.json(Done(message: message))
         response.setCookie(DashboardCookie.session(token))

@@ -1,0 +1,26 @@
+@testable import DeliveryService
+import Foundation
+import Testing
+
+/// `scope` answers are cut once per view and scope, and never parsed on the event loop.
+@Suite("Delivery: scoped answers")
+struct ScopedCutsTests {
+    static let body = Array(#"{"api_keys":{"stripe":"sk","maps":"mk"},"features":{"chat":true}}"#.utf8)
+
+    @Test("the event loop gets only cuts already made; the router makes them once, and a bad scope is refused")
+    func cutsAreMadeOffTheEventLoopAndKept() throws {
+        let cuts = ScopedCuts()
+        #expect(throws: ScopedCuts.Refusal.notCutYet) { try cuts.cut("api_keys.stripe", of: Self.body, revision: 3, mayParse: false) }
+        let made = try cuts.cut("api_keys.stripe", of: Self.body, revision: 3, mayParse: true)
+        #expect(String(decoding: made.body, as: UTF8.self) == #"{"api_keys":{"stripe":"sk"}}"#)
+        let again = try cuts.cut("api_keys.stripe", of: Self.body, revision: 3, mayParse: false)
+        #expect(again.body == made.body && again.etag == made.etag && made.etag.hasPrefix("\"3-"))
+        // Another scope of a parsed view still waits for the router: selecting is work too.
+        #expect(throws: ScopedCuts.Refusal.notCutYet) { try cuts.cut("features", of: Self.body, revision: 3, mayParse: false) }
+        #expect(throws: ScopedCuts.Refusal.invalidScope) { try cuts.cut(",,", of: Self.body, revision: 3, mayParse: true) }
+        #expect(throws: ScopedCuts.Refusal.invalidScope) {
+            try cuts.cut(String(repeating: "a,", count: 101), of: Self.body, revision: 3, mayParse: true)
+        }
+        #expect(throws: ScopedCuts.Refusal.invalidScope) { try ScopedCuts().cut("a", of: Array("[1]".utf8), revision: 1, mayParse: true) }
+    }
+}
