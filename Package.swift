@@ -254,7 +254,7 @@ let package = Package(
             name: "AdminServiceTests",
             dependencies: [
                 "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport",
-                sesameVault, hummingbirdTesting, crypto, postgresNIO,
+                "AppAttestTesting", "CBOR", sesameVault, hummingbirdTesting, crypto, postgresNIO,
             ],
             path: "Tests/AdminServiceTests"
         ),

@@ -23,7 +23,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 TEAM = "DASHTEAM01"
 BUNDLE = "com.example.dash"
@@ -363,6 +363,23 @@ def main():
         expect(cache == "no-store", f"the session answer's Cache-Control: {cache}")
         step(12, "sign-in from another origin is 403, a form-encodable body 415; the session answer is no-store")
 
+        # People: an owner changes a role, looks at a person's passkeys and removes them; their session ends at once.
+        owner.go("people")
+        owner.text_appears("#page", "Your passkeys")
+        owner.shot("10-people")
+        owner.rerendering(lambda: Select(owner.find("select.member-role[data-email='viewer@example.com']")).select_by_value("editor"))
+        owner.text_appears("#status", "viewer@example.com is now editor")
+        owner.click("button.show-passkeys[data-email='viewer@example.com']")
+        owner.text_appears("#person-detail", "Passkeys of viewer@example.com")
+        owner.shot("11-person-passkeys")
+        owner.rerendering(lambda: owner.confirming("button.remove-member[data-email='viewer@example.com']"))
+        owner.text_appears("#status", "viewer@example.com was removed")
+        gone = viewer.fetch("GET", "/v1/admin/config")
+        expect(gone["status"] == 401, f"a removed person's session: {gone}")
+        refused = owner.fetch("DELETE", "/v1/admin/accounts/owner%40example.com")
+        expect(refused["status"] == 409 and refused["body"]["error"]["code"] == "last_owner", f"removing the last owner: {refused}")
+        step(13, "people: a role changed, a person's passkeys shown, the person removed (their session ends); the last owner stays")
+
         # Sign out, then in again with the same passkey; sign out everywhere ends every session.
         owner.click("#sign-out")
         owner.find("#sign-in")
@@ -376,7 +393,7 @@ def main():
         owner.find("#sign-in")
         status, _ = http(base + "/v1/admin/config", headers={"Cookie": "__Host-sesame_session=" + second_session, "X-Sesame-App": APP})
         expect(status == 401, f"a session after signing out everywhere: {status}")
-        step(13, "sign out; sign in again with the passkey; sign out everywhere ends the session")
+        step(14, "sign out; sign in again with the passkey; sign out everywhere ends the session")
     finally:
         for browser in (owner, viewer, stranger):
             if browser:

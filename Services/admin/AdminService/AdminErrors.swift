@@ -16,6 +16,19 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static let accountRequired = APIError(
+        .forbidden, code: "account_required",
+        message: "People are managed by an owner signed in to the dashboard (invitations also by the operator), not with a provisioning key.")
+    static let accountNotFound = APIError(.notFound, code: "account_not_found", message: "No person with this email is in the app.")
+    static let lastOwner = APIError(
+        .conflict, code: "last_owner", message: "The app would be left without an owner: make someone else owner first.")
+    static let lastPasskey = APIError(
+        .conflict, code: "last_passkey",
+        message: "This is the person's last passkey: remove the person instead (a new invitation starts them afresh), or add another passkey first.")
+    static let passkeyNotFound = APIError(.notFound, code: "passkey_not_found", message: "No such passkey of this person.")
+    static let personInOtherApps = APIError(
+        .forbidden, code: "person_in_other_apps",
+        message: "This person also works on apps you do not own: their passkeys and sessions are theirs and those owners' to manage. Remove them from your app instead.")
     static let sessionExpired = APIError(
         .unauthorized, code: "session_expired", message: "The dashboard session has ended (signed out, idle or too old); sign in again.")
     static let csrfRefused = APIError(

@@ -52,12 +52,14 @@ public enum AdminService: SesameServiceDefinition {
         DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
             .addRoutes(to: admin)
-        AccountRoutes(authenticator: authenticator, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin).addRoutes(to: admin)
+        let people = PeopleStore(database: database, logger: logger)
+        AccountRoutes(authenticator: authenticator, accounts: accounts, people: people, dashboardOrigin: configuration.dashboardOrigin)
+            .addRoutes(to: admin)
 
         // The dashboard: its page and assets, and the passkey ceremonies, on the admin origin.
         DashboardPageRoutes().addRoutes(to: parts.routes)
         DashboardAuthRoutes(
-            accounts: accounts, relyingParty: configuration.dashboardOrigin.flatMap(Self.relyingParty(origin:)),
+            accounts: accounts, people: people, relyingParty: configuration.dashboardOrigin.flatMap(Self.relyingParty(origin:)),
             clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         ).addRoutes(to: parts.group("dashboard/api", bodyLimit: 64 * 1024))
 

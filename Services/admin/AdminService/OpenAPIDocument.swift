@@ -2539,6 +2539,571 @@ enum OpenAPIDocument {
     ]
    }
   },
+  "/v1/admin/accounts/{email}": {
+   "put": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "setAccountRole",
+    "summary": "Change a person's role in the app (an owner signed in); the last owner cannot be demoted.",
+    "parameters": [
+     {
+      "name": "email",
+      "in": "path",
+      "required": true,
+      "description": "the person's email address",
+      "schema": {
+       "type": "string",
+       "minLength": 3,
+       "maxLength": 254
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "role"
+        ],
+        "properties": {
+         "role": {
+          "enum": [
+           "owner",
+           "editor",
+           "viewer"
+          ]
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "changed",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "description": "`account_required` (a provisioning key), `role_too_low` (not an owner), `csrf_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`account_not_found` or `app_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "`last_owner`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    },
+    "security": [
+     {
+      "provisioningKey": []
+     },
+     {
+      "dashboardSession": []
+     }
+    ]
+   },
+   "delete": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "removeAccount",
+    "summary": "Remove a person from the app (an owner signed in): their access ends now; removed from their last app, their account, passkeys and sessions are deleted. The last owner cannot be removed.",
+    "parameters": [
+     {
+      "name": "email",
+      "in": "path",
+      "required": true,
+      "description": "the person's email address",
+      "schema": {
+       "type": "string",
+       "minLength": 3,
+       "maxLength": 254
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "removed",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "description": "`account_required` (a provisioning key), `role_too_low` (not an owner), `csrf_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`account_not_found` or `app_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "`last_owner`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    },
+    "security": [
+     {
+      "provisioningKey": []
+     },
+     {
+      "dashboardSession": []
+     }
+    ]
+   }
+  },
+  "/v1/admin/accounts/{email}/passkeys": {
+   "get": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "listAccountPasskeys",
+    "summary": "A person's passkeys (an owner of every app the person works on).",
+    "parameters": [
+     {
+      "name": "email",
+      "in": "path",
+      "required": true,
+      "description": "the person's email address",
+      "schema": {
+       "type": "string",
+       "minLength": 3,
+       "maxLength": 254
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "the passkeys",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "passkeys"
+         ],
+         "properties": {
+          "email": {
+           "type": "string"
+          },
+          "passkeys": {
+           "type": "array",
+           "items": {
+            "type": "object",
+            "required": [
+             "credentialId",
+             "createdAt"
+            ],
+            "properties": {
+             "credentialId": {
+              "type": "string"
+             },
+             "createdAt": {
+              "type": "string",
+              "format": "date-time"
+             },
+             "lastUsedAt": {
+              "anyOf": [
+               {
+                "type": "string",
+                "format": "date-time"
+               },
+               {
+                "type": "null"
+               }
+              ]
+             }
+            }
+           }
+          }
+         }
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "description": "`account_required` (a provisioning key), `role_too_low` (not an owner), `csrf_refused`, or `person_in_other_apps`: the person also works on an app the caller does not own",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`account_not_found` or `app_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    },
+    "security": [
+     {
+      "provisioningKey": []
+     },
+     {
+      "dashboardSession": []
+     }
+    ]
+   }
+  },
+  "/v1/admin/accounts/{email}/passkeys/{credentialId}": {
+   "delete": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "revokeAccountPasskey",
+    "summary": "Revoke one of a person's passkeys and end every session of theirs (an owner of every app the person works on); never their last passkey.",
+    "parameters": [
+     {
+      "name": "email",
+      "in": "path",
+      "required": true,
+      "description": "the person's email address",
+      "schema": {
+       "type": "string",
+       "minLength": 3,
+       "maxLength": 254
+      }
+     },
+     {
+      "name": "credentialId",
+      "in": "path",
+      "required": true,
+      "description": "the passkey's credential id, base64url",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 1400
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "revoked",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "description": "`account_required` (a provisioning key), `role_too_low` (not an owner), `csrf_refused`, or `person_in_other_apps`: the person also works on an app the caller does not own",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`account_not_found`, `passkey_not_found` or `app_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "`last_passkey`: remove the person instead",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    },
+    "security": [
+     {
+      "provisioningKey": []
+     },
+     {
+      "dashboardSession": []
+     }
+    ]
+   }
+  },
+  "/v1/admin/accounts/{email}/sessions": {
+   "delete": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "endAccountSessions",
+    "summary": "End every session of a person (an owner of every app the person works on).",
+    "parameters": [
+     {
+      "name": "email",
+      "in": "path",
+      "required": true,
+      "description": "the person's email address",
+      "schema": {
+       "type": "string",
+       "minLength": 3,
+       "maxLength": 254
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "ended",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "description": "`account_required` (a provisioning key), `role_too_low` (not an owner), `csrf_refused`, or `person_in_other_apps`: the person also works on an app the caller does not own",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`account_not_found` or `app_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    },
+    "security": [
+     {
+      "provisioningKey": []
+     },
+     {
+      "dashboardSession": []
+     }
+    ]
+   }
+  },
   "/dashboard": {
    "get": {
     "tags": [
@@ -3264,6 +3829,394 @@ enum OpenAPIDocument {
      },
      "415": {
       "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   }
+  },
+  "/dashboard/api/passkeys": {
+   "get": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "listOwnPasskeys",
+    "summary": "The signed-in person's passkeys.",
+    "security": [
+     {
+      "dashboardSession": []
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "the passkeys",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "passkeys"
+         ],
+         "properties": {
+          "email": {
+           "type": "string"
+          },
+          "passkeys": {
+           "type": "array",
+           "items": {
+            "type": "object",
+            "required": [
+             "credentialId",
+             "createdAt"
+            ],
+            "properties": {
+             "credentialId": {
+              "type": "string"
+             },
+             "createdAt": {
+              "type": "string",
+              "format": "date-time"
+             },
+             "lastUsedAt": {
+              "anyOf": [
+               {
+                "type": "string",
+                "format": "date-time"
+               },
+               {
+                "type": "null"
+               }
+              ]
+             }
+            }
+           }
+          }
+         }
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "`session_expired`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "post": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "addOwnPasskey",
+    "summary": "Register another passkey for the signed-in person (a second device).",
+    "security": [
+     {
+      "dashboardSession": []
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "challenge",
+         "attestationObject",
+         "clientDataJSON"
+        ],
+        "properties": {
+         "challenge": {
+          "type": "string",
+          "minLength": 1
+         },
+         "attestationObject": {
+          "type": "string",
+          "minLength": 1
+         },
+         "clientDataJSON": {
+          "type": "string",
+          "minLength": 1
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "added",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "description": "`session_expired`, `invalid_challenge` or `passkey_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`csrf_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "`passkey_exists`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   }
+  },
+  "/dashboard/api/passkeys/options": {
+   "post": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "addOwnPasskeyOptions",
+    "summary": "WebAuthn creation options for another passkey of the signed-in person (their passkeys excluded).",
+    "security": [
+     {
+      "dashboardSession": []
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "the options",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "`session_expired`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`csrf_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   }
+  },
+  "/dashboard/api/passkeys/{credentialId}": {
+   "delete": {
+    "tags": [
+     "dashboard"
+    ],
+    "operationId": "revokeOwnPasskey",
+    "summary": "Revoke one of the signed-in person's passkeys (never the last); their other sessions end.",
+    "security": [
+     {
+      "dashboardSession": []
+     }
+    ],
+    "parameters": [
+     {
+      "name": "credentialId",
+      "in": "path",
+      "required": true,
+      "description": "the passkey's credential id, base64url",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 1400
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "revoked",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/InvalidRequest"
+     },
+     "401": {
+      "description": "`session_expired`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "`csrf_refused`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "`passkey_not_found`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "`last_passkey`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      },
      "429": {
       "$ref": "#/components/responses/RateLimited"

@@ -66,17 +66,22 @@ struct AccessGate: Sendable {
     func authenticated(_ claims: AccessTokenClaims) throws -> Authenticated {
         try perKey.enforce(claims.subject.value)
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
-        if state.revokedDevices.contains(claims.subject.value) {
-            throw claims.trustTier == .debug ? DeliveryErrors.debugTokenRevoked : DeliveryErrors.deviceRevoked
+        try checkStanding(subject: claims.subject.value, tier: claims.trustTier, in: state)
+        return Authenticated(claims: claims, state: state)
+    }
+
+    /// Refuses a token subject that was revoked (a device, a debug token) and a tier the app's
+    /// policy stopped admitting: a closed tier stops its tokens already issued, not only new ones.
+    private func checkStanding(subject: String, tier: TrustTier, in state: AppState) throws {
+        if state.revokedDevices.contains(subject) {
+            throw tier == .debug ? DeliveryErrors.debugTokenRevoked : DeliveryErrors.deviceRevoked
         }
-        // A policy that stopped admitting a tier stops its tokens already issued, not only new ones.
-        switch claims.trustTier {
+        switch tier {
         case .attested: break
         case .debug where !state.policy.allowsDebugTokens(inProduction: inProduction): throw DeliveryErrors.tierNoLongerAdmitted(.debug)
         case .unattested where !state.policy.admitUnattested: throw DeliveryErrors.tierNoLongerAdmitted(.unattested)
         case .debug, .unattested: break
         }
-        return Authenticated(claims: claims, state: state)
     }
 
     /// What an endpoint that names no version serves, each behind the tier the app's policy sets.
@@ -120,11 +125,17 @@ struct AccessGate: Sendable {
         try perClient.enforce(clients.limitKey(peer: peer, headers: headers))
     }
 
-    /// Admits a caller already authenticated another way (a signed blob link), for the token
-    /// version and issue time it was made for.
-    func admit(appID: String, tokenVersion: String?, issuedAt: Date, now: Date = Date()) throws {
-        guard let state = cache.state(of: appID) else { throw DeliveryErrors.appUnavailable }
-        _ = try Self.enforce(state.release.rules, tokenVersion: tokenVersion, issuedAt: issuedAt, now: now)
+    /// Admits the bearer of a signed blob link as the token it was made for would be admitted now:
+    /// its install (or debug token) not revoked, its tier still admitted and still enough for
+    /// blobs, its version not switched off and its token not revoked. A link lives five minutes;
+    /// anything decided meanwhile stops it at once.
+    func admit(link grant: BlobLinks.Grant, now: Date = Date()) throws {
+        guard let state = cache.state(of: grant.appID) else { throw DeliveryErrors.appUnavailable }
+        try checkStanding(subject: grant.subject, tier: grant.tier, in: state)
+        let required = Resource.blobs.requiredTier(in: state.policy)
+        guard grant.tier.satisfies(required) else { throw DeliveryErrors.tierInsufficient(Resource.blobs.name, required: required) }
+        _ = try Self.enforce(
+            state.release.rules, tokenVersion: grant.tokenVersion, issuedAt: Date(timeIntervalSince1970: grant.tokenIssuedAt), now: now)
     }
 
     /// The refresh hint, or the refusal.

@@ -48,7 +48,9 @@ struct BlobRoutes: Sendable {
         let claims = try await gate.admit(request, to: .blobs, context: context).claims
         let blobKey = context.parameters.get("key") ?? ""
         guard let stored = try await stored(appID: claims.appID, blobKey: blobKey) else { throw Self.notFound }
-        let url = links.link(appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value)
+        let url = links.link(
+            appID: claims.appID, blobKey: blobKey, tokenVersion: claims.appVersion, tokenIssuedAt: claims.issuedAt.value,
+            subject: claims.subject.value, tier: claims.trustTier)
         return LinkResponse(
             url: url, expiresIn: Int(BlobLinks.lifetime), sizeBytes: stored.size, sha256: Hex.encode(stored.sha256),
             contentType: stored.contentType)
@@ -58,14 +60,14 @@ struct BlobRoutes: Sendable {
         try gate.limitClient(request, context: context)
         let query = request.uri.queryParameters
         guard let appID = query.get("app").map({ String($0) }), let expires = query.get("expires").flatMap({ Int64($0) }),
-            let issuedAt = query.get("iat").flatMap({ Double($0) }), issuedAt.isFinite, let signature = query.get("sig").map({ String($0) })
+            let issuedAt = query.get("iat").flatMap({ Double($0) }), issuedAt.isFinite, let signature = query.get("sig").map({ String($0) }),
+            let subject = query.get("sub").map({ String($0) }), let tier = query.get("tier").flatMap({ TrustTier(rawValue: String($0)) })
         else { throw Self.invalidLink }
         let grant = BlobLinks.Grant(
             appID: appID, blobKey: context.parameters.get("key") ?? "", expires: expires, tokenVersion: query.get("ver").map { String($0) },
-            tokenIssuedAt: issuedAt)
+            tokenIssuedAt: issuedAt, subject: subject, tier: tier)
         guard links.isValid(grant, signature: signature) else { throw Self.invalidLink }
-        // A link lives five minutes: a kill switch or revocation since it was made stops it at once.
-        try gate.admit(appID: appID, tokenVersion: grant.tokenVersion, issuedAt: Date(timeIntervalSince1970: issuedAt))
+        try gate.admit(link: grant)
         guard let stored = try await stored(appID: appID, blobKey: grant.blobKey) else { throw Self.notFound }
         let size = stored.size
 

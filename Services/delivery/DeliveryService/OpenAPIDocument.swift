@@ -259,6 +259,26 @@ enum OpenAPIDocument {
       }
      },
      {
+      "name": "sub",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "tier",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "enum": [
+        "attested",
+        "debug",
+        "unattested"
+       ]
+      }
+     },
+     {
       "name": "sig",
       "in": "query",
       "required": true,
@@ -348,7 +368,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/InvalidRequest"
      },
      "403": {
-      "description": "`invalid_link` (expired or altered), `version_disabled`",
+      "description": "`invalid_link` (expired or altered), `version_disabled`, `tier_insufficient` (the policy raised blobs above the link's tier)",
       "headers": {
        "X-Request-Id": {
         "$ref": "#/components/headers/RequestID"

@@ -4,11 +4,27 @@ import SesameDomain
 import SesameHTTP
 
 /// `accounts` (the app's people) and `accounts/invite`: the operator invites an app's first owner,
-/// owners invite the rest. An invitation is a single-use link that expires in 72 hours.
+/// owners invite the rest. An invitation is a single-use link that expires in 72 hours. Owners
+/// change roles and remove people (never the last owner), and manage a person's passkeys and
+/// sessions when they own every app that person works on.
 struct AccountRoutes {
     let authenticator: AdminAuthenticator
     let accounts: AccountStore
+    let people: PeopleStore
     let dashboardOrigin: String?
+
+    struct RoleRequest: Decodable {
+        let role: AccountRole
+    }
+
+    struct Done: ResponseEncodable {
+        let message: String
+    }
+
+    struct PasskeysResponse: ResponseEncodable {
+        let email: String
+        let passkeys: [PasskeySummary]
+    }
 
     struct InviteRequest: Decodable {
         let email: String
@@ -52,19 +68,94 @@ struct AccountRoutes {
             case .account(_, _, let ownAppID, _):
                 appID = ownAppID
             case .provisioningKey:
-                throw APIError(
-                    .forbidden, code: "account_required",
-                    message: "People are invited by the operator or by an owner signed in to the dashboard, not with a provisioning key.")
+                throw AdminErrors.accountRequired
             }
-            let email = body.email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            guard (3...254).contains(email.count), email.contains("@"), !email.contains(where: { $0.isWhitespace }) else {
-                throw APIError.invalidField("email", "must be an email address")
-            }
+            let email = try Self.email(body.email)
             let invitation = try await accounts.invite(appID: appID, email: email, role: body.role, invitedBy: caller.auditName)
             return InviteResponse(
                 inviteURL: Self.inviteURL(origin: dashboardOrigin, token: invitation.token), email: email, role: body.role, appId: appID,
                 expiresAt: invitation.expiresAt,
                 message: "Send this link to \(email) only: it registers a passkey as \(body.role.rawValue) of \(appID), once, within 72 hours.")
+        }
+
+        addPersonRoutes(to: group)
+    }
+
+    /// The routes that change one person: an owner signed in, acting on their app.
+    private func addPersonRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.put("accounts/{email}") { request, context -> Done in
+            let (appID, caller, _) = try await owner(of: request)
+            let email = try person(context)
+            let body = try await request.decode(as: RoleRequest.self, context: context)
+            try Self.check(try await people.setRole(of: email, in: appID, to: body.role, actor: caller.auditName))
+            return Done(message: "\(email) is now \(body.role.rawValue) of \(appID).")
+        }
+
+        group.delete("accounts/{email}") { request, context -> Done in
+            let (appID, caller, _) = try await owner(of: request)
+            let email = try person(context)
+            try Self.check(try await people.remove(email, from: appID, actor: caller.auditName))
+            return Done(message: "\(email) is no longer a person of \(appID); their access to it ended now.")
+        }
+
+        group.get("accounts/{email}/passkeys") { request, context -> PasskeysResponse in
+            let (email, _) = try await managedPerson(request, context)
+            return PasskeysResponse(email: email, passkeys: try await people.passkeys(of: email))
+        }
+
+        group.delete("accounts/{email}/passkeys/{credentialId}") { request, context -> Done in
+            let (email, caller) = try await managedPerson(request, context)
+            let credentialID = try DashboardAuthRoutes.bytes(context.parameters.get("credentialId") ?? "", field: "credentialId")
+            try Self.check(try await people.revokePasskey(credentialID, of: email, actor: caller.auditName))
+            return Done(message: "The passkey is revoked and every session of \(email) has ended.")
+        }
+
+        group.delete("accounts/{email}/sessions") { request, context -> Done in
+            let (email, caller) = try await managedPerson(request, context)
+            try Self.check(try await people.endSessions(of: email, actor: caller.auditName))
+            return Done(message: "Every session of \(email) has ended.")
+        }
+    }
+
+    /// The caller, who must be an owner of the app signed in to the dashboard.
+    private func owner(of request: Request) async throws -> (appID: String, caller: Caller, accountID: UUID) {
+        let (appID, caller) = try await authenticator.app(of: request)
+        guard case .account(let accountID, _, _, let role) = caller else { throw AdminErrors.accountRequired }
+        guard role == .owner else { throw AdminErrors.roleTooLow(role, required: .owner) }
+        return (appID, caller, accountID)
+    }
+
+    /// The person of the app named in the path, whose passkeys and sessions the caller may manage:
+    /// an owner of every app that person works on.
+    private func managedPerson(_ request: Request, _ context: SesameRequestContext) async throws -> (email: String, caller: Caller) {
+        let (appID, caller, accountID) = try await owner(of: request)
+        let email = try person(context)
+        guard try await people.apps(of: email).contains(appID) else { throw AdminErrors.accountNotFound }
+        guard try await people.ownsEveryApp(of: email, caller: accountID) else { throw AdminErrors.personInOtherApps }
+        return (email, caller)
+    }
+
+    private func person(_ context: SesameRequestContext) throws -> String {
+        try Self.email(context.parameters.get("email")?.removingPercentEncoding ?? "")
+    }
+
+    /// `text` as Sesame keeps an email address: trimmed, lowercased.
+    static func email(_ text: String) throws -> String {
+        let email = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        guard (3...254).contains(email.count), email.contains("@"), !email.contains(where: { $0.isWhitespace }) else {
+            throw APIError.invalidField("email", "must be an email address")
+        }
+        return email
+    }
+
+    /// The refusal an outcome stands for.
+    static func check(_ outcome: PeopleStore.Outcome) throws {
+        switch outcome {
+        case .done: return
+        case .notMember: throw AdminErrors.accountNotFound
+        case .lastOwner: throw AdminErrors.lastOwner
+        case .lastPasskey: throw AdminErrors.lastPasskey
+        case .passkeyNotFound: throw AdminErrors.passkeyNotFound
         }
     }
 

@@ -580,10 +580,21 @@ async function policyPage() {
 }
 
 async function peoplePage() {
-  const { members } = await api("GET", "accounts");
+  const [{ members }, own] = await Promise.all([api("GET", "accounts"), dashboard("GET", "passkeys")]);
   const email = el("input", { id: "invite-email", type: "email", placeholder: "name@example.com" });
   const role = el("select", { id: "invite-role" }, ["viewer", "editor", "owner"].map((v) => el("option", { value: v, text: v })));
   const link = el("div", { id: "invite-link" });
+  const detail = el("div", { id: "person-detail" });
+  const person = (address) => "accounts/" + encodeURIComponent(address);
+  async function act(change, message) {
+    try {
+      await change();
+      say(message);
+      await show("people");
+    } catch (error) {
+      failed(error);
+    }
+  }
   async function invite() {
     try {
       const reply = await api("POST", "accounts/invite", { email: email.value, role: role.value });
@@ -592,9 +603,70 @@ async function peoplePage() {
       failed(error);
     }
   }
-  return el("section", { class: "card wide" }, el("h2", { text: "People" }),
-    table(["Email", "Role", "Since"], members.map((m) => el("tr", {}, el("td", { text: m.email }), el("td", { text: m.role }), el("td", { text: when(m.grantedAt) })))),
-    isOwner() ? el("div", { class: "row" }, email, role, el("button", { id: "invite", onclick: invite, text: "Invite" })) : null, link);
+  // An owner of every app the person works on sees their passkeys and may end their sessions.
+  async function showPasskeys(address) {
+    try {
+      const { passkeys } = await api("GET", person(address) + "/passkeys");
+      detail.replaceChildren(el("h3", { text: "Passkeys of " + address }),
+        passkeyTable(passkeys, (id) => act(() => api("DELETE", person(address) + "/passkeys/" + id), "Passkey revoked; " + address + " is signed out.")),
+        el("button", { class: "danger", id: "end-sessions", text: "End every session of " + address,
+          onclick: () => confirm("Sign " + address + " out of every browser?") && act(() => api("DELETE", person(address) + "/sessions"), address + " is signed out everywhere.") }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  const rows = members.map((m) => {
+    const roleCell = isOwner()
+      ? el("select", { class: "member-role", "data-email": m.email,
+          onchange: (e) => act(() => api("PUT", person(m.email), { role: e.target.value }), m.email + " is now " + e.target.value + ".") },
+          ["viewer", "editor", "owner"].map((v) => el("option", { value: v, selected: v === m.role, text: v })))
+      : m.role;
+    const actions = isOwner()
+      ? el("td", {},
+          el("button", { class: "quiet show-passkeys", "data-email": m.email, onclick: () => showPasskeys(m.email), text: "Passkeys" }),
+          el("button", { class: "danger remove-member", "data-email": m.email, text: "Remove",
+            onclick: () => confirm("Remove " + m.email + " from " + state.app + "? Their access ends now.")
+              && act(() => api("DELETE", person(m.email)), m.email + " was removed.") }))
+      : el("td", {});
+    return el("tr", {}, el("td", { text: m.email }), el("td", {}, roleCell), el("td", { text: when(m.grantedAt) }), actions);
+  });
+  return el("div", { class: "grid" },
+    el("section", { class: "card wide" }, el("h2", { text: "People" }),
+      table(["Email", "Role", "Since", ""], rows),
+      isOwner() ? el("div", { class: "row" }, email, role, el("button", { id: "invite", onclick: invite, text: "Invite" })) : null, link, detail),
+    el("section", { class: "card wide" }, el("h2", { text: "Your passkeys" }),
+      passkeyTable(own.passkeys, (id) => act(() => dashboard("DELETE", "passkeys/" + id), "Passkey revoked; your other sessions ended.")),
+      el("button", { id: "add-passkey", onclick: () => act(addPasskey, "Passkey added: sign in with either from now on."), text: "Add a passkey on this device" })));
+}
+
+function passkeyTable(passkeys, revoke) {
+  return table(["Passkey", "Added", "Last used", ""], passkeys.map((p) =>
+    el("tr", {}, el("td", {}, el("code", { text: p.credentialId.slice(0, 12) + "…" })), el("td", { text: when(p.createdAt) }),
+      el("td", { text: when(p.lastUsedAt) }),
+      el("td", {}, el("button", { class: "danger revoke-passkey", "data-id": p.credentialId, text: "Revoke",
+        onclick: () => confirm("Revoke this passkey?") && revoke(p.credentialId) })))));
+}
+
+// Registers another passkey for the signed-in person (a second device, a security key).
+async function addPasskey() {
+  const options = await dashboard("POST", "passkeys/options", {});
+  const credential = await navigator.credentials.create({
+    publicKey: {
+      challenge: fromBase64url(options.challenge),
+      rp: options.rp,
+      user: { id: fromBase64url(options.user.id), name: options.user.name, displayName: options.user.displayName },
+      pubKeyCredParams: options.pubKeyCredParams,
+      authenticatorSelection: options.authenticatorSelection,
+      excludeCredentials: (options.excludeCredentials || []).map((c) => ({ type: c.type, id: fromBase64url(c.id) })),
+      attestation: options.attestation,
+      timeout: options.timeout,
+    },
+  });
+  await dashboard("POST", "passkeys", {
+    challenge: options.challenge,
+    attestationObject: toBase64url(credential.response.attestationObject),
+    clientDataJSON: toBase64url(credential.response.clientDataJSON),
+  });
 }
 
 // MARK: The shell

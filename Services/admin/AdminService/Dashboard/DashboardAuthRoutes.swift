@@ -16,6 +16,7 @@ import WebAuthn
 /// on the victim's behalf. Invitation tokens travel in bodies, never in URLs (which logs keep).
 struct DashboardAuthRoutes {
     let accounts: AccountStore
+    let people: PeopleStore
     /// Nil when no dashboard origin is configured: passkeys are then refused.
     let relyingParty: WebAuthnRelyingParty?
     let clients: ClientAddressResolver
@@ -62,13 +63,30 @@ struct DashboardAuthRoutes {
             var residentKey = "required"
             var userVerification = "required"
         }
+        struct Descriptor: Encodable {
+            var type = "public-key"
+            let id: String
+        }
         let challenge: String
         let rp: RelyingParty
         let user: User
         let pubKeyCredParams: [Parameter]
         let authenticatorSelection: Selection
+        /// The person's passkeys already registered, which the authenticator must not make again.
+        var excludeCredentials: [Descriptor]?
         var attestation = "none"
         var timeout = 300_000
+    }
+
+    /// A new passkey's registration response (for an invitation, or a signed-in person's next device).
+    struct NewPasskey: Decodable {
+        let challenge: String
+        let attestationObject: String
+        let clientDataJSON: String
+    }
+
+    struct PasskeysResponse: ResponseEncodable {
+        let passkeys: [PasskeySummary]
     }
 
     struct RegisterRequest: Decodable {
@@ -125,28 +143,16 @@ struct DashboardAuthRoutes {
             guard let invitation = try await accounts.invitation(body.invitation) else { throw DashboardErrors.invitationInvalid }
             guard !invitation.accountExists else { throw DashboardErrors.accountExists }
             let challenge = try await accounts.challenges(for: "register").issue()
-            // A stable user handle per email, so a second passkey of the same person replaces nothing.
-            let handle = Base64.urlEncode(SHA256.hash(data: Data(invitation.email.utf8)).prefix(16))
-            return RegisterOptions(
-                challenge: Base64.urlEncode(challenge), rp: .init(id: party.id, name: "Sesame"),
-                user: .init(id: handle, name: invitation.email, displayName: invitation.email), pubKeyCredParams: [.init(alg: -7)],
-                authenticatorSelection: .init())
+            return Self.creationOptions(challenge: challenge, party: party, email: invitation.email)
         }
 
         group.post("register") { request, context -> Response in
             try ceremony(request, context: context)
             let party = try relyingPartyOrRefuse()
             let body = try await request.decode(as: RegisterRequest.self, context: context)
-            let challenge = try Self.bytes(body.challenge, field: "challenge")
-            guard try await accounts.challenges(for: "register").consume(challenge) else { throw DashboardErrors.challengeInvalid }
-            let attestationObject = try Self.bytes(body.attestationObject, field: "attestationObject")
-            let clientDataJSON = try Self.bytes(body.clientDataJSON, field: "clientDataJSON")
-            let credential: WebAuthnRelyingParty.Credential
-            do throws(WebAuthnError) {
-                credential = try party.verifyRegistration(attestationObject: attestationObject, clientDataJSON: clientDataJSON, challenge: challenge)
-            } catch {
-                throw DashboardErrors.passkeyRefused(error)
-            }
+            let credential = try await verifiedRegistration(
+                NewPasskey(challenge: body.challenge, attestationObject: body.attestationObject, clientDataJSON: body.clientDataJSON),
+                ceremony: "register", party: party)
             let accountID = try Self.joined(
                 try await accounts.acceptInvitation(
                     body.invitation, passkeyID: credential.id, publicKey: credential.publicKey, signCount: credential.signCount))
@@ -191,10 +197,43 @@ struct DashboardAuthRoutes {
             return try await signedIn(passkey.accountID, replacing: request, message: "Signed in.")
         }
 
+        group.get("passkeys") { request, _ -> Response in
+            let (_, session) = try await currentSession(request)
+            return try Self.json(PasskeysResponse(passkeys: try await people.passkeys(of: session.email)))
+        }
+
+        group.post("passkeys/options") { request, _ -> RegisterOptions in
+            let (_, session) = try await changingSession(request)
+            let party = try relyingPartyOrRefuse()
+            let existing = try await people.passkeys(of: session.email)
+            let challenge = try await accounts.challenges(for: "add-passkey").issue()
+            var options = Self.creationOptions(challenge: challenge, party: party, email: session.email)
+            options.excludeCredentials = existing.map { .init(id: $0.credentialId) }
+            return options
+        }
+
+        group.post("passkeys") { request, context -> Response in
+            let (_, session) = try await changingSession(request)
+            let party = try relyingPartyOrRefuse()
+            let body = try await request.decode(as: NewPasskey.self, context: context)
+            let credential = try await verifiedRegistration(body, ceremony: "add-passkey", party: party)
+            guard
+                try await people.addPasskey(
+                    credential.id, publicKey: credential.publicKey, signCount: credential.signCount, to: session.accountID, email: session.email)
+            else { throw DashboardErrors.passkeyExists }
+            return try Self.json(Done(message: "Passkey added: sign in with either from now on."))
+        }
+
+        group.delete("passkeys/{credentialId}") { request, context -> Response in
+            let (token, session) = try await changingSession(request)
+            let credentialID = try Self.bytes(context.parameters.get("credentialId") ?? "", field: "credentialId")
+            try AccountRoutes.check(
+                try await people.revokePasskey(credentialID, of: session.email, actor: "account:\(session.email)", keepingSession: token))
+            return try Self.json(Done(message: "Passkey revoked; your other sessions have ended."))
+        }
+
         group.get("session") { request, _ -> Response in
-            guard let token = request.cookies[DashboardCookie.name]?.value, let session = try await accounts.session(token) else {
-                throw AdminErrors.sessionExpired
-            }
+            let (token, session) = try await currentSession(request)
             // no-store: the answer carries the CSRF token and who is signed in.
             return try Self.json(
                 SessionResponse(
@@ -238,13 +277,44 @@ struct DashboardAuthRoutes {
         return relyingParty
     }
 
-    /// The session a sign-out ends, after the CSRF check every change makes.
-    private func changingSession(_ request: Request) async throws -> (String, DashboardSession) {
+    /// The signed-in session the request's cookie names, and its token.
+    private func currentSession(_ request: Request) async throws -> (String, DashboardSession) {
         guard let token = request.cookies[DashboardCookie.name]?.value, let session = try await accounts.session(token) else {
             throw AdminErrors.sessionExpired
         }
+        return (token, session)
+    }
+
+    /// The session a change is made in, after the CSRF check every change makes.
+    private func changingSession(_ request: Request) async throws -> (String, DashboardSession) {
+        let (token, session) = try await currentSession(request)
         try DashboardCSRF.check(request, sessionToken: token, origin: relyingParty?.origins.first)
         return (token, session)
+    }
+
+    /// The credential a registration response makes, once its challenge of `ceremony` is spent
+    /// and every WebAuthn check passes.
+    private func verifiedRegistration(_ body: NewPasskey, ceremony: String, party: WebAuthnRelyingParty) async throws
+        -> WebAuthnRelyingParty.Credential
+    {
+        let challenge = try Self.bytes(body.challenge, field: "challenge")
+        guard try await accounts.challenges(for: ceremony).consume(challenge) else { throw DashboardErrors.challengeInvalid }
+        let attestationObject = try Self.bytes(body.attestationObject, field: "attestationObject")
+        let clientDataJSON = try Self.bytes(body.clientDataJSON, field: "clientDataJSON")
+        do throws(WebAuthnError) {
+            return try party.verifyRegistration(attestationObject: attestationObject, clientDataJSON: clientDataJSON, challenge: challenge)
+        } catch {
+            throw DashboardErrors.passkeyRefused(error)
+        }
+    }
+
+    /// `PublicKeyCredentialCreationOptions` for `email`'s passkey, under a user handle stable per
+    /// email, so that a person's second passkey replaces nothing on their authenticator.
+    private static func creationOptions(challenge: [UInt8], party: WebAuthnRelyingParty, email: String) -> RegisterOptions {
+        let handle = Base64.urlEncode(SHA256.hash(data: Data(email.utf8)).prefix(16))
+        return RegisterOptions(
+            challenge: Base64.urlEncode(challenge), rp: .init(id: party.id, name: "Sesame"),
+            user: .init(id: handle, name: email, displayName: email), pubKeyCredParams: [.init(alg: -7)], authenticatorSelection: .init())
     }
 
     /// Starts a session for `accountID`; a session the browser still held ends, so one browser
@@ -263,10 +333,13 @@ struct DashboardAuthRoutes {
         return response
     }
 
+    /// A JSON answer that no cache keeps, dates in ISO 8601 as every answer of the API has them.
     private static func json(_ value: some Encodable) throws -> Response {
-        Response(
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return Response(
             status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 
     /// The bytes of a base64url field of a WebAuthn response; far above any real one.

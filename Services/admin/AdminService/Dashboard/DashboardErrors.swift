@@ -17,6 +17,7 @@ enum DashboardErrors {
         message: "This invitation is for another email than the account signed in; sign in as the invited person.")
     static let originRefused = APIError(
         .forbidden, code: "origin_refused", message: "Passkey ceremonies are accepted from the dashboard's own page only.")
+    static let passkeyExists = APIError(.conflict, code: "passkey_exists", message: "This passkey is registered already.")
     static let challengeInvalid = APIError(
         .unauthorized, code: "invalid_challenge", message: "The sign-in challenge is unknown, expired or already used; start again.")
     static let passkeyUnknown = APIError(
