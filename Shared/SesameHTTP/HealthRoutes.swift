@@ -7,7 +7,9 @@ import Hummingbird
 /// serve without fail: 200 `degraded` (it stays in the balancer). A required check fails: 503
 /// `unavailable`. The body names each check, e.g.
 /// `{"status": "degraded", "checks": {"kafka": "down", "postgres": "up"}}`; a failing check with
-/// more to say adds it under `details`.
+/// more to say adds it under `details`: in full on the service's own port, and only what anyone
+/// may know (counts, never names) for a request that came through the gateway, which always
+/// sets `X-Forwarded-For`.
 public struct HealthRoutes<Context: RequestContext>: Sendable {
     /// The dependencies readiness reports on.
     public let checks: [ReadinessCheck]
@@ -22,13 +24,14 @@ public struct HealthRoutes<Context: RequestContext>: Sendable {
         router.get("/health/live") { _, _ in
             Self.json(.ok, ["status": "live"])
         }
-        router.get("/health/ready") { _, _ in
+        router.get("/health/ready") { request, _ in
             let results = await self.evaluate()
             let failed = checks.filter { results[$0.name] == false }
             let status =
                 failed.isEmpty ? "ready" : failed.contains { $0.impact == .required } ? "unavailable" : "degraded"
             var body: [String: Any] = ["status": status, "checks": results.mapValues { $0 ? "up" : "down" }]
-            let details = failed.reduce(into: [String: String]()) { $0[$1.name] = $1.detail() }
+            let throughGateway = request.headers[.xForwardedFor] != nil
+            let details = failed.reduce(into: [String: String]()) { $0[$1.name] = throughGateway ? $1.publicDetail() : $1.detail() }
             if !details.isEmpty { body["details"] = details }
             return Self.json(status == "unavailable" ? .serviceUnavailable : .ok, body)
         }

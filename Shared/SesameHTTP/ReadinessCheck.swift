@@ -15,16 +15,20 @@ public struct ReadinessCheck: Sendable {
     /// Answers whether the dependency is usable now; must return within a few seconds.
     public let isReady: @Sendable () async -> Bool
     /// What an operator should know about a failing check, e.g. which apps; nil for nothing more.
+    /// Given only to callers on the service's own port.
     public let detail: @Sendable () -> String?
+    /// What anyone may know of it, e.g. how many apps: given to callers through the gateway.
+    public let publicDetail: @Sendable () -> String?
 
     /// Creates a check.
     public init(
         name: String, impact: Impact = .required, detail: @escaping @Sendable () -> String? = { nil },
-        isReady: @escaping @Sendable () async -> Bool
+        publicDetail: @escaping @Sendable () -> String? = { nil }, isReady: @escaping @Sendable () async -> Bool
     ) {
         self.name = name
         self.impact = impact
         self.detail = detail
+        self.publicDetail = publicDetail
         self.isReady = isReady
     }
 }

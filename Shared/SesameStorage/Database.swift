@@ -8,6 +8,8 @@ public struct Database: Service {
     public let client: PostgresClient
     /// Where the database is (without password), for log lines.
     public let url: DatabaseURL
+    /// The reachability probe, on a connection of its own.
+    public let probe: DatabaseProbe
 
     /// Creates a pool for `url`; it connects once `run()` is running.
     public init(url: DatabaseURL, logger: Logger) {
@@ -17,6 +19,7 @@ public struct Database: Service {
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
         self.client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: poolLogger)
+        self.probe = DatabaseProbe(url: url, logger: poolLogger)
     }
 
     /// Runs the pool until graceful shutdown.
@@ -24,11 +27,12 @@ public struct Database: Service {
         await cancelWhenGracefulShutdown {
             await client.run()
         }
+        await probe.close()
     }
 
-    /// Whether PostgreSQL answers `SELECT 1` within `timeout`.
+    /// Whether PostgreSQL answers `SELECT 1` within `timeout`, asked on the probe's own connection
+    /// (a pool busy with queries is not an outage).
     public func isReachable(timeout: Duration = .seconds(2)) async -> Bool {
-        let client = self.client
-        return (try? await withTimeout(timeout) { try await client.query("SELECT 1") }) != nil
+        await probe.isReachable(timeout: timeout)
     }
 }

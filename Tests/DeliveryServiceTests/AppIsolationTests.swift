@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PostgresNIO
 import SesameServer
 import SesameTestSupport
+import SesameHTTP
 import Testing
 
 @Suite("One app that cannot be loaded does not take delivery down for the others")
@@ -35,6 +36,11 @@ struct AppIsolationTests {
                 let readiness = try await harness.readinessBody(of: fresh)
                 #expect((readiness["checks"] as? [String: String])?["apps"] == "down")
                 #expect((readiness["details"] as? [String: String])?["apps"] == "cannot load: \(Self.brokenApp)")
+                // Through the gateway (which always sets X-Forwarded-For) the failing app is counted, not named.
+                let throughGateway = try await fresh.execute(uri: "/health/ready", method: .get, headers: [.xForwardedFor: "203.0.113.9"]) {
+                    String(buffer: $0.body)
+                }
+                #expect(throughGateway.contains("1 app(s) cannot be loaded") && !throughGateway.contains(Self.brokenApp), "\(throughGateway)")
 
                 let healthy = try await fresh.execute(uri: "/v1/config?version=1.0.0", method: .get, headers: [.authorization: "Bearer \(healthyToken)"]) {
                     ($0.status, String(buffer: $0.body))

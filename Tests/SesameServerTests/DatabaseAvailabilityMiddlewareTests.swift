@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import PostgresNIO
 import SesameHTTP
 import SesameStorage
 import SesameTestSupport
@@ -87,6 +88,25 @@ struct DatabaseAvailabilityMiddlewareTests {
                     try await client.execute(uri: "/fail", method: .get) { response in
                         #expect(response.status == .internalServerError)
                     }
+                }
+            }
+        }
+    }
+
+    @Test("a pool busy with slow queries is not an outage: the probe has a connection of its own")
+    func busyPoolIsNotAnOutage() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            try await Self.withDatabase(url) { database in
+                #expect(await database.isReachable(timeout: .seconds(15)))
+                let client = database.client
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    // More slow queries than the pool has connections: every one is lent out, the rest queue.
+                    for _ in 0..<40 { group.addTask { try await client.query("SELECT pg_sleep(3)") } }
+                    try await Task.sleep(for: .milliseconds(500))
+                    let started = ContinuousClock.now
+                    #expect(await database.isReachable(timeout: .seconds(1)))
+                    #expect(ContinuousClock.now - started < .seconds(1))
+                    try await group.waitForAll()
                 }
             }
         }

@@ -72,9 +72,11 @@ public enum DeliveryService: SesameServiceDefinition {
         parts.readiness = [
             ReadinessCheck(name: "cache") { cache.isLoaded },
             ReadinessCheck(name: "kafka", impact: .degrading) { consumer.isReceiving },
-            // One app that cannot be loaded does not take the others down; it is named here.
+            // One app that cannot be loaded does not take the others down; it is named here (on
+            // the service's own port; through the gateway only counted).
             ReadinessCheck(
-                name: "apps", impact: .degrading, detail: { "cannot load: " + cache.failing.keys.sorted().joined(separator: ", ") }
+                name: "apps", impact: .degrading, detail: { "cannot load: " + cache.failing.keys.sorted().joined(separator: ", ") },
+                publicDetail: { "\(cache.failing.count) app(s) cannot be loaded" }
             ) { cache.failing.isEmpty },
         ]
         parts.services = [consumer, synchronizer]
