@@ -1,5 +1,6 @@
 import CryptoExtras
 import Foundation
+import PostgresNIO
 import HTTPTypes
 import HummingbirdTesting
 import NIOFoundationEssentialsCompat
@@ -106,6 +107,31 @@ struct PinRegistryServingTests {
             let audit = try await harness.manage(.get, "audit?limit=100", [:])
             let actions = Set((audit["entries"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String })
             #expect(actions.isSuperset(of: ["pin.add", "pin.remove", "pin.rotate_signing_key"]))
+
+            // Rotations racing preparations: one active key always, the one the rotation audited;
+            // keys retired before the last rotation are deleted, private parts and all.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        _ = try await harness.manageReply(.post, index.isMultiple(of: 2) ? "pins/prepare-signing-key" : "pins/rotate-signing-key", [:])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await harness.manageReply(.post, "pins/rotate-signing-key", [:])
+            var states: [String: Int] = [:]
+            for try await (state, count) in try await harness.database.query(
+                "SELECT state, count(*)::int FROM pin_signing_keys GROUP BY state"
+            ).decode((String, Int).self) { states[state] = count }
+            #expect(states["active"] == 1 && states["retired"] == 1 && (states["pending"] ?? 0) == 0, "\(states)")
+            var active: UUID?
+            for try await keyID in try await harness.database.query(
+                "SELECT key_id FROM pin_signing_keys WHERE state = 'active'"
+            ).decode(UUID.self) { active = keyID }
+            let latest = try await harness.manage(.get, "audit?limit=500", [:])
+            let rotations = (latest["entries"] as? [[String: Any]] ?? []).filter { $0["action"] as? String == "pin.rotate_signing_key" }
+            let lastRotated = (rotations.last?["details"] as? [String: Any])?["keyId"] as? String
+            #expect(lastRotated == active?.uuidString.lowercased(), "\(rotations)")
         }
     }
 }

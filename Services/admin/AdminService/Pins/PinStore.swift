@@ -100,6 +100,7 @@ struct PinStore: Sendable {
     func prepare(appID: String, bits: Int, caller: Caller) async throws -> SigningKey {
         let (keyID, privateKey, sealed) = try await newKey(appID: appID, bits: bits)
         try await database.client.withTransaction(logger: logger) { connection in
+            try await lockSigningKeys(of: appID, on: connection)
             try await connection.query("DELETE FROM pin_signing_keys WHERE app_id = \(appID) AND state = 'pending'", logger: logger)
             try await connection.query(
                 """
@@ -116,34 +117,63 @@ struct PinStore: Sendable {
     }
 
     /// The registry is signed from the next load on with the pending key, or, without one, a new
-    /// key of `bits`; the active one is retired (kept for the record).
+    /// key of `bits`. The active key is retired (kept for the record until the next rotation);
+    /// keys retired before are deleted, private parts and all.
+    ///
+    /// Which key becomes active is read in the rotation's own transaction, after locking the app's
+    /// keys, so a `prepare` racing it cannot swap the key apps were told to ship.
     func rotate(appID: String, bits: Int, caller: Caller) async throws {
-        let pending = try await publicKey(appID: appID, state: .pending)
-        let fresh = pending == nil ? try await newKey(appID: appID, bits: bits) : nil
+        for _ in 0..<3 {
+            // A new key takes seconds to make: made before the transaction, used only if no key is pending then.
+            let fresh = try await publicKey(appID: appID, state: .pending) == nil ? try await newKey(appID: appID, bits: bits) : nil
+            if try await rotate(appID: appID, fresh: fresh, caller: caller) { return }
+        }
+        throw StorageError.unavailable
+    }
+
+    /// One try of `rotate`; false when the pending key went away after `fresh` was judged unneeded.
+    private func rotate(appID: String, fresh: (keyID: UUID, privateKey: _RSA.Signing.PrivateKey, sealed: Data)?, caller: Caller) async throws
+        -> Bool
+    {
         try await database.client.withTransaction(logger: logger) { connection in
+            try await lockSigningKeys(of: appID, on: connection)
+            var pending: UUID?
+            for try await keyID in try await connection.query(
+                "SELECT key_id FROM pin_signing_keys WHERE app_id = \(appID) AND state = 'pending'", logger: logger
+            ).decode(UUID.self) { pending = keyID }
+            guard pending != nil || fresh != nil else { return false }
+            try await connection.query("DELETE FROM pin_signing_keys WHERE app_id = \(appID) AND state = 'retired'", logger: logger)
             try await connection.query(
                 "UPDATE pin_signing_keys SET state = 'retired', retired_at = now() WHERE app_id = \(appID) AND state = 'active'", logger: logger)
-            var keyID = pending?.keyID
-            if let fresh {
-                keyID = fresh.keyID
+            let activated: UUID
+            if let pending {
+                activated = pending
+                try await connection.query(
+                    "UPDATE pin_signing_keys SET state = 'active', activated_at = now() WHERE key_id = \(pending)", logger: logger)
+            } else if let fresh {
+                activated = fresh.keyID
                 try await connection.query(
                     """
                     INSERT INTO pin_signing_keys (key_id, app_id, public_key_der, private_key_ciphertext, state, activated_at)
                     VALUES (\(fresh.keyID), \(appID), \(fresh.privateKey.publicKey.derRepresentation), \(fresh.sealed), 'active', now())
                     """, logger: logger)
             } else {
-                try await connection.query(
-                    "UPDATE pin_signing_keys SET state = 'active', activated_at = now() WHERE app_id = \(appID) AND state = 'pending'",
-                    logger: logger)
+                return false
             }
             try await AuditLog.append(
                 AuditEntry(
                     actor: caller.auditName, action: "pin.rotate_signing_key",
-                    details: ["keyId": .string(keyID?.uuidString.lowercased() ?? ""), "prepared": .bool(fresh == nil)]),
+                    details: ["keyId": .string(activated.uuidString.lowercased()), "prepared": .bool(pending != nil)]),
                 appID: appID, on: connection, logger: logger)
             try await Outbox.append(
                 EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "signing_key_rotated"))), on: connection, logger: logger)
+            return true
         }
+    }
+
+    /// Serializes every change to the app's signing keys (prepare, rotate) on the app's row.
+    private func lockSigningKeys(of appID: String, on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT 1 FROM apps WHERE app_id = \(appID) FOR UPDATE", logger: logger)
     }
 
     /// A new RSA key of `bits`, its private part sealed for `appID`.
