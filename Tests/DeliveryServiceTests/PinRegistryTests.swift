@@ -66,6 +66,7 @@ struct PinRegistryServingTests {
             }
             let text = String(decoding: document, as: UTF8.self)
             #expect(!text.contains("null") && text.contains(#""fqdn":"api.example.com""#) && text.contains(#""expire":\#(expire)"#))
+            let firstSequence = try #require(try PinRegistry.verifiedRegistry(document, signingKey: PinRegistry.signingKey(firstKey)).sequence)
             #expect(try Self.pythonVerifies(document, signingKeyBase64: firstKey) == ["*.example.com", "api.example.com"])
             let (_, headers, _) = try await registry(harness)
             let etag = try #require(headers[.eTag])
@@ -101,6 +102,10 @@ struct PinRegistryServingTests {
                 let domains = try Self.pythonVerifies(try await registry(harness).2, signingKeyBase64: secondKey)
                 return domains == ["api.example.com", "soon.example.com"]
             }
+            // Every change moved the registry's sequence forward: an app that held the first refuses it now.
+            let laterSequence = try #require(
+                try PinRegistry.verifiedRegistry(try await registry(harness).2, signingKey: PinRegistry.signingKey(secondKey)).sequence)
+            #expect(laterSequence > firstSequence)
             try await eventually(timeout: .seconds(10), "the expired pin is left out") {
                 try Self.pythonVerifies(try await registry(harness).2, signingKeyBase64: secondKey) == ["api.example.com"]
             }

@@ -191,16 +191,16 @@ struct DeliveryLoader: Sendable {
         guard !pins.isEmpty else { return rowsRead }
         let keyRows = try await database.client.query(
             """
-            SELECT app_id, key_id, private_key_ciphertext FROM pin_signing_keys
-            WHERE state = 'active' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
+            SELECT k.app_id, k.key_id, k.private_key_ciphertext, a.pins_sequence FROM pin_signing_keys k JOIN apps a ON a.app_id = k.app_id
+            WHERE k.state = 'active' AND (\(only)::text[] IS NULL OR k.app_id = ANY(\(only)::text[]))
             """, logger: logger)
-        for try await (appID, keyID, sealed) in keyRows.decode((String, UUID, Data).self) {
+        for try await (appID, keyID, sealed, sequence) in keyRows.decode((String, UUID, Data, Int64).self) {
             rowsRead += 1
             guard let appPins = pins[appID] else { continue }
             do {
                 let der = try encryption.open(sealed, context: SealingContext.pinSigningKey(appID: appID, keyID: keyID))
                 let key = try _RSA.Signing.PrivateKey(derRepresentation: der)
-                states[appID, default: AppState()].pinRegistry = try ServedPinRegistry(pins: appPins, signingKey: key)
+                states[appID, default: AppState()].pinRegistry = try ServedPinRegistry(pins: appPins, signingKey: key, sequence: sequence)
             } catch {
                 failures[appID] = "pin signing key \(keyID) cannot be used: \(error)"
             }

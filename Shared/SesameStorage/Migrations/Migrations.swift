@@ -13,5 +13,6 @@ public enum Migrations {
         deliveryChanges,
         admissionBudgets,
         debugTokenRevocations,
+        pinRegistrySequence,
     ]
 }

@@ -13,11 +13,16 @@ extension SesameClient {
     /// let session = URLSession(configuration: .ephemeral, delegate: PinnedSessionDelegate(hosts: hosts), delegateQueue: nil)
     /// let client = SesameClient(configuration: …, attestation: …, store: …, transport: URLSessionTransport(session: session))
     /// ```
+    ///
+    /// With a `store` (the app's `KeychainStore`), SesameKit remembers the highest registry
+    /// sequence it accepted for the app and refuses an older registry replayed to it, and one
+    /// without a sequence once it has seen one.
     /// - Throws: `SesameError.network` when the registry cannot be fetched; `.server(code:
-    ///   "pin_registry_invalid", …)` when it does not verify. Never trust hosts from a registry that failed.
+    ///   "pin_registry_invalid", …)` when it does not verify, `.server(code: "pin_registry_stale",
+    ///   …)` when it is older than one accepted before. Never trust hosts from a registry that failed.
     public static func pinnedHosts(
         baseURL: URL, teamID: String, bundleID: String, signingKey: String, transport: any HTTPTransport = URLSessionTransport(),
-        now: Date = Date()
+        store: (any SecureStore)? = nil, now: Date = Date()
     ) async throws(SesameError) -> PinnedHosts {
         let url = baseURL.appendingPathComponent("v1/pins/\(teamID).\(bundleID).json")
         let response: HTTPExchange.Response
@@ -30,10 +35,38 @@ extension SesameClient {
             let (code, message) = SesameAPI.refusal(of: response)
             throw response.status >= 500 ? .network(underlying: "Sesame answered \(response.status) (\(code))") : .server(code: code, message: message)
         }
+        let registry: PinRegistry
         do {
-            return PinnedHosts(pins: try PinRegistry.verified(response.body, signingKey: try PinRegistry.signingKey(signingKey), now: now))
+            registry = try PinRegistry.verifiedRegistry(response.body, signingKey: try PinRegistry.signingKey(signingKey), now: now)
         } catch {
             throw .server(code: "pin_registry_invalid", message: "The pin registry does not verify with the signing key the app was given (\(error)).")
+        }
+        if let store { try remember(registry.sequence, of: "\(teamID).\(bundleID)", in: store) }
+        return PinnedHosts(pins: registry.keys, sequence: registry.sequence)
+    }
+
+    /// Refuses `sequence` when it is older than the one `store` holds for `appID`, else keeps it.
+    private static func remember(_ sequence: Int64?, of appID: String, in store: any SecureStore) throws(SesameError) {
+        let key = "sesame.pins.sequence." + appID
+        let held: Int64?
+        do {
+            held = try store.data(for: key).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
+        } catch {
+            throw .secureStore("the pin registry's sequence could not be read (\(type(of: error)))")
+        }
+        if let held {
+            guard let sequence, sequence >= held else {
+                throw .server(
+                    code: "pin_registry_stale",
+                    message: "The pin registry is older than one this app accepted before (sequence \(sequence.map(String.init) ?? "none") < \(held)).")
+            }
+            guard sequence > held else { return }
+        }
+        guard let sequence else { return }
+        do {
+            try store.set(Data(String(sequence).utf8), for: key)
+        } catch {
+            throw .secureStore("the pin registry's sequence could not be saved (\(type(of: error)))")
         }
     }
 }

@@ -36,12 +36,19 @@ public struct Pin: Sendable, Equatable, Codable {
 }
 
 /// The signed key registry the SslPinning SDK reads:
-/// `{"payload": {"keys": [Pin…]}, "signature": base64(RSA PKCS#1 v1.5 SHA-512 over JCS(payload))}`.
+/// `{"payload": {"keys": [Pin…]}, "signature": base64(RSA PKCS#1 v1.5 SHA-512 over JCS(payload))}`,
+/// with Sesame's freshness beside it: `"sesame": {"sequence": N, "signature": base64(… over
+/// JCS({"keys": […], "sequence": N}))}`. The sequence grows with every change of the app's pins or
+/// signing key, so a client that remembers the highest it saw refuses an older registry replayed
+/// to it. The SslPinning SDK ignores the member; SesameKit checks it.
 public struct PinRegistry: Sendable, Equatable {
     public var keys: [Pin]
+    /// Where the registry stands in the app's history; nil for a registry without freshness.
+    public var sequence: Int64?
 
-    public init(keys: [Pin]) {
+    public init(keys: [Pin], sequence: Int64? = nil) {
         self.keys = keys
+        self.sequence = sequence
     }
 
     /// Why a registry was refused.
@@ -59,23 +66,48 @@ public struct PinRegistry: Sendable, Equatable {
         try CanonicalJSON.object(["keys": .array(keys.map(\.canonical))]).canonicalBytes()
     }
 
+    /// `{"keys": […], "sequence": N}`, canonicalised: the bytes the freshness signature covers.
+    func canonicalFreshness(sequence: Int64) throws -> [UInt8] {
+        try CanonicalJSON.object(["keys": .array(keys.map(\.canonical)), "sequence": .number(Double(sequence))]).canonicalBytes()
+    }
+
     /// The document to serve, signed with `signingKey` (its bytes are canonical too, so the same
     /// registry always reads the same and its ETag holds).
     public func signedDocument(with signingKey: _RSA.Signing.PrivateKey) throws -> [UInt8] {
-        let payload = try canonicalPayload()
-        let signature = try signingKey.signature(for: SHA512.hash(data: payload), padding: .insecurePKCS1v1_5)
-        return try CanonicalJSON.object([
-            "payload": .object(["keys": .array(keys.map(\.canonical))]), "signature": .string(signature.rawRepresentation.base64EncodedString()),
-        ]).canonicalBytes()
+        var members: [String: CanonicalJSON] = [
+            "payload": .object(["keys": .array(keys.map(\.canonical))]),
+            "signature": .string(try Self.sign(try canonicalPayload(), with: signingKey)),
+        ]
+        if let sequence {
+            members["sesame"] = .object([
+                "sequence": .number(Double(sequence)), "signature": .string(try Self.sign(try canonicalFreshness(sequence: sequence), with: signingKey)),
+            ])
+        }
+        return try CanonicalJSON.object(members).canonicalBytes()
+    }
+
+    private static func sign(_ bytes: [UInt8], with key: _RSA.Signing.PrivateKey) throws -> String {
+        try key.signature(for: SHA512.hash(data: bytes), padding: .insecurePKCS1v1_5).rawRepresentation.base64EncodedString()
+    }
+
+    private static func isValid(_ signatureText: String?, over bytes: [UInt8], key: _RSA.Signing.PublicKey) -> Bool {
+        guard let signatureText, let signature = Data(base64Encoded: signatureText) else { return false }
+        return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA512.hash(data: bytes), padding: .insecurePKCS1v1_5)
     }
 
     /// The pins of `document` once its signature verifies with `signingKey`, without the expired ones.
     /// As the SslPinning client does, each key is rebuilt from its five fields and the payload is
     /// canonicalised again before the check: extra members cannot change what was signed.
     public static func verified(_ document: Data, signingKey: _RSA.Signing.PublicKey, now: Date = Date()) throws(Refusal) -> [Pin] {
+        try verifiedRegistry(document, signingKey: signingKey, now: now).keys
+    }
+
+    /// The registry `document` holds once its signatures verify with `signingKey`: its pins (the
+    /// live ones) and, when it carries Sesame's freshness, its sequence (whose own signature must
+    /// verify too: a sequence cannot be grafted onto another registry).
+    public static func verifiedRegistry(_ document: Data, signingKey: _RSA.Signing.PublicKey, now: Date = Date()) throws(Refusal) -> PinRegistry {
         guard let object = try? JSONSerialization.jsonObject(with: document) as? [String: Any],
-            let payload = object["payload"] as? [String: Any], let entries = payload["keys"] as? [[String: Any]],
-            let signatureText = object["signature"] as? String, let signature = Data(base64Encoded: signatureText)
+            let payload = object["payload"] as? [String: Any], let entries = payload["keys"] as? [[String: Any]]
         else { throw .malformed("not {\"payload\": {\"keys\": […]}, \"signature\": …}") }
         var pins: [Pin] = []
         for entry in entries {
@@ -85,10 +117,22 @@ public struct PinRegistry: Sendable, Equatable {
             let expire = (entry["expire"] as? NSNumber).map { $0.int64Value }
             pins.append(Pin(domainName: domainName, key: key, fqdn: entry["fqdn"] as? String, expire: expire, date: date))
         }
-        guard let canonical = try? PinRegistry(keys: pins).canonicalPayload(),
-            signingKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA512.hash(data: canonical), padding: .insecurePKCS1v1_5)
-        else { throw .badSignature }
-        return pins.filter { !$0.isExpired(at: now) }
+        var registry = PinRegistry(keys: pins)
+        guard let canonical = try? registry.canonicalPayload(), isValid(object["signature"] as? String, over: canonical, key: signingKey) else {
+            throw .badSignature
+        }
+        if let freshness = object["sesame"] {
+            guard let freshness = freshness as? [String: Any], let number = freshness["sequence"] as? NSNumber,
+                Double(number.int64Value) == number.doubleValue
+            else { throw .malformed("sesame.sequence is not a whole number") }
+            let sequence = number.int64Value
+            guard let covered = try? registry.canonicalFreshness(sequence: sequence),
+                isValid(freshness["signature"] as? String, over: covered, key: signingKey)
+            else { throw .badSignature }
+            registry.sequence = sequence
+        }
+        registry.keys = pins.filter { !$0.isExpired(at: now) }
+        return registry
     }
 
     /// The signing key as an app is given it: PEM, base64 of the PEM (what `base64 -i pub.pem`

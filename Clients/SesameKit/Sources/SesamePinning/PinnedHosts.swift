@@ -5,9 +5,12 @@ import Foundation
 /// makes on the server's leaf certificate. Kept free of Security.framework so it runs everywhere.
 public struct PinnedHosts: Sendable, Equatable {
     public let pins: [Pin]
+    /// The registry's sequence, when it carried Sesame's freshness.
+    public let sequence: Int64?
 
-    public init(pins: [Pin]) {
+    public init(pins: [Pin], sequence: Int64? = nil) {
         self.pins = pins
+        self.sequence = sequence
     }
 
     /// Whether `pattern` covers `host`: exactly, or `*.example.com` for one more label (never

@@ -41,4 +41,30 @@ struct PinRegistryFetchTests {
             try await SesameClient.pinnedHosts(baseURL: url, teamID: "A1B2C3D4E5", bundleID: "com.example.app", signingKey: signingKey, transport: Fixed(response: missing))
         }
     }
+
+    @Test("with a store, a registry older than one accepted before is refused, and so is one without a sequence after one with")
+    func staleRegistriesAreRefused() async throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let signingKey = Data(key.publicKey.pemRepresentation.utf8).base64EncodedString()
+        let pins = [Pin(domainName: "sesame.example.com", key: Data(repeating: 7, count: 32).base64EncodedString(), date: "2026-11-23T00:00:00Z")]
+        let store = InMemorySecureStore()
+        func fetch(_ sequence: Int64?) async throws(SesameError) -> PinnedHosts {
+            let document = Data(try! PinRegistry(keys: pins, sequence: sequence).signedDocument(with: key))
+            return try await SesameClient.pinnedHosts(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", signingKey: signingKey,
+                transport: Fixed(response: .init(status: 200, body: document)), store: store)
+        }
+        #expect(try await fetch(5).sequence == 5)
+        #expect(try await fetch(5).sequence == 5, "the same registry again is fine")
+        for stale: Int64? in [4, nil] {
+            await #expect {
+                try await fetch(stale)
+            } throws: { error in
+                if case .server(code: "pin_registry_stale", _) = error as? SesameError { return true }
+                return false
+            }
+        }
+        #expect(try await fetch(6).sequence == 6)
+        await #expect(throws: SesameError.self) { try await fetch(5) }
+    }
 }

@@ -42,6 +42,28 @@ struct PinRegistryTests {
         #expect(try PinRegistry.verified(extra, signingKey: Self.signingKey.publicKey, now: Date(timeIntervalSince1970: 0)).count == 3)
     }
 
+    @Test("a registry's sequence is signed: read back as written, and neither altered nor moved to another registry")
+    func sequence() throws {
+        let document = try PinRegistry(keys: Self.pins, sequence: 41).signedDocument(with: Self.signingKey)
+        let text = String(decoding: document, as: UTF8.self)
+        #expect(text.contains(#""sesame":{"sequence":41,"signature":"#))
+        #expect(try PinRegistry.verifiedRegistry(Data(document), signingKey: Self.signingKey.publicKey).sequence == 41)
+        // What the SslPinning SDK reads is unchanged: the payload and its signature.
+        #expect(try PinRegistry.verified(Data(document), signingKey: Self.signingKey.publicKey) == Array(Self.pins.prefix(2)))
+        #expect(try PinRegistry.verifiedRegistry(Data(try PinRegistry(keys: Self.pins).signedDocument(with: Self.signingKey)), signingKey: Self.signingKey.publicKey).sequence == nil)
+
+        let altered = Data(text.replacingOccurrences(of: #""sequence":41"#, with: #""sequence":99"#).utf8)
+        #expect(throws: PinRegistry.Refusal.badSignature) { try PinRegistry.verifiedRegistry(altered, signingKey: Self.signingKey.publicKey) }
+        // The freshness of a registry with other pins cannot be grafted onto this one.
+        let other = String(decoding: try PinRegistry(keys: [Self.pins[0]], sequence: 99).signedDocument(with: Self.signingKey), as: UTF8.self)
+        let graftedFreshness = try #require(other.range(of: #""sesame":{"#)).lowerBound
+        let ownFreshness = try #require(text.range(of: #""sesame":{"#)).lowerBound
+        let grafted = Data((String(text[..<ownFreshness]) + String(other[graftedFreshness...])).utf8)
+        #expect(throws: PinRegistry.Refusal.badSignature) { try PinRegistry.verifiedRegistry(grafted, signingKey: Self.signingKey.publicKey) }
+        let fractional = Data(text.replacingOccurrences(of: #""sequence":41"#, with: #""sequence":41.5"#).utf8)
+        #expect(throws: PinRegistry.Refusal.self) { try PinRegistry.verifiedRegistry(fractional, signingKey: Self.signingKey.publicKey) }
+    }
+
     @Test("a wildcard covers one label, never the apex or two labels; unpinned hosts are not checked")
     func hosts() {
         #expect(PinnedHosts.pattern("*.example.com", covers: "api.example.com"))
