@@ -5,6 +5,15 @@ import PackageDescription
 /// library with the service's parts, and a thin executable); clients in `Clients/`; tests in
 /// `Tests/`; benchmarks in `Benchmarks/`, built only when `SESAME_BENCHMARKS` is set (as
 /// `./sesame-dev bench` does), so `swift build` builds what ships.
+///
+/// An app adds this repository's URL and gets the client SDK's products (`SesameKit`,
+/// `SesameKitTesting`, `SesamePinning`, `SesameVault`, in `Clients/SesameKit`): SwiftPM reads only
+/// this root manifest for a package fetched by URL, and resolves only what the products an app
+/// uses depend on (swift-crypto, and swift-certificates for `SesameKitTesting`), so none of the
+/// server's packages are fetched or built for an app. The platforms are the SDK's contract: iOS 16
+/// (App Attest needs 14; `Duration` and `Clock` 16) and macOS 15 (what the server's own code,
+/// built for macOS by developers, needs: `Synchronization`). Nothing the SDK's library targets use
+/// is newer without `#available`: `Tests/Availability` checks it in every test run.
 
 // MARK: Products of the packages Sesame depends on, named once
 
@@ -28,24 +37,72 @@ let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "pos
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
-/// The zero-knowledge envelope lives in the client SDK's package, so there is one implementation.
-let sesameVault: Target.Dependency = .product(name: "SesameVault", package: "SesameKit")
-let sesamePinning: Target.Dependency = .product(name: "SesamePinning", package: "SesameKit")
-let sesameKit: Target.Dependency = .product(name: "SesameKit", package: "SesameKit")
-let sesameKitTesting: Target.Dependency = .product(name: "SesameKitTesting", package: "SesameKit")
+/// The zero-knowledge envelope and the pin registry live in the client SDK's targets, so there is
+/// one implementation for apps and the server.
+let sesameVault: Target.Dependency = "SesameVault"
+let sesamePinning: Target.Dependency = "SesamePinning"
+let sesameKit: Target.Dependency = "SesameKit"
+let sesameKitTesting: Target.Dependency = "SesameKitTesting"
+
+/// Whether this manifest declares the server: only when it is the package being built, not when an
+/// app fetched it by URL. SwiftPM resolves every dependency a manifest declares, used or not, so an
+/// app would otherwise fetch and pin thirty server packages and could meet version conflicts over
+/// packages it never builds. A fetched package's manifest is read first from the repository (where
+/// SwiftPM and Xcode give it the directory `/`), then from its working copy under `checkouts/`.
+/// `SESAME_PACKAGE=sdk` or `=all` overrides the guess.
+let declaresServer: Bool = switch Context.environment["SESAME_PACKAGE"] {
+case "sdk": false
+case "all": true
+default: Context.packageDirectory != "/" && !Context.packageDirectory.contains("/checkouts/")
+}
 
 let package = Package(
     name: "Sesame",
-    platforms: [.macOS(.v15)],
+    platforms: [.iOS(.v16), .macOS(.v15)],
     products: [
+        // The client SDK, for apps.
+        .library(name: "SesameKit", targets: ["SesameKit"]),
+        .library(name: "SesameKitTesting", targets: ["SesameKitTesting"]),
+        .library(name: "SesamePinning", targets: ["SesamePinning"]),
+        .library(name: "SesameVault", targets: ["SesameVault"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+    ],
+    targets: [
+        // MARK: The client SDK (Foundation and swift-crypto only; Apple-only files behind #if canImport)
+
+        .target(name: "SesameVault", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesameVault"),
+        .target(name: "SesamePinning", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesamePinning"),
+        .target(
+            name: "SesameKit", dependencies: ["SesameVault", "SesamePinning", crypto], path: "Clients/SesameKit/Sources/SesameKit",
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(name: "SesameKitTesting", dependencies: ["SesameKit", crypto, x509, asn1], path: "Clients/SesameKit/Sources/SesameKitTesting"),
+        .testTarget(
+            name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", cryptoExtras],
+            path: "Clients/SesameKit/Tests/SesameKitTests"),
+        .testTarget(
+            name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Clients/SesameKit/Tests/SesameVaultTests",
+            resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "SesamePinningTests", dependencies: ["SesamePinning", x509, asn1, crypto], path: "Clients/SesameKit/Tests/SesamePinningTests",
+            resources: [.copy("Vectors")]),
+    ]
+)
+
+// MARK: The server, its tools and their tests
+
+if declaresServer {
+    package.products += [
         .executable(name: "sesame-auth", targets: ["sesame-auth"]),
         .executable(name: "sesame-delivery", targets: ["sesame-delivery"]),
         .executable(name: "sesame-admin", targets: ["sesame-admin"]),
         .executable(name: "sesame", targets: ["sesame"]),
         .executable(name: "sesame-device", targets: ["sesame-device"]),
-    ],
-    dependencies: [
-        .package(path: "Clients/SesameKit"),
+    ]
+    package.dependencies += [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -53,16 +110,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
-    ],
-    targets: [
+    ]
+    package.targets += [
         // MARK: Shared libraries
 
         .target(name: "CBOR", path: "Shared/CBOR"),
@@ -283,11 +337,11 @@ let package = Package(
             path: "Tests/AuthServiceTests"
         ),
     ]
-)
+}
 
 // MARK: Benchmarks (./sesame-dev bench)
 
-if Context.environment["SESAME_BENCHMARKS"] != nil {
+if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
     package.targets += [
         .target(
             name: "BenchmarkSupport",

@@ -50,7 +50,7 @@ struct FleetDevice: Sendable {
     func run(arrivingAt arrival: Double, until end: Double) async throws {
         try await Task.sleep(for: .seconds(arrival))
         let client = SesameClient(
-            configuration: SesameConfiguration(baseURL: URL(string: gateway)!, teamID: teamID, bundleID: bundleID, appVersion: "1.0.0"),
+            configuration: SesameClient.Configuration(baseURL: URL(string: gateway)!, teamID: teamID, bundleID: bundleID, appVersion: "1.0.0"),
             attestation: SoftwareAppAttest(appID: appID, authority: authority), store: InMemorySecureStore(),
             transport: MeasuringTransport(recorder: recorder))
         // Spread the fleet's fetches evenly over the interval.

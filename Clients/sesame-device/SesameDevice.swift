@@ -77,7 +77,7 @@ struct Fetch: AsyncParsableCommand {
             attestation = SoftwareAppAttest(appID: "\(teamID).\(bundleID)", authority: authority)
         }
         let client = SesameClient(
-            configuration: SesameConfiguration(baseURL: baseURL, teamID: teamID, bundleID: bundleID, appVersion: appVersion),
+            configuration: SesameClient.Configuration(baseURL: baseURL, teamID: teamID, bundleID: bundleID, appVersion: appVersion),
             attestation: attestation, store: InMemorySecureStore())
         let config: SesameConfig
         do {

@@ -32,7 +32,7 @@ struct SesameKitLiveTests {
     /// A launch of the app on one device: `device` holds its App Attest keys, `store` its Keychain.
     static func client(_ harness: DeliveryHarness, device: SoftwareAppAttest, store: any SecureStore) throws -> SesameClient {
         SesameClient(
-            configuration: SesameKit.SesameConfiguration(
+            configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.invalid")!, teamID: DeliveryHarness.teamID, bundleID: DeliveryHarness.bundleID,
                 appVersion: "2.1.3"),
             attestation: device,

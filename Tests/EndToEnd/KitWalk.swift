@@ -27,7 +27,7 @@ struct KitWalk: Sendable {
     /// A launch of `install` at `version`: a new client over the same keys and store.
     func launch(_ install: Install, version: String, vaultPassword: String? = nil) -> SesameClient {
         SesameClient(
-            configuration: SesameConfiguration(
+            configuration: SesameClient.Configuration(
                 baseURL: gateway, teamID: team, bundleID: bundle, appVersion: version, zeroKnowledgePassword: vaultPassword),
             attestation: install.device, store: install.store)
     }

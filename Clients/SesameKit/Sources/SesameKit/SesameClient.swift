@@ -6,14 +6,14 @@ import SesameVault
 ///
 /// ```swift
 /// let client = SesameClient(
-///     configuration: SesameConfiguration(baseURL: url, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+///     configuration: SesameClient.Configuration(baseURL: url, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
 ///     attestation: DeviceCheckAppAttest(), store: KeychainStore())
 /// let config = try await client.fetchConfig(scope: ["api_keys.stripe"])
 /// let stripeKey = config.string("api_keys.stripe")
 /// ```
 public actor SesameClient {
     /// What the client was made with.
-    public nonisolated let configuration: SesameConfiguration
+    public nonisolated let configuration: Configuration
     let api: SesameAPI
     private let tokens: TokenSession
     private let store: any SecureStore
@@ -37,14 +37,14 @@ public actor SesameClient {
     ///   - store: `KeychainStore()` in the app; `InMemorySecureStore()` in tests.
     ///   - transport: how requests travel; `URLSessionTransport()` unless a test scripts them.
     public init(
-        configuration: SesameConfiguration, attestation: any AppAttestProvider, store: any SecureStore,
+        configuration: SesameClient.Configuration, attestation: any AppAttestProvider, store: any SecureStore,
         transport: any HTTPTransport = URLSessionTransport()
     ) {
         self.init(configuration: configuration, attestation: attestation, store: store, transport: transport, clock: ClientClock())
     }
 
     init(
-        configuration: SesameConfiguration, attestation: any AppAttestProvider, store: any SecureStore, transport: any HTTPTransport,
+        configuration: SesameClient.Configuration, attestation: any AppAttestProvider, store: any SecureStore, transport: any HTTPTransport,
         clock: ClientClock
     ) {
         self.configuration = configuration
@@ -226,7 +226,7 @@ public actor SesameClient {
         }
         if let envelope {
             guard let password = configuration.zeroKnowledgePassword else {
-                throw .zeroKnowledgeConfig("this config is encrypted; set SesameConfiguration.zeroKnowledgePassword")
+                throw .zeroKnowledgeConfig("this config is encrypted; set SesameClient.Configuration.zeroKnowledgePassword")
             }
             do { body = try envelope.open(password: password) } catch { throw .zeroKnowledgeConfig(error.description) }
         }

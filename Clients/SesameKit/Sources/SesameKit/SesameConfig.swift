@@ -40,7 +40,7 @@ public struct SesameConfig: Sendable, Equatable {
         case network
         /// The saved copy, because Sesame could not be reached or it was still fresh.
         case cache
-        /// `SesameConfiguration.fallbackConfig`.
+        /// `SesameClient.Configuration.fallbackConfig`.
         case fallback
     }
 

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import SesameKit
-import Synchronization
 
 /// An `AppAttestProvider` in software: keys in memory, attestations signed by a
 /// `SoftwareAttestationAuthority`, in exactly the format Apple's `DCAppAttestService` produces. A
@@ -20,9 +19,13 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
         }
     }
 
-    private struct Key {
-        let privateKey: P256.Signing.PrivateKey
+    /// A key as held: its raw bytes, since CryptoKit's key types are not `Sendable` in every SDK
+    /// SesameKit builds with (macOS 14's, for one).
+    private struct Key: Sendable {
+        let rawKey: Data
         var counter: UInt32 = 0
+
+        func privateKey() throws -> P256.Signing.PrivateKey { try P256.Signing.PrivateKey(rawRepresentation: rawKey) }
     }
 
     /// `TEAMID.bundle.id`.
@@ -31,7 +34,7 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
     public let authority: SoftwareAttestationAuthority
     /// Which App Attest environment the attestations claim.
     public let environment: Environment
-    private let keys = Mutex<[String: Key]>([:])
+    private let keys = Locked<[String: Key]>([:])
 
     /// A device for `appID` (`TEAMID.bundle.id`) whose keys `authority` certifies.
     public init(appID: String, authority: SoftwareAttestationAuthority, environment: Environment = .development) {
@@ -45,7 +48,7 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
     public func generateKey() async throws -> String {
         let privateKey = P256.Signing.PrivateKey()
         let keyID = Data(SHA256.hash(data: privateKey.publicKey.x963Representation)).base64EncodedString()
-        keys.withLock { $0[keyID] = Key(privateKey: privateKey) }
+        keys.withLock { $0[keyID] = Key(rawKey: privateKey.rawRepresentation) }
         return keyID
     }
 
@@ -53,7 +56,8 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
         guard let key = keys.withLock({ $0[keyID] }), let credentialID = Data(base64Encoded: keyID) else {
             throw AppAttestProviderError.invalidKey
         }
-        let publicKey = key.privateKey.publicKey.x963Representation
+        let privateKey = try key.privateKey()
+        let publicKey = privateKey.publicKey.x963Representation
         let coseKey = CBORWriter.Value.map([
             (.unsigned(1), .unsigned(2)),  // kty: EC2
             (.unsigned(3), .negative(6)),  // alg: ES256 (-7)
@@ -65,7 +69,7 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
         authenticatorData += [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xff)] + Array(credentialID)
         authenticatorData += CBORWriter.encode(coseKey)
         let nonce = Array(SHA256.hash(data: authenticatorData + Array(clientDataHash)))
-        let chain = try authority.certificateChain(certifying: key.privateKey.publicKey, nonce: nonce)
+        let chain = try authority.certificateChain(certifying: privateKey.publicKey, nonce: nonce)
         return Data(
             CBORWriter.encode(
                 .map([
@@ -82,12 +86,13 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
     }
 
     public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        guard let (privateKey, counter) = keys.withLock({ keys -> (P256.Signing.PrivateKey, UInt32)? in
+        guard let key = keys.withLock({ keys -> Key? in
             guard var key = keys[keyID] else { return nil }
             key.counter += 1
             keys[keyID] = key
-            return (key.privateKey, key.counter)
+            return key
         }) else { throw AppAttestProviderError.invalidKey }
+        let (privateKey, counter) = (try key.privateKey(), key.counter)
         let authenticatorData = rpIDHash + [0x00] + [UInt8(counter >> 24), UInt8(counter >> 16 & 0xff), UInt8(counter >> 8 & 0xff), UInt8(counter & 0xff)]
         let nonce = Array(SHA256.hash(data: authenticatorData + Array(clientDataHash)))
         let signature = try privateKey.signature(for: nonce)

@@ -11,7 +11,12 @@ public final class SoftwareAttestationAuthority: Sendable {
     public let rootCertificate: Certificate
     /// The intermediate that signs each key's certificate.
     public let intermediateCertificate: Certificate
-    private let intermediateKey: P256.Signing.PrivateKey
+    /// The intermediate's private key, as raw bytes: CryptoKit's key types are not `Sendable` in
+    /// every SDK SesameKit builds with (macOS 14's, for one).
+    private let intermediateRawKey: Data
+    private var intermediateKey: P256.Signing.PrivateKey {
+        get throws { try P256.Signing.PrivateKey(rawRepresentation: intermediateRawKey) }
+    }
     private let validity: ClosedRange<Date>
 
     /// A new authority whose certificates are valid from an hour before `now` for `lifetime`
@@ -47,7 +52,7 @@ public final class SoftwareAttestationAuthority: Sendable {
         } catch {
             preconditionFailure("cannot build the software attestation CA: \(error)")
         }
-        self.intermediateKey = intermediateKey
+        self.intermediateRawKey = intermediateKey.rawRepresentation
         self.validity = validity
     }
 
@@ -56,7 +61,7 @@ public final class SoftwareAttestationAuthority: Sendable {
     /// to any server that trusts its root.
     public var pemBundle: String {
         get throws {
-            [try rootCertificate.serializeAsPEM().pemString, try intermediateCertificate.serializeAsPEM().pemString, intermediateKey.pemRepresentation]
+            [try rootCertificate.serializeAsPEM().pemString, try intermediateCertificate.serializeAsPEM().pemString, try intermediateKey.pemRepresentation]
                 .joined(separator: "\n")
         }
     }
@@ -70,7 +75,7 @@ public final class SoftwareAttestationAuthority: Sendable {
         }
         rootCertificate = certificates[0]
         intermediateCertificate = certificates[1]
-        intermediateKey = try P256.Signing.PrivateKey(pemRepresentation: key.pemString)
+        intermediateRawKey = try P256.Signing.PrivateKey(pemRepresentation: key.pemString).rawRepresentation
         validity = intermediateCertificate.notValidBefore...intermediateCertificate.notValidAfter
     }
 
@@ -108,7 +113,7 @@ public final class SoftwareAttestationAuthority: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 Certificate.Extension(oid: Self.nonceExtensionOID, critical: false, value: nonceExtension[...])
             },
-            issuerPrivateKey: .init(intermediateKey))
+            issuerPrivateKey: .init(try intermediateKey))
         return [try Self.der(leaf), try Self.der(intermediateCertificate)]
     }
 

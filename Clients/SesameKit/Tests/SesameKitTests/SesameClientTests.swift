@@ -29,7 +29,7 @@ struct Harness {
 
     func client() -> SesameClient {
         SesameClient(
-            configuration: SesameConfiguration(
+            configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3",
                 cachePolicy: cachePolicy, fallbackConfig: fallback, zeroKnowledgePassword: password),
             attestation: attest, store: store, transport: sesame, clock: time.clock)
@@ -307,7 +307,7 @@ struct SesameClientTests {
             $0.openKeys = ["features", "limits"]
         }
         let client = SesameClient(
-            configuration: SesameConfiguration(
+            configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
             attestation: DebugTokenAttest(token: "sesame_debug_ci"), store: harness.store, transport: harness.sesame, clock: harness.time.clock)
         let config = try await client.fetchConfig()
@@ -339,7 +339,7 @@ struct SesameClientTests {
         }
         let harness = Harness()
         let client = SesameClient(
-            configuration: SesameConfiguration(
+            configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
             attestation: harness.attest, store: LockedStore(), transport: harness.sesame, clock: harness.time.clock)
         await #expect(throws: SesameError.secureStore("errSecInteractionNotAllowed")) { try await client.fetchConfig() }

@@ -11,7 +11,7 @@ import Foundation
 /// token) or a key that cannot assert leads to a new key and a new attestation, with nothing for
 /// the app to do.
 actor TokenSession {
-    private let configuration: SesameConfiguration
+    private let configuration: SesameClient.Configuration
     private let api: SesameAPI
     private let attestation: any AppAttestProvider
     private let store: any SecureStore
@@ -23,7 +23,7 @@ actor TokenSession {
     /// How many times one attestation is tried when Apple's servers are unavailable.
     static let attestAttempts = 3
 
-    init(configuration: SesameConfiguration, api: SesameAPI, attestation: any AppAttestProvider, store: any SecureStore, clock: ClientClock) {
+    init(configuration: SesameClient.Configuration, api: SesameAPI, attestation: any AppAttestProvider, store: any SecureStore, clock: ClientClock) {
         self.configuration = configuration
         self.api = api
         self.attestation = attestation

@@ -7,12 +7,15 @@ import Foundation
 public struct EncryptedFileStore: SecureStore {
     /// The folder the sealed items live in.
     public let directory: URL
-    private let key: SymmetricKey
+    /// The key's bytes: CryptoKit's `SymmetricKey` is not `Sendable` in every SDK SesameKit builds
+    /// with (macOS 14's, for one), and this store is.
+    private let keyBytes: Data
+    private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
 
     /// Stores items in `directory` (created when missing), sealed under `key` (32 bytes).
     public init(directory: URL, key: SymmetricKey) throws {
         self.directory = directory
-        self.key = key
+        self.keyBytes = key.withUnsafeBytes { Data($0) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where SesameKit keeps what must survive a relaunch: the App Attest key id, the refresh token and
 /// the saved configs. `KeychainStore` on Apple platforms; `InMemorySecureStore` in tests.
@@ -15,7 +14,7 @@ public protocol SecureStore: Sendable {
 /// A `SecureStore` that forgets everything with the process: for tests, and for apps that want
 /// nothing saved.
 public final class InMemorySecureStore: SecureStore {
-    private let items = Mutex<[String: Data]>([:])
+    private let items = Locked<[String: Data]>([:])
 
     /// An empty store.
     public init() {}
