@@ -13,19 +13,27 @@ import Testing
 struct SesameKitLiveTests {
     /// Sends `/v1/auth/…` to auth and everything else to the first delivery instance, as the
     /// gateway would.
-    struct GatewayTransport: HTTPTransport {
+    struct GatewayTransport: HTTPStreamingTransport {
         let authPort: Int
         let deliveryPort: Int
         let transport = URLSessionTransport()
 
         func send(_ request: HTTPExchange.Request) async throws -> HTTPExchange.Response {
+            try await transport.send(routed(request))
+        }
+
+        func stream(_ request: HTTPExchange.Request) async throws -> (HTTPExchange.Response, AsyncThrowingStream<Data, any Error>) {
+            try await transport.stream(routed(request))
+        }
+
+        private func routed(_ request: HTTPExchange.Request) -> HTTPExchange.Request {
             var routed = request
             var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)!
             components.scheme = "http"
             components.host = "127.0.0.1"
             components.port = request.url.path.hasPrefix("/v1/auth/") ? authPort : deliveryPort
             routed.url = components.url!
-            return try await transport.send(routed)
+            return routed
         }
     }
 
@@ -93,6 +101,32 @@ struct SesameKitLiveTests {
             try await eventually(timeout: .seconds(10), "served again after the revocation, with a new key") {
                 guard (try? await second.fetchConfig())?.source == .network else { return false }
                 return try store.data(for: "sesame.appAttestKeyID") != attestedKey
+            }
+        }
+    }
+
+    @Test("live config: a running app gets a new revision pushed within seconds, and a kill switch ends its updates with the reason")
+    func liveUpdates() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+            _ = try await harness.upload(["features": ["checkout": false]], version: "2.*")
+            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            try await eventually(timeout: .seconds(10), "the upload reaches delivery") { (try? await client.fetchConfig()) != nil }
+
+            var updates = client.updates(scope: ["features"]).makeAsyncIterator()
+            let first = try #require(try await updates.next())
+            #expect(first.bool("features.checkout") == false)
+            let published = ContinuousClock.now
+            let revision = try await harness.upload(["features": ["checkout": true]], version: "2.*")
+            let pushed = try #require(try await updates.next())
+            #expect(pushed.bool("features.checkout") == true && pushed.revision == Int64(revision) && pushed.source == .network)
+            // Pushed, not polled: well under the config's freshness and SesameKit's one-minute poll.
+            #expect(ContinuousClock.now - published < .seconds(5))
+
+            _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": false, "reason": "Update to keep going."])
+            await #expect(throws: SesameError.versionDisabled(reason: "Update to keep going.")) {
+                while try await updates.next() != nil {}
             }
         }
     }

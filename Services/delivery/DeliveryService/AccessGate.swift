@@ -65,6 +65,12 @@ struct AccessGate: Sendable {
     /// the token's tier. Does not wait (the event loop's fast path uses it).
     func authenticated(_ claims: AccessTokenClaims) throws -> Authenticated {
         try perKey.enforce(claims.subject.value)
+        return try standing(of: claims)
+    }
+
+    /// The caller's standing now, without spending a rate limit: the app's state, the install's
+    /// (or debug token's) revocation and the tier. A live-config stream asks this at every notice.
+    func standing(of claims: AccessTokenClaims) throws -> Authenticated {
         guard let state = cache.state(of: claims.appID) else { throw DeliveryErrors.appUnavailable }
         try checkStanding(subject: claims.subject.value, tier: claims.trustTier, in: state)
         return Authenticated(claims: claims, state: state)

@@ -26,6 +26,12 @@ final class DeliveryCache: Sendable {
     }
 
     private let contents = Mutex(Contents())
+    /// Wakes the live-config streams of the apps whose state is replaced.
+    let notices: AppChangeNotices
+
+    init(notices: AppChangeNotices = AppChangeNotices()) {
+        self.notices = notices
+    }
 
     /// Whether a full load from PostgreSQL has completed since start.
     var isLoaded: Bool { contents.withLock { $0.loaded } }
@@ -57,6 +63,7 @@ final class DeliveryCache: Sendable {
                 $0.apps[appID] = loaded.states[appID]
             }
         }
+        notices.changed(CollectionOfOne(appID))
     }
 
     /// Call before reading PostgreSQL for a full resync.
@@ -68,7 +75,7 @@ final class DeliveryCache: Sendable {
     /// resync read, except apps reloaded since it began and apps that failed to load, which keep
     /// what they had. An app in scope that the resync did not find has nothing left to serve.
     func finishResync(_ start: ResyncStart, loaded: DeliveryLoader.Loaded, scope: Set<String>?) {
-        contents.withLock { contents in
+        let replaced = contents.withLock { contents in
             let newer = Set(contents.reloadedAt.filter { $0.value > start.reloads }.keys)
             let affected = scope ?? Set(contents.apps.keys).union(contents.failing.keys).union(loaded.states.keys).union(loaded.failures.keys)
             for appID in affected where !newer.contains(appID) {
@@ -81,7 +88,9 @@ final class DeliveryCache: Sendable {
             }
             contents.reloadedAt = contents.reloadedAt.filter { newer.contains($0.key) }
             contents.loaded = true
+            return affected.subtracting(newer)
         }
+        notices.changed(replaced)
     }
 
     /// The configs held now for `appIDs`, to reuse their decrypted bodies when reloading.

@@ -34,7 +34,8 @@ public enum DeliveryService: SesameServiceDefinition {
             store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
             lifetimes: dependencies.configuration.tokenLifetimes, signs: false, logger: logger)
         let tokens = AccessTokenVerifier(authority: authority)
-        let cache = DeliveryCache()
+        let notices = AppChangeNotices()
+        let cache = DeliveryCache(notices: notices)
         let configuration = dependencies.configuration
         let gate = AccessGate(
             cache: cache, tokens: tokens, clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
@@ -43,7 +44,9 @@ public enum DeliveryService: SesameServiceDefinition {
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
         let configRoutes = ConfigRoutes(gate: gate)
-        configRoutes.addRoutes(to: parts.group("v1/config", servedFromMemory: true))
+        let configGroup = parts.group("v1/config", servedFromMemory: true)
+        configRoutes.addRoutes(to: configGroup)
+        ConfigUpdateRoutes(routes: configRoutes, notices: notices).addRoutes(to: configGroup)
         parts.fastPaths = [ConfigFastPath(routes: configRoutes, logger: logger)]
         PinRoutes(gate: gate).addRoutes(to: parts.group("v1/pins", servedFromMemory: true))
         // Per-user documents may be larger than the default body limit.
@@ -79,7 +82,7 @@ public enum DeliveryService: SesameServiceDefinition {
                 publicDetail: { "\(cache.failing.count) app(s) cannot be loaded" }
             ) { cache.failing.isEmpty },
         ]
-        parts.services = [consumer, synchronizer]
+        parts.services = [consumer, synchronizer, notices]
         return parts
     }
 }

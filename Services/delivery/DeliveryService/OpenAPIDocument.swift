@@ -172,6 +172,90 @@ enum OpenAPIDocument {
     }
    }
   },
+  "/v1/config/updates": {
+   "get": {
+    "tags": [
+     "config"
+    ],
+    "operationId": "getConfigUpdates",
+    "summary": "Live config: server-sent events telling a running app that its config changed.",
+    "description": "Held open until the access token expires (then `token_expired`), a kill switch\n(`version_disabled`, with the admin's reason) or a refusal (`refused`: the install or debug\ntoken revoked, the tier closed, the token no longer valid); every gate of `GET /v1/config`\nis checked again at each change and every 10 s. `config` events (`id:` the ETag, `data:\n{\"etag\": …}`) come on connect and whenever what `GET /v1/config` with the same `version` and\n`scope` would answer changes: refetch with `If-None-Match` when it differs from the copy\nheld. `no_config` when nothing is published. A `: heartbeat` comment every 10 s. Reconnect\nwith `Last-Event-ID` (the ETag last seen) after the `retry:` delay the stream sets.\n",
+    "parameters": [
+     {
+      "name": "version",
+      "in": "query",
+      "required": true,
+      "description": "The app's version: `N`, `N.N` or `N.N.N`, at most 9 digits a part.",
+      "schema": {
+       "$ref": "#/components/schemas/AppVersion"
+      }
+     },
+     {
+      "name": "scope",
+      "in": "query",
+      "required": false,
+      "description": "Comma-separated dot paths, as `GET /v1/config` takes them.",
+      "schema": {
+       "type": "string",
+       "examples": [
+        "api_keys.stripe,features"
+       ]
+      }
+     },
+     {
+      "name": "Last-Event-ID",
+      "in": "header",
+      "required": false,
+      "description": "The ETag of the config the app holds.",
+      "schema": {
+       "type": "string",
+       "maxLength": 200
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "the stream of change notices",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "text/event-stream": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "`invalid_version`",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     },
+     "503": {
+      "$ref": "#/components/responses/AppUnavailable"
+     }
+    }
+   }
+  },
   "/v1/blob/{key}": {
    "get": {
     "tags": [

@@ -39,17 +39,20 @@ extension SesameClient {
     }
 }
 
-/// How long a saved config may stand in for Sesame.
+/// How long a saved config may stand in for Sesame. A saved config is *fresh* for as long as Sesame
+/// said (`refreshAfter`, `max-age`), *stale* after that, and *expired* past `maxStaleness`: an
+/// expired config is never served (the fallback config, or `SesameError.staleCacheExpired`).
 public struct CachePolicy: Sendable, Equatable {
-    /// Past this age (since Sesame last confirmed it) a saved config is too old: `onStaleConfig` decides.
+    /// Past this age (since Sesame last confirmed it) a saved config has expired and is not served,
+    /// whatever `onStaleConfig` says. Seven days by default.
     public var maxStaleness: Duration
-    /// What happens past `maxStaleness`.
+    /// What happens to a stale (not yet expired) config while Sesame cannot be reached.
     public var onStaleConfig: StaleConfigBehavior
-    /// Whether a launch's first fetch waits for Sesame when its saved config is past its freshness.
+    /// Whether a launch's first fetch waits for Sesame when its saved config is stale.
     public var atLaunch: LaunchRevalidation
 
-    /// A policy; by default a saved config serves for a week, with a warning past that, and a
-    /// launch starts from its saved config while Sesame is asked in the background.
+    /// A policy; by default a saved config serves for a week, marked stale with a warning once past
+    /// its freshness, and a launch starts from its saved config while Sesame is asked in the background.
     public init(
         maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse,
         atLaunch: LaunchRevalidation = .serveSavedAndRevalidate
@@ -60,24 +63,26 @@ public struct CachePolicy: Sendable, Equatable {
     }
 }
 
-/// What a launch's first `fetchConfig` does with a saved config that is past its freshness but
-/// within `CachePolicy.maxStaleness`.
+/// What a launch's first `fetchConfig` does with a saved config that is stale (past its freshness,
+/// within `CachePolicy.maxStaleness`).
 public enum LaunchRevalidation: Sendable, Equatable {
-    /// Return it at once (`isStale`) and ask Sesame in the background with `If-None-Match`; the
-    /// next fetch gets what Sesame said. A kill switch or revocation then takes effect on the next
-    /// fetch rather than this one. The default: a launch never waits for the network.
+    /// Return it at once (as `onStaleConfig` says) and ask Sesame in the background with
+    /// `If-None-Match`; the next fetch gets what Sesame said. A kill switch or revocation then takes
+    /// effect on the next fetch rather than this one. The default: a launch never waits for the network.
     case serveSavedAndRevalidate
     /// Ask Sesame first and serve the saved copy only when Sesame cannot be reached: a kill switch
     /// takes effect on the launch's first fetch, at the cost of a round trip.
     case askSesameFirst
 }
 
-/// What to do with a saved config older than `CachePolicy.maxStaleness` while Sesame cannot be reached.
+/// What to do with a stale saved config (past its freshness, not yet past `CachePolicy.maxStaleness`)
+/// while Sesame cannot be reached.
 public enum StaleConfigBehavior: Sendable, Equatable {
-    /// Serve it, marked `isStale`, and log a warning.
+    /// Serve it marked `isStale`, and log a warning. For most apps.
     case warnAndUse
-    /// Serve it, marked `isStale`, without a warning.
+    /// Serve it without marking it stale or warning. For games and media apps.
     case useSilently
     /// Do not serve it: the fallback config if there is one, else `SesameError.staleCacheExpired`.
+    /// For apps that must never act on an old config (finance).
     case failHard
 }

@@ -57,11 +57,11 @@ public actor SesameClient {
     /// The app's config at its version, or the part of it under the dot paths of `scope`.
     ///
     /// A saved copy Sesame said is still fresh is returned at once. So is, at a launch's first
-    /// fetch, a saved copy past its freshness (`isStale`), while Sesame is asked in the background
-    /// (`CachePolicy.atLaunch`). Otherwise Sesame is asked (`If-None-Match`: an unchanged config
-    /// costs a 304). When Sesame cannot be reached, answers 5xx or asks to wait, the saved copy is
-    /// served, `isStale` once its freshness has passed; past `CachePolicy.maxStaleness` the policy
-    /// decides, then `fallbackConfig`.
+    /// fetch, a stale saved copy (past its freshness, within `maxStaleness`), while Sesame is asked
+    /// in the background (`CachePolicy.atLaunch`). Otherwise Sesame is asked (`If-None-Match`: an
+    /// unchanged config costs a 304). When Sesame cannot be reached, answers 5xx or asks to wait,
+    /// the saved copy is served as `CachePolicy` says: fresh as it is, stale as `onStaleConfig`
+    /// says, expired (past `maxStaleness`) never; then `fallbackConfig`.
     /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version.
     public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
         let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
@@ -70,9 +70,9 @@ public actor SesameClient {
         if let saved, saved.isFresh(at: now) { return try config(from: saved, scope: scope, source: .cache, isStale: false) }
         let launchesFirstAsk = askedThisLaunch.insert(key).inserted
         if launchesFirstAsk, configuration.cachePolicy.atLaunch == .serveSavedAndRevalidate, let saved,
-            saved.age(at: now) <= configuration.cachePolicy.maxStaleness
+            case .stale(let marked) = usability(of: saved, at: now)
         {
-            let served = try config(from: saved, scope: scope, source: .cache, isStale: true)
+            let served = try config(from: saved, scope: scope, source: .cache, isStale: marked)
             revalidations.append(Task { await self.revalidate(scope: scope, key: key) })
             return served
         }
@@ -101,6 +101,39 @@ public actor SesameClient {
     }
 
     // MARK: Network
+
+    /// Asks Sesame now, whatever the saved copy's freshness (live updates were told it changed);
+    /// served as `fetchConfig` serves when Sesame cannot be reached.
+    func refetch(scope: [String]) async throws(SesameError) -> SesameConfig {
+        let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
+        let saved = load(key)
+        askedThisLaunch.insert(key)
+        do {
+            return try await fetch(scope: scope, saved: saved, key: key)
+        } catch {
+            switch error {
+            case .network, .rateLimited: return try servedWithoutSesame(saved, scope: scope, because: error)
+            default: throw error
+            }
+        }
+    }
+
+    /// The ETag of the saved config for `scope`, if any.
+    func savedETag(scope: [String]) -> String? {
+        load(StoreKeys.config(version: configuration.appVersion, scope: scope))?.etag
+    }
+
+    /// An access token for a request SesameKit sends itself (the live-config stream).
+    func accessToken() async throws(SesameError) -> String {
+        do { return try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
+            throw .secureStore(String(describing: error))
+        }
+    }
+
+    /// Sesame refused `token`: the next request gets a new one.
+    func discard(_ token: String) async {
+        await tokens.discard(token)
+    }
 
     /// Asks Sesame about the saved config under `key`, saving what it answers. What goes wrong is
     /// not the app's concern now: the next fetch meets it (a kill switch has already purged).
@@ -191,24 +224,38 @@ public actor SesameClient {
     // MARK: Serving without Sesame
 
     private func servedWithoutSesame(_ saved: SavedConfig?, scope: [String], because error: SesameError) throws(SesameError) -> SesameConfig {
-        let now = clock.now()
         if let saved {
-            guard saved.age(at: now) > configuration.cachePolicy.maxStaleness else {
-                return try config(from: saved, scope: scope, source: .cache, isStale: !saved.isFresh(at: now))
-            }
-            switch configuration.cachePolicy.onStaleConfig {
-            case .warnAndUse:
-                SesameLog.warning("serving a saved config older than the cache policy allows: Sesame cannot be reached")
-                return try config(from: saved, scope: scope, source: .cache, isStale: true)
-            case .useSilently:
-                return try config(from: saved, scope: scope, source: .cache, isStale: true)
-            case .failHard:
-                if let fallback = configuration.fallbackConfig { return Self.fallback(fallback) }
-                throw .staleCacheExpired
+            switch usability(of: saved, at: clock.now()) {
+            case .fresh: return try config(from: saved, scope: scope, source: .cache, isStale: false)
+            case .stale(let marked): return try config(from: saved, scope: scope, source: .cache, isStale: marked)
+            case .unusable: break
             }
         }
         if let fallback = configuration.fallbackConfig { return Self.fallback(fallback) }
-        throw error
+        throw saved == nil ? error : .staleCacheExpired
+    }
+
+    /// How a saved config may be served while Sesame is not answering.
+    private enum Usability {
+        /// Within its freshness.
+        case fresh
+        /// Past its freshness, within `maxStaleness`: served, marked `isStale` unless the policy
+        /// is `.useSilently`.
+        case stale(marked: Bool)
+        /// Past `maxStaleness` (the cache expired, whatever the policy), or past its freshness under `.failHard`.
+        case unusable
+    }
+
+    private func usability(of saved: SavedConfig, at now: Date) -> Usability {
+        if saved.isFresh(at: now) { return .fresh }
+        guard saved.age(at: now) <= configuration.cachePolicy.maxStaleness else { return .unusable }
+        switch configuration.cachePolicy.onStaleConfig {
+        case .warnAndUse:
+            SesameLog.warning("serving a saved config past its freshness (CachePolicy.onStaleConfig: .warnAndUse)")
+            return .stale(marked: true)
+        case .useSilently: return .stale(marked: false)
+        case .failHard: return .unusable
+        }
     }
 
     private static func fallback(_ values: [String: SesameConfig.Value]) -> SesameConfig {

@@ -116,4 +116,45 @@ public struct SesameConfig: Sendable, Equatable {
         if case .number(let value) = value(path) { return value }
         return nil
     }
+
+    // MARK: With defaults
+
+    /// The string at `path`, or `defaultValue` when absent or not a string.
+    public func string(_ path: String, default defaultValue: String) -> String { string(path) ?? defaultValue }
+
+    /// The boolean at `path`, or `defaultValue` when absent or not a boolean.
+    public func bool(_ path: String, default defaultValue: Bool) -> Bool { bool(path) ?? defaultValue }
+
+    /// The whole number at `path`, or `defaultValue` when absent, not a number or not whole.
+    public func int(_ path: String, default defaultValue: Int) -> Int { int(path) ?? defaultValue }
+
+    /// The number at `path`, or `defaultValue` when absent or not a number.
+    public func double(_ path: String, default defaultValue: Double) -> Double { double(path) ?? defaultValue }
+
+    // MARK: Codable
+
+    /// The config (or the part of it at the dot path `path`) decoded as `type`:
+    ///
+    /// ```swift
+    /// struct Payments: Decodable { let stripeKey: String; let retries: Int }
+    /// let payments = try config.decode(Payments.self, at: "payments")
+    /// ```
+    /// - Throws: `DecodingError` when the value does not fit `type`; `SesameConfigError.missing`
+    ///   when nothing is at `path`.
+    public func decode<T: Decodable>(_ type: T.Type, at path: String? = nil, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        let root: Value
+        if let path {
+            guard let found = value(path) else { throw SesameConfigError.missing(path: path) }
+            root = found
+        } else {
+            root = .object(values)
+        }
+        return try decoder.decode(T.self, from: JSONEncoder().encode(root))
+    }
+}
+
+/// Why `SesameConfig.decode` found nothing to decode.
+public enum SesameConfigError: Error, Sendable, Equatable {
+    /// The config has no value at `path`.
+    case missing(path: String)
 }

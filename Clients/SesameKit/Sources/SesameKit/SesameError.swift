@@ -7,8 +7,9 @@ public enum SesameError: Error, Sendable, Equatable {
     case versionDisabled(reason: String)
     /// Nothing is published for this app version.
     case noConfig
-    /// Sesame cannot be reached and the cached config is older than `CachePolicy.maxStaleness`,
-    /// with `onStaleConfig` set to `.failHard` (and no fallback config).
+    /// Sesame cannot be reached and the saved config may not be served: it is older than
+    /// `CachePolicy.maxStaleness` (the cache expired), or stale under `.failHard`; and there is no
+    /// fallback config.
     case staleCacheExpired
     /// This device cannot use App Attest (a Simulator, an old device, or App Attest unavailable).
     case unsupportedDevice

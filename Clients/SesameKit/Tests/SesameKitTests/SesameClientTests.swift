@@ -140,23 +140,34 @@ struct SesameClientTests {
         await #expect(throws: SesameError.self) { try await harness.client().fetchConfig() }
     }
 
-    @Test("offline: the saved config is served stale; past maxStaleness the policy decides, then the fallback")
+    @Test("offline: a stale config is served as the policy says (.useSilently unmarked, .failHard not at all); past maxStaleness it has expired whatever the policy")
     func offline() async throws {
         var harness = Harness()
-        harness.cachePolicy = CachePolicy(maxStaleness: .seconds(3600), onStaleConfig: .failHard)
+        harness.cachePolicy = CachePolicy(maxStaleness: .seconds(3600), onStaleConfig: .warnAndUse)
         _ = try await harness.client().fetchConfig()
         harness.sesame.with { $0.offline = true }
         let stale = try await harness.client().fetchConfig()
         #expect(stale.source == .cache && stale.isStale && stale.string("api_keys.stripe") == "sk_live_1")
-        harness.time.advance(3601)
+        harness.cachePolicy.onStaleConfig = .useSilently
+        let silent = try await harness.client().fetchConfig()
+        #expect(silent.source == .cache && !silent.isStale && silent.string("api_keys.stripe") == "sk_live_1")
+        harness.cachePolicy.onStaleConfig = .failHard
+        await #expect(throws: SesameError.staleCacheExpired) { try await harness.client().fetchConfig() }
+        harness.cachePolicy.atLaunch = .askSesameFirst
         await #expect(throws: SesameError.staleCacheExpired) { try await harness.client().fetchConfig() }
         harness.fallback = ["mode": .string("safe")]
         let fallback = try await harness.client().fetchConfig()
         #expect(fallback.source == .fallback && fallback.string("mode") == "safe")
-        harness.cachePolicy.onStaleConfig = .warnAndUse
+        // Past maxStaleness the cache has expired: no policy serves it.
+        harness.time.advance(3601)
         harness.fallback = nil
-        let warned = try await harness.client().fetchConfig()
-        #expect(warned.source == .cache && warned.isStale)
+        for policy in [StaleConfigBehavior.warnAndUse, .useSilently, .failHard] {
+            harness.cachePolicy.onStaleConfig = policy
+            await #expect(throws: SesameError.staleCacheExpired) { try await harness.client().fetchConfig() }
+        }
+        harness.fallback = ["mode": .string("safe")]
+        let expired = try await harness.client().fetchConfig()
+        #expect(expired.source == .fallback && expired.string("mode") == "safe")
     }
 
     @Test("nothing saved and no network: a network error, or the fallback when there is one")

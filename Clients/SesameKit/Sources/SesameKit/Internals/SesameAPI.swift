@@ -14,15 +14,22 @@ struct SesameAPI: Sendable {
         let error: Detail
     }
 
+    /// The request for `path` under the base URL with `query`.
+    func request(_ method: String, _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:]) throws(SesameError)
+        -> HTTPExchange.Request
+    {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw SesameError.network(underlying: "cannot form a URL from \(baseURL)") }
+        return HTTPExchange.Request(method: method, url: url, headers: headers)
+    }
+
     /// Sends a request; a transport failure becomes `SesameError.network`.
     func send(
         _ method: String, _ path: String, query: [URLQueryItem] = [], json: (any Encodable & Sendable)? = nil,
         headers: [String: String] = [:]
     ) async throws(SesameError) -> HTTPExchange.Response {
-        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url else { throw SesameError.network(underlying: "cannot form a URL from \(baseURL)") }
-        var request = HTTPExchange.Request(method: method, url: url, headers: headers)
+        var request = try request(method, path, query: query, headers: headers)
         if let json {
             request.headers["content-type"] = "application/json"
             do { request.body = try JSONEncoder().encode(json) } catch { throw SesameError.network(underlying: "cannot encode the request") }
