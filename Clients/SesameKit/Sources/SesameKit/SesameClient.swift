@@ -100,6 +100,40 @@ public actor SesameClient {
         }
     }
 
+    /// Forgets what this install holds (sign-out, "erase my data"): the App Attest key id, the
+    /// refresh token, the access token and every saved config. The next fetch attests a new key.
+    /// (Apple offers no call to delete an App Attest key from the Secure Enclave; an unused one
+    /// does no harm.)
+    /// - Throws: `SesameError.secureStore` when the store cannot delete.
+    public func reset() async throws(SesameError) {
+        for revalidation in revalidations { revalidation.cancel() }
+        revalidations.removeAll()
+        askedThisLaunch.removeAll()
+        quietUntil = nil
+        do {
+            try await tokens.forgetAll()
+            for key in savedKeys() { try store.remove(key) }
+            try store.remove(StoreKeys.configIndex)
+        } catch {
+            throw .secureStore(String(describing: error))
+        }
+    }
+
+    // MARK: The shared client
+
+    private static let sharedClient = Locked<SesameClient?>(nil)
+
+    /// The client `configureShared` made, for apps that want one everywhere (as `KiskisClient.shared`);
+    /// nil until then.
+    public static var shared: SesameClient? { sharedClient.withLock { $0 } }
+
+    /// Makes `client` the shared one (`SesameClient.shared`) and returns it.
+    @discardableResult
+    public static func configureShared(_ client: SesameClient) -> SesameClient {
+        sharedClient.withLock { $0 = client }
+        return client
+    }
+
     // MARK: Network
 
     /// Asks Sesame now, whatever the saved copy's freshness (live updates were told it changed);

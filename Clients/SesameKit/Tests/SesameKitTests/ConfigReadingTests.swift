@@ -45,4 +45,19 @@ struct ConfigReadingTests {
         #expect(second == [ServerSentEvent(event: "token_expired", data: "{}", id: nil)])
         #expect(parser.feed(Data("event: ignored\n\n".utf8)).isEmpty)
     }
+
+    @Test("reset forgets the key, the tokens and the saved configs: the next fetch attests a new key")
+    func reset() async throws {
+        let harness = Harness()
+        let client = harness.client()
+        _ = try await client.fetchConfig()
+        let keyID = try #require(try harness.store.string(for: StoreKeys.keyID))
+        try await client.reset()
+        #expect(try harness.store.string(for: StoreKeys.keyID) == nil && harness.store.string(for: StoreKeys.refreshToken) == nil)
+        #expect(try harness.store.data(for: StoreKeys.config(version: "2.1.3", scope: [])) == nil)
+        _ = try await client.fetchConfig()
+        #expect(harness.sesame.count("/v1/auth/attest") == 2)
+        #expect(try harness.store.string(for: StoreKeys.keyID) != keyID)
+        #expect(SesameClient.configureShared(client) === SesameClient.shared)
+    }
 }

@@ -280,8 +280,25 @@ struct SesameClientTests {
         harness.attest.state.withLock { $0.attestFailures = [.serverUnavailable] }
         _ = try await harness.client().fetchConfig()
         let calls = harness.attest.state.withLock { $0.attestCalls }
-        #expect(calls.count == 2 && calls[0].keyID == calls[1].keyID)
+        // Apple's guidance: the same key and the same clientDataHash, so one challenge.
+        #expect(calls.count == 2 && calls[0].keyID == calls[1].keyID && calls[0].clientDataHash == calls[1].clientDataHash)
+        #expect(harness.sesame.count("/v1/auth/challenge") == 1)
         #expect(harness.time.slept.withLock { $0 } == [.seconds(2)])
+
+        // A failure that is not the key's (a malformed call, a system failure) keeps the key for the next try.
+        for failure in [AppAttestProviderError.invalidInput, .systemFailure(code: 0)] {
+            let kept = Harness()
+            kept.attest.state.withLock { $0.attestFailures = [failure] }
+            await #expect {
+                try await kept.client().fetchConfig()
+            } throws: { error in
+                if case .network = error as? SesameError { return true }
+                return false
+            }
+            let keyID = try #require(try kept.store.string(for: StoreKeys.keyID))
+            _ = try await kept.client().fetchConfig()
+            #expect(kept.attest.state.withLock { $0.attestCalls.map(\.keyID) } == [keyID, keyID])
+        }
 
         let other = Harness()
         other.attest.state.withLock { $0.attestFailures = [.invalidKey] }

@@ -43,6 +43,12 @@ actor TokenSession {
         if access?.token == token { access = nil }
     }
 
+    /// Forgets everything: the access token, the key id and the refresh token (sign-out, `reset()`).
+    func forgetAll() throws {
+        access = nil
+        try forgetKey()
+    }
+
     /// One new access token, shared by every caller asking while it is obtained.
     private func renew() async throws -> String {
         if let inFlight { return try await inFlight.value }
@@ -71,9 +77,12 @@ actor TokenSession {
             assertion = try await attestation.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
         } catch AppAttestProviderError.serverUnavailable {
             throw SesameError.network(underlying: "App Attest is unavailable")
-        } catch {
+        } catch AppAttestProviderError.invalidKey, AppAttestProviderError.unsupported {
+            // The key is gone (a restore to another device, a reset): a new key and attestation.
             try forgetKey()
             return nil
+        } catch {
+            throw Self.appAttestFailure(error)
         }
         let response = try await api.send(
             "POST", "v1/auth/refresh",
@@ -99,24 +108,15 @@ actor TokenSession {
     private func attest() async throws -> String {
         guard attestation.isSupported else { return try await admitUnattested() }
         var madeNewKey = false
-        var unavailable = 0
         while true {
             let keyID = try await currentKey()
             let nonce = try await challenge()
             guard let nonceBytes = Data(base64Encoded: nonce) else { throw SesameError.server(code: "invalid_challenge", message: "The challenge is not base64.") }
             let attestationObject: Data
             do {
-                attestationObject = try await attestation.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)))
-            } catch AppAttestProviderError.serverUnavailable {
-                // Apple's guidance: keep the key and try again later.
-                unavailable += 1
-                guard unavailable < Self.attestAttempts else { throw SesameError.network(underlying: "App Attest is unavailable") }
-                try await clock.sleep(.seconds(1 << unavailable))
-                continue
-            } catch AppAttestProviderError.unsupported {
-                throw SesameError.unsupportedDevice
-            } catch {
-                // Any other failure: this key will not attest. One new key, then give up.
+                attestationObject = try await attestWithRetries(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)))
+            } catch AppAttestProviderError.invalidKey {
+                // This key will not attest (Apple's `invalidKey`). One new key, then give up.
                 guard !madeNewKey else { throw SesameError.server(code: "attestation_failed", message: "App Attest could not attest a key.") }
                 try forgetKey()
                 madeNewKey = true
@@ -135,6 +135,39 @@ actor TokenSession {
                 continue
             }
             throw Self.failure(response, code: code, message: message)
+        }
+    }
+
+    /// Apple's attestation of `keyID` over `clientDataHash`. Apple's guidance for
+    /// `serverUnavailable`: try again later with the same key and the same `clientDataHash` (a new
+    /// challenge would make a new hash), here after 2 and 4 seconds, inside the challenge's lifetime.
+    /// Only `invalidKey` leads to a new key (every key counts against the device with Apple);
+    /// other failures keep it and end this attempt.
+    private func attestWithRetries(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        var unavailable = 0
+        while true {
+            do {
+                return try await attestation.attestKey(keyID, clientDataHash: clientDataHash)
+            } catch AppAttestProviderError.serverUnavailable {
+                unavailable += 1
+                guard unavailable < Self.attestAttempts else { throw SesameError.network(underlying: "App Attest is unavailable") }
+                try await clock.sleep(.seconds(1 << unavailable))
+            } catch AppAttestProviderError.unsupported {
+                throw SesameError.unsupportedDevice
+            } catch AppAttestProviderError.invalidKey {
+                throw AppAttestProviderError.invalidKey
+            } catch {
+                throw Self.appAttestFailure(error)
+            }
+        }
+    }
+
+    /// An App Attest failure that keeps the key, as the app sees it: try again later.
+    static func appAttestFailure(_ error: any Error) -> SesameError {
+        switch error {
+        case AppAttestProviderError.invalidInput: .network(underlying: "App Attest refused the request as malformed; the key is kept")
+        case AppAttestProviderError.systemFailure(let code): .network(underlying: "App Attest failed on this device (code \(code)); the key is kept")
+        default: .network(underlying: "App Attest failed on this device; the key is kept")
         }
     }
 

@@ -21,6 +21,11 @@ public enum AppAttestProviderError: Error, Sendable, Equatable {
     case invalidKey
     /// App Attest is not available on this device.
     case unsupported
+    /// The call was malformed (Apple's `invalidInput`): a defect, not the key's fault; the key is kept.
+    case invalidInput
+    /// Any other failure of the device's App Attest (`unknownSystemFailure` and codes Apple adds):
+    /// the key is kept and the call may be tried again later.
+    case systemFailure(code: Int)
 }
 
 /// Not App Attest: a debug token from `sesame debug-tokens:create`, for the Simulator, CI jobs and

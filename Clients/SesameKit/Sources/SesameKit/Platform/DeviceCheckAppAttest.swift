@@ -28,15 +28,18 @@ public struct DeviceCheckAppAttest: AppAttestProvider {
         }
     }
 
-    /// Apple's guidance: `serverUnavailable` keeps the key for a later try; `invalidKey` and
-    /// `invalidInput` need a new key; `featureUnsupported` means no App Attest here.
-    static func translated(_ error: any Error) -> any Error {
-        guard let error = error as? DCError else { return error }
+    /// Apple's guidance (`DCError.Code`): `serverUnavailable` keeps the key for a later try with the
+    /// same `clientDataHash`; `invalidKey` needs a new key; `featureUnsupported` means no App Attest
+    /// here; `invalidInput` is a malformed call (the key is fine). Everything else
+    /// (`unknownSystemFailure`, codes added later, errors that are not `DCError`) keeps the key.
+    static func translated(_ error: any Error) -> AppAttestProviderError {
+        guard let error = error as? DCError else { return .systemFailure(code: (error as NSError).code) }
         switch error.code {
-        case .serverUnavailable: return AppAttestProviderError.serverUnavailable
-        case .featureUnsupported: return AppAttestProviderError.unsupported
-        case .invalidKey, .invalidInput: return AppAttestProviderError.invalidKey
-        default: return error
+        case .serverUnavailable: return .serverUnavailable
+        case .featureUnsupported: return .unsupported
+        case .invalidKey: return .invalidKey
+        case .invalidInput: return .invalidInput
+        default: return .systemFailure(code: error.code.rawValue)
         }
     }
 }

@@ -54,9 +54,20 @@ public protocol HTTPTransport: Sendable {
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
 
-    /// Uses `session` (an ephemeral session by default: nothing of Sesame's lands in URLCache).
-    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
+    /// Uses `session`; by default an ephemeral session with no URL cache and no cookies, so
+    /// nothing of Sesame's (configs, tokens) is kept by URLSession, not even in memory.
+    public init(session: URLSession = URLSession(configuration: URLSessionTransport.uncachedConfiguration)) {
         self.session = session
+    }
+
+    /// An ephemeral configuration without a URL cache or cookie storage: `.ephemeral` alone still
+    /// caches responses in memory.
+    public static var uncachedConfiguration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     public func send(_ request: HTTPExchange.Request) async throws -> HTTPExchange.Response {
