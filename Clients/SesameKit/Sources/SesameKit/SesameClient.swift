@@ -79,14 +79,7 @@ public actor SesameClient {
         if let quietUntil, now < quietUntil {
             return try servedWithoutSesame(saved, scope: scope, because: .rateLimited(retryAfter: .seconds(quietUntil.timeIntervalSince(now))))
         }
-        do {
-            return try await fetch(scope: scope, saved: saved, key: key)
-        } catch {
-            switch error {
-            case .network, .rateLimited: return try servedWithoutSesame(saved, scope: scope, because: error)
-            default: throw error
-            }
-        }
+        return try await fetchOrServeSaved(scope: scope, saved: saved, key: key)
     }
 
     /// Returns once every background revalidation started so far has finished; the next
@@ -142,6 +135,11 @@ public actor SesameClient {
         let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
         let saved = load(key)
         askedThisLaunch.insert(key)
+        return try await fetchOrServeSaved(scope: scope, saved: saved, key: key)
+    }
+
+    /// Asks Sesame; when it cannot be reached or asks to wait, serves `saved` as the cache policy says.
+    private func fetchOrServeSaved(scope: [String], saved: SavedConfig?, key: String) async throws(SesameError) -> SesameConfig {
         do {
             return try await fetch(scope: scope, saved: saved, key: key)
         } catch {
@@ -157,9 +155,10 @@ public actor SesameClient {
         load(StoreKeys.config(version: configuration.appVersion, scope: scope))?.etag
     }
 
-    /// An access token for a request SesameKit sends itself (the live-config stream).
+    /// An access token for a request SesameKit sends itself.
     func accessToken() async throws(SesameError) -> String {
         do { return try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
+            // Only the secure store throws anything else; its errors carry status codes, not secrets.
             throw .secureStore(String(describing: error))
         }
     }
@@ -240,11 +239,7 @@ public actor SesameClient {
     ) async throws(SesameError) -> HTTPExchange.Response {
         var response: HTTPExchange.Response?
         for _ in 0..<2 {
-            let token: String
-            do { token = try await tokens.accessToken() } catch let error as SesameError { throw error } catch {
-                // Only the secure store throws anything else; its errors carry status codes, not secrets.
-                throw .secureStore(String(describing: error))
-            }
+            let token = try await accessToken()
             var headers = headers
             headers["authorization"] = "Bearer " + token
             response = try await api.send(method, path, query: query, json: json, headers: headers)
