@@ -385,6 +385,14 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
             path: "Benchmarks/ScaleBenchmark"
         ),
         .executableTarget(
+            name: "sesame-streams-benchmark",
+            dependencies: [
+                "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameServer", "SesameStorage",
+                "SesameTestSupport", "BenchmarkSupport", "SesameLogging", hummingbirdTesting, httpTypes, logging, nioCore, nioPosix, nioHTTP1,
+            ],
+            path: "Benchmarks/StreamsBenchmark"
+        ),
+        .executableTarget(
             name: "sesame-soak",
             dependencies: [
                 "BenchmarkSupport", "ChildProcess", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,

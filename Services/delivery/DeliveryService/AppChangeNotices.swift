@@ -1,3 +1,4 @@
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -30,6 +31,8 @@ final class AppChangeNotices: Service, Sendable {
     }
 
     private let subscribers = Mutex(Subscribers())
+    /// `sesame_delivery_config_streams`: the live-config streams open on this replica.
+    private static let openStreams = Gauge(label: "sesame_delivery_config_streams")
     /// How often every stream is ticked.
     let tickInterval: Duration
 
@@ -47,6 +50,7 @@ final class AppChangeNotices: Service, Sendable {
             subscribers.nextID += 1
             subscribers.byApp[appID, default: [:]][subscribers.nextID] = continuation
             subscribers.count += 1
+            Self.openStreams.record(subscribers.count)
             return subscribers.nextID
         }
         return Subscription(notices: notices, appID: appID, id: id)
@@ -58,6 +62,7 @@ final class AppChangeNotices: Service, Sendable {
             guard let removed = subscribers.byApp[subscription.appID]?.removeValue(forKey: subscription.id) else { return nil }
             if subscribers.byApp[subscription.appID]?.isEmpty == true { subscribers.byApp[subscription.appID] = nil }
             subscribers.count -= 1
+            Self.openStreams.record(subscribers.count)
             return removed
         }
         continuation?.finish()

@@ -37,54 +37,90 @@ struct ConfigUpdateRoutes: Sendable {
     func respond(to request: Request, context: SesameRequestContext) async throws -> Response {
         let query = try ConfigRoutes.Query(request.uri)
         let caller = try await routes.gate.authenticate(request, context: context)
+        let (token, claims) = (request.bearerCredential ?? "", caller.claims)
         let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!]
         let headers: HTTPFields = [
             .contentType: "text/event-stream", .cacheControl: "no-store",
             // nginx: pass each event on as it is written.
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
-        let subscription = notices.subscribe(caller.claims.appID)
         let body = ResponseBody { [routes, notices] writer in
-            defer { notices.cancel(subscription) }
-            var stream = UpdateStream(routes: routes, query: query, request: request, announced: lastEventID)
-            try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-            var (events, ends) = await stream.events(firstClaims: caller.claims)
-            try await writer.write(events)
-            if ends { return try await writer.finish(nil) }
-            for await notice in subscription.notices.cancelOnGracefulShutdown() {
-                (events, ends) = await stream.events(firstClaims: nil)
-                if notice == .tick && events.readableBytes == 0 && !ends { events.writeString(": heartbeat\n\n") }
-                try await writer.write(events)
-                if ends { break }
-            }
-            try await writer.finish(nil)
+            var stream = UpdateStream(routes: routes, query: query, token: token, firstClaims: claims, announced: lastEventID)
+            try await stream.run(writing: &writer, notices: notices)
         }
         return Response(status: .ok, headers: headers, body: body)
     }
 }
 
-/// One stream's view: what it last announced, and what to say next.
+/// One open stream: what it last announced, and what to say next.
+///
+/// A notice is answered synchronously from delivery's memory (the remembered token, the app's
+/// state, the ETag) unless the token must be verified again, so 10,000 streams woken by one
+/// change cost no suspension each.
 private struct UpdateStream {
     let routes: ConfigRoutes
     let query: ConfigRoutes.Query
-    let request: Request
+    let token: String
+    /// The claims the request was admitted with, for the first events.
+    let firstClaims: AccessTokenClaims
     /// The ETag last announced (or `Last-Event-ID`), `none` after `no_config`.
     var announced: String?
 
-    /// The events to send now, and whether the stream ends after them. `firstClaims` are the
-    /// claims the request was admitted with; later the token is verified again (a revoked signing
-    /// key ends the stream) and its expiry checked.
-    mutating func events(firstClaims: AccessTokenClaims?) async -> (ByteBuffer, ends: Bool) {
-        var events = ByteBuffer()
-        do {
-            let claims: AccessTokenClaims
-            if let firstClaims { claims = firstClaims } else { claims = try await routes.gate.tokens.claims(of: request) }
-            guard claims.expiration.value > Date() else {
-                events.writeString("event: token_expired\ndata: {}\n\n")
-                return (events, true)
+    /// Writes the stream's events until it ends (a kill switch, a refusal, the token's expiry, the
+    /// client gone, or the service shutting down: `AppChangeNotices` then finishes every subscription).
+    mutating func run(writing writer: inout any ResponseBodyWriter, notices: AppChangeNotices) async throws {
+        // Subscribed only once the body is being written, so a response never written (the
+        // client gone first) leaves no subscription behind; the first events are read after it.
+        let subscription = notices.subscribe(firstClaims.appID)
+        defer { notices.cancel(subscription) }
+        try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+        var (events, ends) = events(claims: firstClaims)
+        try await writer.write(events)
+        if ends { return try await writer.finish(nil) }
+        for await notice in subscription.notices {
+            if let claims = routes.gate.tokens.remembered(token) {
+                (events, ends) = self.events(claims: claims)
+            } else {
+                (events, ends) = await eventsVerifyingAgain()
             }
+            if notice == .tick && events.readableBytes == 0 && !ends { events.writeString(": heartbeat\n\n") }
+            try await writer.write(events)
+            if ends { break }
+        }
+        try await writer.finish(nil)
+    }
+
+    /// The token is no longer remembered (expired, or the key set changed): verify it again.
+    private mutating func eventsVerifyingAgain() async -> (ByteBuffer, ends: Bool) {
+        do {
+            return events(claims: try await routes.gate.tokens.verify(token))
+        } catch is TokenError {
+            // Expired, or signed by a key that left the set.
+            var events = ByteBuffer()
+            if firstClaims.expiration.value <= Date() {
+                events.writeString("event: token_expired\ndata: {}\n\n")
+            } else {
+                events.writeString("event: refused\ndata: {\"status\":401,\"code\":\"invalid_token\",\"message\":\"The access token is no longer valid.\"}\n\n")
+            }
+            return (events, true)
+        } catch {
+            // The signing keys could not be loaded (PostgreSQL away): say nothing, look again at the next notice.
+            return (ByteBuffer(), false)
+        }
+    }
+
+    /// The events to send now for a caller with `claims`, and whether the stream ends after them.
+    private mutating func events(claims: AccessTokenClaims) -> (ByteBuffer, ends: Bool) {
+        var events = ByteBuffer()
+        guard claims.expiration.value > Date() else {
+            events.writeString("event: token_expired\ndata: {}\n\n")
+            return (events, true)
+        }
+        do {
             let caller = try routes.gate.standing(of: claims)
-            let answer = try routes.answer(query, caller: caller, ifNoneMatch: nil, now: Date())
+            // Only the ETag is wanted: `*` makes the answer a 304, which carries it without the body
+            // being built (10,000 streams woken by one change would each build one).
+            let answer = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date())
             let etag = answer.headers[.eTag] ?? ""
             if etag != announced {
                 announced = etag
@@ -92,26 +128,32 @@ private struct UpdateStream {
             }
             return (events, false)
         } catch let error as APIError {
-            switch error.code {
-            case "no_config":
-                if announced != "none" {
-                    announced = "none"
-                    events.writeString("id: none\nevent: no_config\ndata: {}\n\n")
-                }
-                return (events, false)
-            case "app_unavailable":
-                // Delivery cannot read the app right now: say nothing, look again at the next notice.
-                return (events, false)
-            case "version_disabled":
-                events.writeString("event: version_disabled\ndata: {\"reason\":\(Self.json(error.message))}\n\n")
-                return (events, true)
-            default:
-                events.writeString(
-                    "event: refused\ndata: {\"status\":\(error.status.code),\"code\":\(Self.json(error.code)),\"message\":\(Self.json(error.message))}\n\n")
-                return (events, true)
-            }
+            return refused(error)
         } catch {
-            events.writeString("event: refused\ndata: {\"status\":401,\"code\":\"invalid_token\",\"message\":\"The access token is no longer valid.\"}\n\n")
+            events.writeString("event: refused\ndata: {\"status\":500,\"code\":\"internal\",\"message\":\"The config could not be read.\"}\n\n")
+            return (events, true)
+        }
+    }
+
+    /// What a refusal of the config route says on the stream.
+    private mutating func refused(_ error: APIError) -> (ByteBuffer, ends: Bool) {
+        var events = ByteBuffer()
+        switch error.code {
+        case "no_config":
+            if announced != "none" {
+                announced = "none"
+                events.writeString("id: none\nevent: no_config\ndata: {}\n\n")
+            }
+            return (events, false)
+        case "app_unavailable", "service_unavailable":
+            // Delivery cannot read the app or the keys right now: say nothing, look again at the next notice.
+            return (events, false)
+        case "version_disabled":
+            events.writeString("event: version_disabled\ndata: {\"reason\":\(Self.json(error.message))}\n\n")
+            return (events, true)
+        default:
+            events.writeString(
+                "event: refused\ndata: {\"status\":\(error.status.code),\"code\":\(Self.json(error.code)),\"message\":\(Self.json(error.message))}\n\n")
             return (events, true)
         }
     }

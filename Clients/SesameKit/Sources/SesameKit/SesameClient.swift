@@ -64,6 +64,12 @@ public actor SesameClient {
     /// says, expired (past `maxStaleness`) never; then `fallbackConfig`.
     /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version.
     public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
+        let config = try await fetchConfigOnce(scope: scope)
+        announceReadyOnce(config)
+        return config
+    }
+
+    private func fetchConfigOnce(scope: [String]) async throws(SesameError) -> SesameConfig {
         let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
         let saved = load(key)
         let now = clock.now()
@@ -110,6 +116,25 @@ public actor SesameClient {
         } catch {
             throw .secureStore(String(describing: error))
         }
+    }
+
+    // MARK: Readiness
+
+    /// Whether this client has posted `SesameClient.readyNotification`.
+    private var announcedReady = false
+
+    /// Posted once per client (once per launch, for the shared one) when a `fetchConfig` first
+    /// returns a config, whatever its source (Sesame, the saved copy, the fallback): screens that
+    /// waited for configuration can show. `object` is the client; `userInfo[SesameClient.configKey]`
+    /// the `SesameConfig` that fetch returned.
+    public static let readyNotification = Notification.Name("SesameKit.SesameClient.ready")
+    /// The `userInfo` key of the config in `readyNotification`.
+    public static let configKey = "config"
+
+    private func announceReadyOnce(_ config: SesameConfig) {
+        guard !announcedReady else { return }
+        announcedReady = true
+        NotificationCenter.default.post(name: Self.readyNotification, object: self, userInfo: [Self.configKey: config])
     }
 
     // MARK: The shared client

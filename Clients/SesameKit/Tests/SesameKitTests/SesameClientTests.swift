@@ -420,3 +420,34 @@ struct SesameClientTests {
         }
     }
 }
+
+@Suite("SesameClient's ready notification")
+struct ReadyNotificationTests {
+    /// The notifications a client posted, as an observer on another thread sees them.
+    final class Observed: Sendable {
+        let configs = Mutex<[SesameConfig]>([])
+    }
+
+    @Test("posted once, with the config, when the first fetch returns; not on a failed fetch and not again")
+    func postedOnceWithTheConfig() async throws {
+        var harness = Harness()
+        harness.cachePolicy = CachePolicy(atLaunch: .askSesameFirst)
+        let client = harness.client()
+        let observed = Observed()
+        let token = NotificationCenter.default.addObserver(forName: SesameClient.readyNotification, object: client, queue: nil) { note in
+            if let config = note.userInfo?[SesameClient.configKey] as? SesameConfig { observed.configs.withLock { $0.append(config) } }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+
+        harness.sesame.with { $0.offline = true }
+        await #expect(throws: SesameError.self) { try await client.fetchConfig() }
+        #expect(observed.configs.withLock { $0.isEmpty }, "a failed fetch is not readiness")
+        harness.sesame.with { $0.offline = false }
+
+        let config = try await client.fetchConfig()
+        _ = try await client.fetchConfig()
+        let posted = observed.configs.withLock { $0 }
+        #expect(posted.count == 1)
+        #expect(posted.first?.string("api_keys.stripe") == config.string("api_keys.stripe") && posted.first?.revision == config.revision)
+    }
+}

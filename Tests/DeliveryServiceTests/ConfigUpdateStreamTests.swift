@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import SesameKit
+import SesameTestSupport
+import SesameTokens
+import Testing
+
+/// `GET /v1/config/updates` as a client reads it, over a real socket: the events it says, and
+/// every gate of `GET /v1/config` pushed down the open stream.
+@Suite("Live-config streams", .timeLimit(.minutes(3)))
+struct ConfigUpdateStreamTests {
+    /// One open stream's events, read as they arrive.
+    final class EventReader {
+        private var chunks: AsyncThrowingStream<Data, any Error>.AsyncIterator
+        private var pending = ""
+        let status: Int
+
+        init(delivery: any TestClientProtocol, token: String, lastEventID: String? = nil) async throws {
+            var headers = ["authorization": "Bearer \(token)", "accept": "text/event-stream"]
+            headers["last-event-id"] = lastEventID
+            let url = URL(string: "http://127.0.0.1:\(try #require(delivery.port))/v1/config/updates?version=2.1.3")!
+            let (head, body) = try await URLSessionTransport().stream(HTTPExchange.Request(method: "GET", url: url, headers: headers))
+            status = head.status
+            chunks = body.makeAsyncIterator()
+        }
+
+        /// The next event (name, id, data), skipping comments and `retry:`; nil when the stream ended.
+        func next() async throws -> (event: String, id: String?, data: String)? {
+            while true {
+                if let end = pending.range(of: "\n\n") {
+                    let block = pending[..<end.lowerBound]
+                    pending.removeSubrange(..<end.upperBound)
+                    var (event, id, data): (String?, String?, String) = (nil, nil, "")
+                    for line in block.split(separator: "\n") {
+                        if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+                        if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                        if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+                    }
+                    if let event { return (event, id, data) }
+                    continue
+                }
+                guard let chunk = try await chunks.next() else { return nil }
+                pending += String(decoding: chunk, as: UTF8.self)
+            }
+        }
+    }
+
+    @Test("announces the config's ETag on connect and on a change, not again on a reconnect that names it, and pushes a kill switch, ending the stream")
+    func changesAndKillSwitch() async throws {
+        try await DeliveryHarness.run { harness in
+            let first = try await harness.upload(["flag": 1], version: "2.*")
+            let token = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: first, token: token)
+            let etag = try #require(try await harness.fetch(version: "2.1.3", token: token).headers[.eTag])
+
+            let stream = try await EventReader(delivery: harness.deliveries[0], token: token)
+            #expect(stream.status == 200)
+            let connected = try #require(try await stream.next())
+            #expect(connected.event == "config" && connected.id == etag)
+            let announced = try JSONSerialization.jsonObject(with: Data(connected.data.utf8)) as? [String: Any]
+            #expect(announced?["etag"] as? String == etag)
+
+            let second = try await harness.upload(["flag": 2], version: "2.*")
+            try await harness.waitUntilServed(version: "2.1.3", revision: second, token: token)
+            let newETag = try #require(try await harness.fetch(version: "2.1.3", token: token).headers[.eTag])
+            #expect(newETag != etag)
+            let changed = try #require(try await stream.next())
+            #expect(changed.event == "config" && changed.id == newETag)
+
+            // A reconnect naming what it holds is told nothing until something changes: the kill switch.
+            let resumed = try await EventReader(delivery: harness.deliveries[0], token: token, lastEventID: newETag)
+            try await harness.manage(.post, "kill-switch", ["versions": ["2.1.3"], "enabled": false, "reason": "Update now."])
+            for reader in [stream, resumed] {
+                let killed = try #require(try await reader.next())
+                #expect(killed.event == "version_disabled" && killed.data == "{\"reason\":\"Update now.\"}")
+                #expect(try await reader.next() == nil, "the stream ends after a kill switch")
+            }
+
+            // A stream opened on a switched-off version says so at once and ends.
+            let late = try await EventReader(delivery: harness.deliveries[0], token: token)
+            #expect(try await late.next()?.event == "version_disabled")
+            #expect(try await late.next() == nil)
+        }
+    }
+
+    @Test("a revoked install's stream is refused and ended; a token that expires while its stream is open ends it with token_expired")
+    func revocationAndExpiry() async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.upload(["flag": 1], version: "*")
+            let victim = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: victim)
+
+            let stream = try await EventReader(delivery: harness.deliveries[0], token: victim)
+            #expect(try await stream.next()?.event == "config")
+            let keyID = try #require(try TrustTierTests.claims(of: victim)["sub"] as? String)
+            #expect(try await harness.manageReply(.post, "devices/revoke", ["keyId": keyID, "reason": "stolen"]).status == .ok)
+            let refused = try #require(try await stream.next())
+            #expect(refused.event == "refused" && refused.data.contains("\"status\":401") && refused.data.contains("\"code\":\"token_revoked\""), "\(refused)")
+            #expect(try await stream.next() == nil)
+
+            // A token issued 15 minutes less 2 seconds ago: the stream opens, then the next tick ends it.
+            var expiring = ""
+            try await harness.withSigningKeys { _, signer in
+                let subject = TokenAuthority.Subject(keyID: "expiring-device", appID: DeliveryHarness.appID, environment: "production", appVersion: "2.1.3")
+                expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-898)).token
+            }
+            let ending = try await EventReader(delivery: harness.deliveries[0], token: expiring)
+            #expect(try await ending.next()?.event == "config")
+            let expired = try #require(try await ending.next())
+            #expect(expired.event == "token_expired")
+            #expect(try await ending.next() == nil)
+        }
+    }
+}
