@@ -14,6 +14,10 @@ extension SesameClient {
     /// let client = SesameClient(configuration: …, attestation: …, store: …, transport: URLSessionTransport(session: session))
     /// ```
     ///
+    /// The default `transport` is an ephemeral session made for this call and dropped after it: it
+    /// shares no connection, and (ephemeral) no stored TLS session, with the pinned session the app
+    /// builds next. Pass the pinned session's own transport only once it exists.
+    ///
     /// With a `store` (the app's `KeychainStore`), SesameKit remembers the highest registry
     /// sequence it accepted for the app and refuses an older registry replayed to it, and one
     /// without a sequence once it has seen one.
