@@ -99,11 +99,11 @@ struct ConfigUpdateStreamTests {
             #expect(refused.event == "refused" && refused.data.contains("\"status\":401") && refused.data.contains("\"code\":\"token_revoked\""), "\(refused)")
             #expect(try await stream.next() == nil)
 
-            // A token issued 15 minutes less 2 seconds ago: the stream opens, then the next tick ends it.
+            // A token issued 15 minutes less 10 seconds ago: the stream opens, then a tick after its expiry ends it.
             var expiring = ""
             try await harness.withSigningKeys { _, signer in
                 let subject = TokenAuthority.Subject(keyID: "expiring-device", appID: DeliveryHarness.appID, environment: "production", appVersion: "2.1.3")
-                expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-898)).token
+                expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-890)).token
             }
             let ending = try await EventReader(delivery: harness.deliveries[0], token: expiring)
             #expect(try await ending.next()?.event == "config")
