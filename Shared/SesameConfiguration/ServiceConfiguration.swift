@@ -24,6 +24,7 @@ import Logging
 /// | `SESAME_SIGNING_KEY_ROTATION` | how long a token signing key signs before auth replaces it (1h to 365d) | `30d` |
 /// | `SESAME_ATTEST_ADMISSION_RATE` | attestations admitted per second per app (Apple asks for under ~100) | `50` |
 /// | `SESAME_REQUEST_RATE_PER_KEY` | delivery requests per second per attested key (burst 10×) | `20` |
+/// | `SESAME_STREAMS_PER_INSTALL` | live-config streams one attested key may hold open on a delivery replica (`429 too_many_streams` beyond) | `8` |
 /// | `SESAME_REQUEST_RATE_PER_CLIENT` | delivery requests per second per client address, IPv6 per /64 (burst 10×) | `200` |
 /// | `SESAME_ATTEST_RATE_PER_CLIENT` | attests per second per client address (burst 5×; challenges and refreshes twice this): raise it when many devices share one address | `10` |
 /// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
@@ -65,6 +66,8 @@ public struct ServiceConfiguration: Sendable {
     public var attestAdmissionRate: Int
     /// Delivery requests per second per attested key; the burst is ten times this.
     public var requestRatePerKey: Int
+    /// Live-config streams one attested key may hold open on a delivery replica.
+    public var streamsPerInstall: Int
     /// Delivery requests per second per client address; the burst is ten times this.
     public var requestRatePerClient: Int
     /// Attests per second per client address at auth; challenges and refreshes get twice this.
@@ -105,6 +108,7 @@ public struct ServiceConfiguration: Sendable {
         tokenLifetimes: TokenLifetimes = TokenLifetimes(),
         attestAdmissionRate: Int = 50,
         requestRatePerKey: Int = 20,
+        streamsPerInstall: Int = 8,
         requestRatePerClient: Int = 200,
         attestRatePerClient: Int = 10,
         operatorToken: String? = nil,
@@ -131,6 +135,7 @@ public struct ServiceConfiguration: Sendable {
         self.tokenLifetimes = tokenLifetimes
         self.attestAdmissionRate = attestAdmissionRate
         self.requestRatePerKey = requestRatePerKey
+        self.streamsPerInstall = streamsPerInstall
         self.requestRatePerClient = requestRatePerClient
         self.attestRatePerClient = attestRatePerClient
         self.operatorToken = operatorToken
@@ -271,6 +276,7 @@ public struct ServiceConfiguration: Sendable {
             tokenLifetimes: TokenLifetimes(access: access, refresh: refresh, signingKeyRotation: rotation),
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
             requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
+            streamsPerInstall: try reader.positiveInteger("SESAME_STREAMS_PER_INSTALL", default: 8),
             requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
             attestRatePerClient: try reader.positiveInteger("SESAME_ATTEST_RATE_PER_CLIENT", default: 10),
             operatorToken: operatorToken,

@@ -36,10 +36,15 @@ public struct FastPathRequest: Sendable {
     public let peer: String?
 }
 
-/// A fast path's answer: a response, or a refusal rendered as the router's middleware renders it.
+/// A fast path's answer: a response, a refusal rendered as the router's middleware renders it, or
+/// a stream.
 public enum FastPathAnswer: Sendable {
     case response(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer)
     case refusal(APIError)
+    /// A `200` whose body the route writes for as long as it likes (server-sent events): the handler
+    /// writes the head (chunked), then calls `open` on the connection's event loop with the body's
+    /// writer. The connection carries nothing else until the route finishes it or the client leaves.
+    case stream(headers: HTTPFields, open: @Sendable (FastPathStreamWriter) -> Void)
 }
 
 /// Answers the `FastPathRoute`s' requests it can, in the HTTP/1 pipeline between the HTTP codec
@@ -63,6 +68,10 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let answered: [String: Counter]
     /// Requests passed to the router whose response has not ended yet.
     private var passedOnInFlight = 0
+    /// The stream this connection carries, if a `.stream` answer opened one.
+    private var stream: OpenStream?
+    /// Set between `handlerAdded` and `handlerRemoved`: a stream's writes arrive from outside the pipeline.
+    private var context: ChannelHandlerContext?
     /// The request being read: answered here (with its answer and start), or passed on.
     private var current: Current = .none
     private var needsFlush = false
@@ -71,6 +80,14 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         case none
         case passedOn
         case answered(FastPathAnswer, method: HTTPRequest.Method, route: String, started: UInt64, clock: ContinuousClock.Instant)
+    }
+
+    private struct OpenStream {
+        /// Called once when the stream ends, whoever ends it.
+        var onClose: [@Sendable () -> Void] = []
+        /// A request arrived behind the stream: it cannot be answered in order, so the connection
+        /// closes once the stream ends.
+        var requestBehind = false
     }
 
     /// - Parameters:
@@ -85,8 +102,34 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         answered = self.routes.mapValues { Counter(label: "sesame_http_fast_path_answers_total", dimensions: [("http.route", $0.path)]) }
     }
 
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        streamClosed()
+        self.context = nil
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        streamClosed()
+        context.fireChannelInactive()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The server is shutting down gracefully: end an open stream's body cleanly (the client
+        // reconnects elsewhere), then let Hummingbird close the connection, idle as it sees it.
+        if event is ChannelShouldQuiesceEvent { streamFinish() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if stream != nil {
+            if case .head = part { stream?.requestBehind = true }
+            return
+        }
+        switch part {
         case .head(let head):
             let started = DispatchTime.now().uptimeNanoseconds, clock = ContinuousClock.now
             if passedOnInFlight == 0, let route = route(for: head),
@@ -142,8 +185,10 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         context: ChannelHandlerContext
     ) {
         var (status, headers, body): (HTTPResponse.Status, HTTPFields, ByteBuffer)
+        var openStream: (@Sendable (FastPathStreamWriter) -> Void)?
         switch answer {
         case .response(let answerStatus, let answerHeaders, let answerBody): (status, headers, body) = (answerStatus, answerHeaders, answerBody)
+        case .stream(let streamHeaders, let open): (status, headers, body, openStream) = (.ok, streamHeaders, ByteBuffer(), open)
         case .refusal(let error):
             status = error.status
             do { (headers, body) = try error.rendered() } catch {
@@ -152,14 +197,20 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         }
         let requestID = RequestID().description
-        headers[.contentLength] = String(body.readableBytes)
+        // A stream's length is unknown: no Content-Length makes the encoder chunk it.
+        if openStream == nil { headers[.contentLength] = String(body.readableBytes) }
         headers[SesameHeaders.requestID] = requestID
         headers[.date] = HTTPDate.now
         if let serverName { headers[.server] = serverName }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
-        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-        context.write(wrapOutboundOut(.end(nil)), promise: nil)
         needsFlush = true
+        if let openStream {
+            stream = OpenStream()
+            openStream(FastPathStreamWriter(handler: NIOLoopBound(self, eventLoop: context.eventLoop)))
+        } else {
+            if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        }
 
         let series = RequestMetrics.Route(path: route, method: method, status: status)
         // As the middleware counts a rendered refusal: a response, not an error series.
@@ -169,6 +220,64 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
             var logger = logger
             logger[metadataKey: "hb.request.id"] = .string(requestID)
             AccessLog.record(logger, method: method, route: route, status: status, elapsed: ContinuousClock.now - clock)
+        }
+    }
+}
+
+// MARK: - Streams
+
+extension FastPathHandler {
+    /// Writes part of the open stream's body now.
+    fileprivate func streamWrite(_ bytes: ByteBuffer) {
+        guard stream != nil, let context else { return }
+        context.writeAndFlush(wrapOutboundOut(.body(bytes)), promise: nil)
+    }
+
+    /// Ends the open stream's body; the connection then serves requests again (or closes, if one
+    /// arrived behind the stream).
+    fileprivate func streamFinish() {
+        guard let open = stream, let context else { return }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        streamClosed()
+        if open.requestBehind { context.close(promise: nil) }
+    }
+
+    fileprivate func streamOnClose(_ callback: @escaping @Sendable () -> Void) {
+        if stream == nil { return callback() }
+        stream?.onClose.append(callback)
+    }
+
+    /// The stream ended (finished, or the connection went): tell whoever opened it, once.
+    private func streamClosed() {
+        guard let open = stream else { return }
+        stream = nil
+        for callback in open.onClose { callback() }
+    }
+}
+
+/// The body of a `.stream` answer, usable from any thread: every call hops to the connection's
+/// event loop (or runs at once when already on it). Writes after the stream ended are dropped.
+public struct FastPathStreamWriter: Sendable {
+    fileprivate let handler: NIOLoopBound<FastPathHandler>
+
+    /// The connection's event loop.
+    public var eventLoop: any EventLoop { handler.eventLoop }
+
+    /// Writes `bytes` to the body and flushes them.
+    public func write(_ bytes: ByteBuffer) { onLoop { $0.streamWrite(bytes) } }
+
+    /// Ends the body.
+    public func finish() { onLoop { $0.streamFinish() } }
+
+    /// Calls `callback` once when the stream ends, by `finish` or by the client leaving (at once if
+    /// it already has). On the event loop.
+    public func onClose(_ callback: @escaping @Sendable () -> Void) { onLoop { $0.streamOnClose(callback) } }
+
+    private func onLoop(_ body: @escaping @Sendable (FastPathHandler) -> Void) {
+        if handler.eventLoop.inEventLoop {
+            body(handler.value)
+        } else {
+            handler.eventLoop.execute { [handler] in body(handler.value) }
         }
     }
 }

@@ -80,11 +80,11 @@ struct ConfigFastPathTests {
         }
     }
 
-    /// `sesame_http_fast_path_answers_total` for `/v1/config` (the registry is the process's).
-    static func fastPathAnswers(_ delivery: any TestClientProtocol) async throws -> Int {
+    /// `sesame_http_fast_path_answers_total` for `route` (the registry is the process's).
+    static func fastPathAnswers(_ delivery: any TestClientProtocol, route: String = "/v1/config") async throws -> Int {
         let text = try await delivery.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
         let line = text.split(separator: "\n").first {
-            $0.hasPrefix("sesame_http_fast_path_answers_total{") && $0.contains(#"http_route="/v1/config""#)
+            $0.hasPrefix("sesame_http_fast_path_answers_total{") && $0.contains("http_route=\"\(route)\"")
         }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }

@@ -25,6 +25,12 @@ struct ConfigUpdateStreamTests {
             chunks = body.makeAsyncIterator()
         }
 
+        /// The rest of the body as text (a refusal's JSON).
+        func body() async throws -> String {
+            while let chunk = try await chunks.next() { pending += String(decoding: chunk, as: UTF8.self) }
+            return pending
+        }
+
         /// The next event (name, id, data), skipping comments and `retry:`; nil when the stream ended.
         func next() async throws -> (event: String, id: String?, data: String)? {
             while true {
@@ -46,15 +52,32 @@ struct ConfigUpdateStreamTests {
         }
     }
 
-    @Test("announces the config's ETag on connect and on a change, not again on a reconnect that names it, and pushes a kill switch, ending the stream")
-    func changesAndKillSwitch() async throws {
+    /// Who opens a stream: the event loop's fast path for a token the replica verified before (an
+    /// app fetched its config first), the router for a token it has not seen.
+    enum Opener: String, CaseIterable, CustomTestStringConvertible {
+        case fastPath, router
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "announces the config's ETag on connect and on a change, not again on a reconnect that names it, and pushes a kill switch, ending the stream",
+        arguments: Opener.allCases)
+    func changesAndKillSwitch(opener: Opener) async throws {
         try await DeliveryHarness.run { harness in
             let first = try await harness.upload(["flag": 1], version: "2.*")
             let token = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
             try await harness.waitUntilServed(version: "2.1.3", revision: first, token: token)
             let etag = try #require(try await harness.fetch(version: "2.1.3", token: token).headers[.eTag])
+            let delivery = harness.deliveries[0]
+            let fastAnswersBefore = try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates")
+            // The tokens the streams open with: the fetched one, or ones this replica has never verified.
+            var unseenTokens: [String] = []
+            for _ in 0..<3 where opener == .router {
+                unseenTokens.append(try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken)
+            }
+            func streamToken() -> String { opener == .fastPath ? token : unseenTokens.removeFirst() }
 
-            let stream = try await EventReader(delivery: harness.deliveries[0], token: token)
+            let stream = try await EventReader(delivery: delivery, token: streamToken())
             #expect(stream.status == 200)
             let connected = try #require(try await stream.next())
             #expect(connected.event == "config" && connected.id == etag)
@@ -69,7 +92,7 @@ struct ConfigUpdateStreamTests {
             #expect(changed.event == "config" && changed.id == newETag)
 
             // A reconnect naming what it holds is told nothing until something changes: the kill switch.
-            let resumed = try await EventReader(delivery: harness.deliveries[0], token: token, lastEventID: newETag)
+            let resumed = try await EventReader(delivery: delivery, token: streamToken(), lastEventID: newETag)
             try await harness.manage(.post, "kill-switch", ["versions": ["2.1.3"], "enabled": false, "reason": "Update now."])
             for reader in [stream, resumed] {
                 let killed = try #require(try await reader.next())
@@ -78,20 +101,35 @@ struct ConfigUpdateStreamTests {
             }
 
             // A stream opened on a switched-off version says so at once and ends.
-            let late = try await EventReader(delivery: harness.deliveries[0], token: token)
+            let late = try await EventReader(delivery: delivery, token: streamToken())
             #expect(try await late.next()?.event == "version_disabled")
             #expect(try await late.next() == nil)
+
+            if opener == .fastPath {
+                // Other tests may add to the process's count: at least.
+                let fastAnswers = try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates") - fastAnswersBefore
+                #expect(fastAnswers >= 3, "streams opened by the fast path: \(fastAnswers)")
+            }
         }
     }
 
-    @Test("a revoked install's stream is refused and ended; a token that expires while its stream is open ends it with token_expired")
-    func revocationAndExpiry() async throws {
+    @Test(
+        "a revoked install's stream is refused and ended; a token that expires while its stream is open ends it with token_expired",
+        arguments: Opener.allCases)
+    func revocationAndExpiry(opener: Opener) async throws {
         try await DeliveryHarness.run { harness in
             let revision = try await harness.upload(["flag": 1], version: "*")
-            let victim = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
-            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: victim)
+            let watcher = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: watcher)
+            let delivery = harness.deliveries[0]
+            /// Makes the replica verify `token` first (the app's fetch before its stream), for the fast path.
+            func fetchFirst(_ token: String) async throws {
+                if opener == .fastPath { #expect(try await harness.fetch(version: "2.1.3", token: token).status == .ok) }
+            }
 
-            let stream = try await EventReader(delivery: harness.deliveries[0], token: victim)
+            let victim = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await fetchFirst(victim)
+            let stream = try await EventReader(delivery: delivery, token: victim)
             #expect(try await stream.next()?.event == "config")
             let keyID = try #require(try TrustTierTests.claims(of: victim)["sub"] as? String)
             #expect(try await harness.manageReply(.post, "devices/revoke", ["keyId": keyID, "reason": "stolen"]).status == .ok)
@@ -105,11 +143,38 @@ struct ConfigUpdateStreamTests {
                 let subject = TokenAuthority.Subject(keyID: "expiring-device", appID: DeliveryHarness.appID, environment: "production", appVersion: "2.1.3")
                 expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-890)).token
             }
-            let ending = try await EventReader(delivery: harness.deliveries[0], token: expiring)
+            try await fetchFirst(expiring)
+            let ending = try await EventReader(delivery: delivery, token: expiring)
             #expect(try await ending.next()?.event == "config")
             let expired = try #require(try await ending.next())
             #expect(expired.event == "token_expired")
             #expect(try await ending.next() == nil)
+        }
+    }
+
+    @Test("an install holds at most eight streams on a replica: the ninth is refused 429 too_many_streams, another install is not")
+    func streamsPerInstall() async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.upload(["flag": 1], version: "*")
+            let token = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: token)
+            let delivery = harness.deliveries[0]
+            var open: [EventReader] = []
+            for _ in 0..<8 {
+                let stream = try await EventReader(delivery: delivery, token: token)
+                #expect(stream.status == 200)
+                #expect(try await stream.next()?.event == "config")
+                open.append(stream)
+            }
+            let ninth = try await EventReader(delivery: delivery, token: token)
+            #expect(ninth.status == 429)
+            #expect(try await ninth.body().contains(#""code":"too_many_streams""#))
+
+            let other = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            let theirs = try await EventReader(delivery: delivery, token: other)
+            #expect(theirs.status == 200)
+            #expect(try await theirs.next()?.event == "config")
+            #expect(open.count == 8)
         }
     }
 }

@@ -35,6 +35,8 @@ struct FastPathHandlerTests {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
             FastPathHandler(routes: [route], serverName: "sesame-test", logger: Logger(label: "fast-path-test"), metrics: RequestMetrics()))
+        // Active, as a client's connection is (a stream's end may close it).
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 40_000)).wait()
         return channel
     }
 
@@ -156,5 +158,99 @@ struct FastPathHandlerTests {
         try send(request("/fast", headers: [.authorization: "Bearer t"]), to: channel)
         #expect(try response(from: channel)?.body == #"{"ok":true}"#)
         #expect(try passedOn(channel).isEmpty)
+    }
+
+    /// A stream answer whose writer the test holds, counting its closes.
+    final class StreamScript: Sendable {
+        let writer = Mutex<FastPathStreamWriter?>(nil)
+        let closes = Atomic<Int>(0)
+
+        var answer: FastPathAnswer {
+            .stream(headers: [.contentType: "text/event-stream"]) { writer in
+                self.writer.withLock { $0 = writer }
+                writer.write(ByteBuffer(string: "event: hello\n\n"))
+                writer.onClose { self.closes.add(1, ordering: .relaxed) }
+            }
+        }
+    }
+
+    /// The parts written so far.
+    func written(_ channel: EmbeddedChannel) throws -> [HTTPResponsePart] {
+        var parts: [HTTPResponsePart] = []
+        while let part = try channel.readOutbound(as: HTTPResponsePart.self) { parts.append(part) }
+        return parts
+    }
+
+    @Test("a stream's head goes out without Content-Length (chunked), its body as the route writes it, its end when the route finishes; then the connection serves again")
+    func stream() throws {
+        let script = StreamScript()
+        let channel = try channel(ScriptedFastPath { _ in script.answer })
+        try send(request("/fast"), to: channel)
+        let opened = try written(channel)
+        guard case .head(let head) = opened.first else {
+            Issue.record("no head: \(opened)")
+            return
+        }
+        #expect(head.status == .ok && head.headerFields[.contentType] == "text/event-stream")
+        #expect(head.headerFields[.contentLength] == nil && head.headerFields[SesameHeaders.requestID] != nil)
+        #expect(Array(opened.dropFirst()) == [.body(ByteBuffer(string: "event: hello\n\n"))])
+
+        let writer = try #require(script.writer.withLock { $0 })
+        writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+        #expect(try written(channel) == [.body(ByteBuffer(string: ": heartbeat\n\n"))])
+        writer.finish()
+        #expect(try written(channel) == [.end(nil)])
+        #expect(script.closes.load(ordering: .relaxed) == 1)
+        writer.write(ByteBuffer(string: "late"))
+        writer.finish()
+        #expect(try written(channel).isEmpty, "nothing after the end")
+        #expect(channel.isActive && script.closes.load(ordering: .relaxed) == 1)
+
+        // The connection answers again after the stream.
+        try send(request("/fast"), to: channel)
+        #expect(try written(channel).count == 2)
+    }
+
+    @Test("a client leaving ends the stream: the route hears it once, and later writes go nowhere")
+    func streamClientLeaves() throws {
+        let script = StreamScript()
+        let channel = try channel(ScriptedFastPath { _ in script.answer })
+        try send(request("/fast"), to: channel)
+        _ = try written(channel)
+        let writer = try #require(script.writer.withLock { $0 })
+        channel.pipeline.fireChannelInactive()
+        #expect(script.closes.load(ordering: .relaxed) == 1)
+        writer.write(ByteBuffer(string: "late"))
+        writer.finish()
+        #expect(try written(channel).isEmpty)
+        // A close callback added after the end runs at once.
+        writer.onClose { script.closes.add(1, ordering: .relaxed) }
+        #expect(script.closes.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("a request sent behind an open stream is neither answered nor passed on; the connection closes when the stream ends")
+    func requestBehindStream() throws {
+        let script = StreamScript()
+        let route = ScriptedFastPath { _ in script.answer }
+        let channel = try channel(route)
+        try send(request("/fast"), to: channel)
+        _ = try written(channel)
+        try send(request("/other"), to: channel)
+        #expect(try passedOn(channel).isEmpty && route.askedCount == 1)
+        #expect(try written(channel).isEmpty)
+        try #require(script.writer.withLock { $0 }).finish()
+        #expect(try written(channel) == [.end(nil)])
+        #expect(!channel.isActive, "closed: the request behind the stream cannot be answered in order")
+    }
+
+    @Test("a graceful shutdown ends an open stream's body before the connection is closed")
+    func streamAtShutdown() throws {
+        let script = StreamScript()
+        let channel = try channel(ScriptedFastPath { _ in script.answer })
+        try send(request("/fast"), to: channel)
+        _ = try written(channel)
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(try written(channel) == [.end(nil)])
+        #expect(script.closes.load(ordering: .relaxed) == 1)
     }
 }

@@ -34,21 +34,29 @@ struct ConfigUpdateRoutes: Sendable {
         group.get("updates") { request, context in try await respond(to: request, context: context) }
     }
 
+    /// The response headers of a stream.
+    static let headers: HTTPFields = [
+        .contentType: "text/event-stream", .cacheControl: "no-store",
+        // nginx: pass each event on as it is written.
+        HTTPField.Name("X-Accel-Buffering")!: "no",
+    ]
+
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+
+    /// A stream for a caller whose token this replica has not verified yet, or any the fast path
+    /// (`ConfigUpdateFastPath`) leaves: the same events, written from the connection's task.
     func respond(to request: Request, context: SesameRequestContext) async throws -> Response {
         let query = try ConfigRoutes.Query(request.uri)
         let caller = try await routes.gate.authenticate(request, context: context)
-        let (token, claims) = (request.bearerCredential ?? "", caller.claims)
-        let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!]
-        let headers: HTTPFields = [
-            .contentType: "text/event-stream", .cacheControl: "no-store",
-            // nginx: pass each event on as it is written.
-            HTTPField.Name("X-Accel-Buffering")!: "no",
-        ]
-        let body = ResponseBody { [routes, notices] writer in
-            var stream = UpdateStream(routes: routes, query: query, token: token, firstClaims: claims, announced: lastEventID)
+        try notices.admit(subject: caller.claims.subject.value)
+        let stream = UpdateStream(
+            routes: routes, query: query, token: request.bearerCredential ?? "", firstClaims: caller.claims,
+            announced: request.headers[Self.lastEventID])
+        let body = ResponseBody { [notices] writer in
+            var stream = stream
             try await stream.run(writing: &writer, notices: notices)
         }
-        return Response(status: .ok, headers: headers, body: body)
+        return Response(status: .ok, headers: Self.headers, body: body)
     }
 }
 
@@ -57,7 +65,7 @@ struct ConfigUpdateRoutes: Sendable {
 /// A notice is answered synchronously from delivery's memory (the remembered token, the app's
 /// state, the ETag) unless the token must be verified again, so 10,000 streams woken by one
 /// change cost no suspension each.
-private struct UpdateStream {
+struct UpdateStream: Sendable {
     let routes: ConfigRoutes
     let query: ConfigRoutes.Query
     let token: String
@@ -66,47 +74,92 @@ private struct UpdateStream {
     /// The ETag last announced (or `Last-Event-ID`), `none` after `no_config`.
     var announced: String?
 
+    /// The token checked again, once it is no longer remembered.
+    enum Verification: Sendable {
+        case valid(AccessTokenClaims)
+        /// Expired, or signed by a key that left the set.
+        case invalid
+        /// The signing keys could not be loaded (PostgreSQL away).
+        case unknown
+    }
+
     /// Writes the stream's events until it ends (a kill switch, a refusal, the token's expiry, the
-    /// client gone, or the service shutting down: `AppChangeNotices` then finishes every subscription).
+    /// client gone, or the server shutting down).
     mutating func run(writing writer: inout any ResponseBodyWriter, notices: AppChangeNotices) async throws {
         // Subscribed only once the body is being written, so a response never written (the
         // client gone first) leaves no subscription behind; the first events are read after it.
-        let subscription = notices.subscribe(firstClaims.appID)
+        let (subscription, noticeStream) = notices.notices(for: firstClaims.appID, subject: firstClaims.subject.value)
         defer { notices.cancel(subscription) }
-        try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-        var (events, ends) = events(claims: firstClaims)
-        try await writer.write(events)
+        var (bytes, ends) = opening()
+        try await writer.write(bytes)
         if ends { return try await writer.finish(nil) }
-        for await notice in subscription.notices {
-            if let claims = routes.gate.tokens.remembered(token) {
-                (events, ends) = self.events(claims: claims)
-            } else {
-                (events, ends) = await eventsVerifyingAgain()
+        // The server waits for this response before it stops: end the stream when it begins to,
+        // and the client reconnects elsewhere.
+        try await withGracefulShutdownHandler {
+            for await notice in noticeStream {
+                if let answer = events(on: notice) {
+                    (bytes, ends) = answer
+                } else {
+                    (bytes, ends) = events(after: await verifyAgain(), on: notice)
+                }
+                try await writer.write(bytes)
+                if ends { break }
             }
-            if notice == .tick && events.readableBytes == 0 && !ends { events.writeString(": heartbeat\n\n") }
-            try await writer.write(events)
-            if ends { break }
+        } onGracefulShutdown: {
+            notices.end(subscription)
         }
         try await writer.finish(nil)
     }
 
-    /// The token is no longer remembered (expired, or the key set changed): verify it again.
-    private mutating func eventsVerifyingAgain() async -> (ByteBuffer, ends: Bool) {
+    /// What a stream says first: the reconnect delay, then the state now.
+    mutating func opening() -> (ByteBuffer, ends: Bool) {
+        var (events, ends) = events(claims: firstClaims)
+        events.prependRetry()
+        return (events, ends)
+    }
+
+    /// What a notice calls for, answered from memory; nil when the token is no longer remembered
+    /// (expired, or the key set changed): `verifyAgain()`, then `events(after:on:)`.
+    mutating func events(on notice: AppChangeNotices.Notice) -> (ByteBuffer, ends: Bool)? {
+        if notice == .shutdown { return (ByteBuffer(), true) }
+        guard let claims = routes.gate.tokens.remembered(token) else { return nil }
+        return Self.heartbeat(events(claims: claims), on: notice)
+    }
+
+    /// Verifies the token again (it may wait for the signing keys).
+    func verifyAgain() async -> Verification {
         do {
-            return events(claims: try await routes.gate.tokens.verify(token))
+            return .valid(try await routes.gate.tokens.verify(token))
         } catch is TokenError {
-            // Expired, or signed by a key that left the set.
-            var events = ByteBuffer()
-            if firstClaims.expiration.value <= Date() {
-                events.writeString("event: token_expired\ndata: {}\n\n")
-            } else {
-                events.writeString("event: refused\ndata: {\"status\":401,\"code\":\"invalid_token\",\"message\":\"The access token is no longer valid.\"}\n\n")
-            }
-            return (events, true)
+            return .invalid
         } catch {
-            // The signing keys could not be loaded (PostgreSQL away): say nothing, look again at the next notice.
-            return (ByteBuffer(), false)
+            return .unknown
         }
+    }
+
+    /// What a notice calls for once the token was verified again.
+    mutating func events(after verification: Verification, on notice: AppChangeNotices.Notice) -> (ByteBuffer, ends: Bool) {
+        var events = ByteBuffer()
+        switch verification {
+        case .valid(let claims):
+            return Self.heartbeat(self.events(claims: claims), on: notice)
+        case .invalid where firstClaims.expiration.value <= Date():
+            events.writeString("event: token_expired\ndata: {}\n\n")
+            return (events, true)
+        case .invalid:
+            events.writeString("event: refused\ndata: {\"status\":401,\"code\":\"invalid_token\",\"message\":\"The access token is no longer valid.\"}\n\n")
+            return (events, true)
+        case .unknown:
+            // Say nothing (but the heartbeat), look again at the next notice.
+            return Self.heartbeat((events, false), on: notice)
+        }
+    }
+
+    /// A tick with nothing to say says it is alive.
+    private static func heartbeat(_ answer: (ByteBuffer, ends: Bool), on notice: AppChangeNotices.Notice) -> (ByteBuffer, ends: Bool) {
+        var (events, ends) = answer
+        if notice == .tick && events.readableBytes == 0 && !ends { events.writeString(": heartbeat\n\n") }
+        return (events, ends)
     }
 
     /// The events to send now for a caller with `claims`, and whether the stream ends after them.
@@ -161,5 +214,14 @@ private struct UpdateStream {
     /// `text` as a JSON string (SSE data is one line: JSON escapes newlines).
     static func json(_ text: String) -> String {
         String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+}
+
+extension ByteBuffer {
+    /// Puts the stream's reconnect delay before its first events.
+    fileprivate mutating func prependRetry() {
+        var withRetry = ByteBuffer(string: "retry: 3000\n\n")
+        withRetry.writeBuffer(&self)
+        self = withRetry
     }
 }

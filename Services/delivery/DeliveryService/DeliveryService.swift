@@ -34,7 +34,7 @@ public enum DeliveryService: SesameServiceDefinition {
             store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
             lifetimes: dependencies.configuration.tokenLifetimes, signs: false, logger: logger)
         let tokens = AccessTokenVerifier(authority: authority)
-        let notices = AppChangeNotices()
+        let notices = AppChangeNotices(streamsPerInstall: dependencies.configuration.streamsPerInstall)
         let cache = DeliveryCache(notices: notices)
         let configuration = dependencies.configuration
         let gate = AccessGate(
@@ -47,7 +47,10 @@ public enum DeliveryService: SesameServiceDefinition {
         let configGroup = parts.group("v1/config", servedFromMemory: true)
         configRoutes.addRoutes(to: configGroup)
         ConfigUpdateRoutes(routes: configRoutes, notices: notices).addRoutes(to: configGroup)
-        parts.fastPaths = [ConfigFastPath(routes: configRoutes, logger: logger)]
+        parts.fastPaths = [
+            ConfigFastPath(routes: configRoutes, logger: logger),
+            ConfigUpdateFastPath(routes: configRoutes, notices: notices, logger: logger),
+        ]
         PinRoutes(gate: gate).addRoutes(to: parts.group("v1/pins", servedFromMemory: true))
         // Per-user documents may be larger than the default body limit.
         UserDataRoutes(

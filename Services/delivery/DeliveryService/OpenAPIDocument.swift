@@ -179,7 +179,7 @@ enum OpenAPIDocument {
     ],
     "operationId": "getConfigUpdates",
     "summary": "Live config: server-sent events telling a running app that its config changed.",
-    "description": "Held open until the access token expires (then `token_expired`), a kill switch\n(`version_disabled`, with the admin's reason) or a refusal (`refused`: the install or debug\ntoken revoked, the tier closed, the token no longer valid); every gate of `GET /v1/config`\nis checked again at each change and every 10 s. `config` events (`id:` the ETag, `data:\n{\"etag\": …}`) come on connect and whenever what `GET /v1/config` with the same `version` and\n`scope` would answer changes: refetch with `If-None-Match` when it differs from the copy\nheld. `no_config` when nothing is published. A `: heartbeat` comment every 10 s. Reconnect\nwith `Last-Event-ID` (the ETag last seen) after the `retry:` delay the stream sets.\n",
+    "description": "Held open until the access token expires (then `token_expired`), a kill switch\n(`version_disabled`, with the admin's reason) or a refusal (`refused`: the install or debug\ntoken revoked, the tier closed, the token no longer valid); every gate of `GET /v1/config`\nis checked again at each change and every 10 s. `config` events (`id:` the ETag, `data:\n{\"etag\": …}`) come on connect and whenever what `GET /v1/config` with the same `version` and\n`scope` would answer changes: refetch with `If-None-Match` when it differs from the copy\nheld. `no_config` when nothing is published. A `: heartbeat` comment every 10 s. The body\nalso ends, with no event, when the replica shuts down. Reconnect with `Last-Event-ID` (the\nETag last seen) after the `retry:` delay the stream sets.\n",
     "parameters": [
      {
       "name": "version",
@@ -248,7 +248,22 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Unauthorized"
      },
      "429": {
-      "$ref": "#/components/responses/RateLimited"
+      "description": "`rate_limited`: per client address or per attested key; or `too_many_streams`: the\ninstall holds `SESAME_STREAMS_PER_INSTALL` streams open on this replica already.\n",
+      "headers": {
+       "X-Request-Id": {
+        "$ref": "#/components/headers/RequestID"
+       },
+       "Retry-After": {
+        "$ref": "#/components/headers/RetryAfter"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      },
      "503": {
       "$ref": "#/components/responses/AppUnavailable"
