@@ -32,6 +32,7 @@ let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metri
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioFoundationCompat: Target.Dependency = .product(name: "NIOFoundationCompat", package: "swift-nio")
 let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
@@ -388,7 +389,8 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
             name: "sesame-streams-benchmark",
             dependencies: [
                 "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameServer", "SesameStorage",
-                "SesameTestSupport", "BenchmarkSupport", "SesameLogging", hummingbirdTesting, httpTypes, logging, nioCore, nioPosix, nioHTTP1,
+                "SesameTestSupport", "BenchmarkSupport", "SesameLogging", sesameKit, hummingbirdTesting, httpTypes, logging, nioCore, nioPosix,
+                nioHTTP1, nioFoundationCompat,
             ],
             path: "Benchmarks/StreamsBenchmark"
         ),

@@ -1,7 +1,9 @@
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
+import SesameKit
 import Synchronization
 
 /// Many open `GET /v1/config/updates` streams, each a plain NIO connection on one event loop (so
@@ -102,7 +104,7 @@ private final class EventStreamReader: ChannelInboundHandler {
 
     let stream: Int
     let fleet: EventStreamFleet
-    private var pending = ""
+    private var parser = ServerSentEventParser()
     private var status: HTTPResponseStatus?
 
     init(stream: Int, fleet: EventStreamFleet) {
@@ -119,16 +121,8 @@ private final class EventStreamReader: ChannelInboundHandler {
             }
         case .body(let buffer):
             let now = ContinuousClock.now
-            pending += String(buffer: buffer)
-            while let end = pending.range(of: "\n\n") {
-                let block = pending[..<end.lowerBound]
-                pending.removeSubrange(..<end.upperBound)
-                var (event, id) = ("", "")
-                for line in block.split(separator: "\n") {
-                    if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
-                    if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
-                }
-                if !event.isEmpty { fleet.record(.init(stream: stream, event: event, id: id, at: now)) }
+            for event in parser.feed(Data(buffer: buffer)) {
+                fleet.record(.init(stream: stream, event: event.event, id: event.id ?? "", at: now))
             }
         case .end:
             fleet.streamEnded()

@@ -13,7 +13,8 @@ struct ConfigUpdateStreamTests {
     /// One open stream's events, read as they arrive.
     final class EventReader {
         private var chunks: AsyncThrowingStream<Data, any Error>.AsyncIterator
-        private var pending = ""
+        private var parser = ServerSentEventParser()
+        private var ready: [ServerSentEvent] = []
         let status: Int
 
         init(delivery: any TestClientProtocol, token: String, lastEventID: String? = nil) async throws {
@@ -27,28 +28,19 @@ struct ConfigUpdateStreamTests {
 
         /// The rest of the body as text (a refusal's JSON).
         func body() async throws -> String {
-            while let chunk = try await chunks.next() { pending += String(decoding: chunk, as: UTF8.self) }
-            return pending
+            var text = ""
+            while let chunk = try await chunks.next() { text += String(decoding: chunk, as: UTF8.self) }
+            return text
         }
 
-        /// The next event (name, id, data), skipping comments and `retry:`; nil when the stream ended.
+        /// The next event (name, id, data), as SesameKit's parser reads it; nil when the stream ended.
         func next() async throws -> (event: String, id: String?, data: String)? {
-            while true {
-                if let end = pending.range(of: "\n\n") {
-                    let block = pending[..<end.lowerBound]
-                    pending.removeSubrange(..<end.upperBound)
-                    var (event, id, data): (String?, String?, String) = (nil, nil, "")
-                    for line in block.split(separator: "\n") {
-                        if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
-                        if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
-                        if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
-                    }
-                    if let event { return (event, id, data) }
-                    continue
-                }
+            while ready.isEmpty {
                 guard let chunk = try await chunks.next() else { return nil }
-                pending += String(decoding: chunk, as: UTF8.self)
+                ready += parser.feed(chunk)
             }
+            let event = ready.removeFirst()
+            return (event.event, event.id, event.data)
         }
     }
 

@@ -1,22 +1,29 @@
 import Foundation
 
-/// One server-sent event (the fields SesameKit reads).
-struct ServerSentEvent: Sendable, Equatable {
-    var event = "message"
-    var data = ""
-    var id: String?
+/// One server-sent event (the fields SesameKit reads). `package`: the server's tests and
+/// benchmarks read delivery's streams with the parser the app uses.
+package struct ServerSentEvent: Sendable, Equatable {
+    package var event = "message"
+    package var data = ""
+    package var id: String?
+
+    package init(event: String = "message", data: String = "", id: String? = nil) {
+        (self.event, self.data, self.id) = (event, data, id)
+    }
 }
 
 /// Cuts a `text/event-stream` into events, as the HTML standard's parsing rules say: lines end at
 /// LF (a CR before it is dropped), a blank line dispatches, `:` starts a comment, `data` lines join
 /// with LF, an event with no data is not dispatched.
-struct ServerSentEventParser {
+package struct ServerSentEventParser {
     private var pending = Data()
     private var event = ServerSentEvent()
     private var hasData = false
 
     /// Feeds `chunk`; returns the events it completed.
-    mutating func feed(_ chunk: Data) -> [ServerSentEvent] {
+    package init() {}
+
+    package mutating func feed(_ chunk: Data) -> [ServerSentEvent] {
         pending.append(chunk)
         var events: [ServerSentEvent] = []
         while let newline = pending.firstIndex(of: 0x0A) {
