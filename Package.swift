@@ -116,8 +116,16 @@ if declaresServer {
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
     ]
     package.targets += [
+        // MARK: Build tools
+
+        // Embeds each service's openapi.yaml and the dashboard's assets at build time.
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedFilesTool"], path: "Plugins/EmbedFiles"),
+        .executableTarget(
+            name: "EmbedFilesTool", dependencies: [.product(name: "Yams", package: "Yams")], path: "Plugins/EmbedFilesTool"),
+
         // MARK: Shared libraries
 
         .target(name: "CBOR", path: "Shared/CBOR"),
@@ -188,7 +196,8 @@ if declaresServer {
                 "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
                 asn1, httpTypes, metrics,
             ],
-            path: "Services/auth/AuthService"
+            path: "Services/auth/AuthService",
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(name: "sesame-auth", dependencies: ["AuthService", "SesameServer"], path: "Services/auth/sesame-auth"),
         .target(
@@ -198,7 +207,8 @@ if declaresServer {
                 "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore,
             ],
-            path: "Services/delivery/DeliveryService"
+            path: "Services/delivery/DeliveryService",
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(
             name: "sesame-delivery", dependencies: ["DeliveryService", "SesameServer"], path: "Services/delivery/sesame-delivery"),
@@ -212,8 +222,9 @@ if declaresServer {
                 postgresNIO, httpTypes, argumentParser,
             ],
             path: "Services/admin/AdminService",
-            // Embedded into DashboardAssets.swift by Assets/embed.py.
-            exclude: ["Dashboard/Assets"]
+            // Embedded by the EmbedFiles plugin.
+            exclude: ["Dashboard/Assets"],
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
 
@@ -407,7 +418,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
 
 // The upcoming-language settings Hummingbird builds with: `any` spelled out, and members visible
 // only from modules a file imports.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
     ]

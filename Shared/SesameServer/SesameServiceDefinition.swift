@@ -23,8 +23,8 @@ public protocol SesameServiceDefinition: Sendable {
     /// Whether the service keeps serving from memory while PostgreSQL is down, so that readiness
     /// reports `degraded` rather than taking it out of the balancer.
     static var servesWithoutDatabase: Bool { get }
-    /// Its OpenAPI 3.1 document as JSON (`Services/<name>/openapi.yaml`, embedded by
-    /// `Services/embed-openapi.py`), served at `GET /openapi.json`. Every route it registers is in it:
+    /// Its OpenAPI 3.1 document as JSON (`Services/<name>/openapi.yaml`, embedded at build
+    /// time by the `EmbedFiles` plugin), served at `GET /openapi.json`. Every route it registers is in it:
     /// `OpenAPIContractTests` fails otherwise.
     static var openAPIDocument: String { get }
 }

@@ -33,15 +33,15 @@ struct DashboardRulesTests {
         #expect(!token.contains(session) && token.count == 43)
     }
 
-    @Test("the embedded assets are the files in Dashboard/Assets (run Assets/embed.py after editing them)")
+    @Test("the dashboard serves the files in Dashboard/Assets as they are (embedded by the EmbedFiles plugin)")
     func embeddedAssets() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Services/admin/AdminService/Dashboard/Assets").standardizedFileURL
-        for (embedded, file) in [(DashboardAssets.page, "index.html"), (DashboardAssets.script, "app.js"), (DashboardAssets.style, "style.css")] {
+        for (embedded, file) in [(DashboardAssets.indexHTML, "index.html"), (DashboardAssets.appJS, "app.js"), (DashboardAssets.styleCSS, "style.css")] {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-            #expect(embedded == text.trimmingCharacters(in: .newlines), "\(file) differs from DashboardAssets.swift")
+            #expect(embedded == text.trimmingCharacters(in: .newlines), "\(file) is not served as it is")
         }
         // No inline script anywhere the CSP would have to allow it.
-        #expect(!DashboardAssets.page.contains("<script>") && !DashboardAssets.page.contains("onclick="))
+        #expect(!DashboardAssets.indexHTML.contains("<script>") && !DashboardAssets.indexHTML.contains("onclick="))
     }
 }

@@ -64,6 +64,7 @@ class Browser:
         options.binary_location = "/usr/bin/chromium"
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1440,1000"):
             options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         authenticator = VirtualAuthenticatorOptions()
         authenticator.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
@@ -91,6 +92,10 @@ class Browser:
         except TimeoutException:
             found = self.driver.find_element(By.CSS_SELECTOR, css).text if self.driver.find_elements(By.CSS_SELECTOR, css) else "(absent)"
             raise Failure(f"'{text}' never appeared in {css}: {found!r}")
+
+    def console_errors(self):
+        """What the page has logged as errors since the last call (a missing icon is one)."""
+        return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
     def renders(self):
         return int(self.driver.execute_script("return document.body.dataset.rendered || '0'"))
@@ -166,6 +171,11 @@ def main():
         owner.open(owner_invite[len(base):])
         owner.text_appears("h1", "Join " + APP)
         owner.shot("01-invitation")
+        icon = owner.driver.execute_script("return document.querySelector('link[rel=icon]').href")
+        with urllib.request.urlopen(icon, timeout=30) as response:
+            expect(response.headers["Content-Type"] == "image/svg+xml", f"the page's icon {icon}: {response.headers['Content-Type']}")
+        errors = owner.console_errors()
+        expect(errors == [], f"the page logged errors on load: {errors}")
         owner.click("#register")
         owner.find("#nav-overview")
         cookie = owner.driver.get_cookie("__Host-sesame_session")

@@ -2,7 +2,7 @@ import HTTPTypes
 import Hummingbird
 import SesameHTTP
 
-/// `GET /dashboard` (the page), `/dashboard/app.js` and `/dashboard/app.css`, each with the
+/// `GET /dashboard` (the page), `/dashboard/app.js`, `/dashboard/app.css` and its icon, each with the
 /// headers that keep the dashboard's origin to itself: a CSP that allows only its own script and
 /// style (no inline script) and no framing, no MIME sniffing, no referrer.
 struct DashboardPageRoutes {
@@ -18,9 +18,10 @@ struct DashboardPageRoutes {
 
     func addRoutes(to routes: some RouterMethods<SesameRequestContext>) {
         // The router treats `/dashboard` and `/dashboard/` as one path.
-        routes.get("dashboard") { _, _ in Self.asset(DashboardAssets.page, type: "text/html; charset=utf-8") }
-        routes.get("dashboard/app.js") { _, _ in Self.asset(DashboardAssets.script, type: "text/javascript; charset=utf-8") }
-        routes.get("dashboard/app.css") { _, _ in Self.asset(DashboardAssets.style, type: "text/css; charset=utf-8") }
+        routes.get("dashboard") { _, _ in Self.asset(DashboardAssets.indexHTML, type: "text/html; charset=utf-8") }
+        routes.get("dashboard/app.js") { _, _ in Self.asset(DashboardAssets.appJS, type: "text/javascript; charset=utf-8") }
+        routes.get("dashboard/app.css") { _, _ in Self.asset(DashboardAssets.styleCSS, type: "text/css; charset=utf-8") }
+        routes.get("dashboard/favicon.svg") { _, _ in Self.asset(DashboardAssets.faviconSVG, type: "image/svg+xml") }
     }
 
     static func asset(_ text: String, type: String) -> Response {
