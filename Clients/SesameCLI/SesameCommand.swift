@@ -8,16 +8,14 @@ public struct SesameCommand: AsyncParsableCommand {
         abstract: "Sesame: ship an iOS app with no secrets inside.",
         discussion: """
             Commands that talk to Sesame read the server from --url or SESAME_URL and the provisioning \
-            key from SESAME_KEY (or --key). Exit status: 0 done, 1 refused (by the server, or a wrong \
-            vault password), 2 the command could not be carried out (bad input, file, network).
+            key from SESAME_KEY (or --key). The seed's forms are aliases: `sesame config:view` is \
+            `sesame config view`, `sesame upload` is `sesame config upload`. Exit status: 0 done, \
+            1 refused (by the server, or a wrong vault password), 2 the command could not be carried \
+            out (bad input, file, network).
             """,
         subcommands: [
-            UploadCommand.self, EncryptCommand.self, DecryptCommand.self, KeysCreateCommand.self, KeysRevokeCommand.self,
-            ConfigViewCommand.self, ConfigDeleteCommand.self, ConfigHistoryCommand.self, ConfigRollbackCommand.self,
-            ConfigResolveCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, KeysListCommand.self, DevicesListCommand.self,
-            DevicesRevokeCommand.self, PinsAddCommand.self, PinsListCommand.self, PinsRemoveCommand.self, PinsSigningKeyCommand.self,
-            PinsPrepareSigningKeyCommand.self, PinsRotateSigningKeyCommand.self, KillSwitchCommand.self, RevokeCommand.self, BlobUploadCommand.self, DebugTokensCreateCommand.self,
-            DebugTokensListCommand.self, DebugTokensRevokeCommand.self, PolicyViewCommand.self, PolicySetCommand.self, AttestCommand.self,
+            ConfigGroup.self, KeysGroup.self, DevicesGroup.self, PinsGroup.self, DebugTokensGroup.self, PolicyGroup.self, BlobGroup.self,
+            KillSwitchCommand.self, RevokeCommand.self, EncryptCommand.self, DecryptCommand.self, AttestCommand.self,
         ]
     )
 
@@ -30,7 +28,7 @@ extension SesameCommand {
     /// use 64).
     public static func runAndExit(_ arguments: [String]? = nil) async -> Never {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parse(commandLine: arguments ?? Array(CommandLine.arguments.dropFirst()))
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {
@@ -44,5 +42,30 @@ extension SesameCommand {
             if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
             Foundation.exit(2)
         }
+    }
+}
+
+extension SesameCommand {
+    /// Parses a command line (without the program name), the seed's forms included.
+    public static func parse(commandLine arguments: [String]) throws -> any ParsableCommand {
+        try parseAsRoot(expandingAliases(arguments))
+    }
+
+    /// The seed's command names, each as the group and command it now is: `group:command` for every
+    /// command of every group, and `upload` for `config upload`.
+    static let aliases: [String: [String]] = {
+        var aliases = ["upload": [ConfigGroup._commandName, UploadCommand._commandName]]
+        for group in configuration.subcommands {
+            for command in group.configuration.subcommands {
+                aliases["\(group._commandName):\(command._commandName)"] = [group._commandName, command._commandName]
+            }
+        }
+        return aliases
+    }()
+
+    /// `arguments` with a leading alias replaced by the group and command it names.
+    static func expandingAliases(_ arguments: [String]) -> [String] {
+        guard let first = arguments.first, let expansion = aliases[first] else { return arguments }
+        return expansion + arguments.dropFirst()
     }
 }

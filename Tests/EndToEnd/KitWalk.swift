@@ -83,9 +83,9 @@ struct KitWalk: Sendable {
             try Data(#"{"api_keys":{"stripe":"sk-5"},"features":{"chat":true}}"#.utf8).write(to: config)
             defer { try? FileManager.default.removeItem(at: config) }
             _ = try await suite.sesame(["upload", "--file", config.path, "--ver", "5.*", "--tier", "features=debug"], key: key)
-            let token = try await suite.sesame(["debug-tokens:create", "--name", "e2e-ci", "--ttl", "1h"], key: key)
+            let token = try await suite.sesame(["debug-tokens", "create", "--name", "e2e-ci", "--ttl", "1h"], key: key)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            try expect(token.hasPrefix("sesame_debug_"), "debug-tokens:create printed \(token)")
+            try expect(token.hasPrefix("sesame_debug_"), "debug-tokens create printed \(token)")
             let arguments = [
                 "fetch", "--url", gateway.absoluteString, "--team-id", team, "--bundle-id", bundle, "--app-version", "5.0", "--debug-token",
                 "--show-values",
@@ -98,8 +98,8 @@ struct KitWalk: Sendable {
             try expect(
                 ci.output.contains("tier debug") && ci.output.contains("features.chat = true")
                     && ci.output.contains("Withheld at this tier: api_keys") && !ci.output.contains("sk-5"), "sesame-device --debug-token: \(ci.output)")
-            let audit = try await suite.sesame(["debug-tokens:list"], key: key)
-            try expect(audit.contains("e2e-ci"), "debug-tokens:list: \(audit)")
+            let audit = try await suite.sesame(["debug-tokens", "list"], key: key)
+            try expect(audit.contains("e2e-ci"), "debug-tokens list: \(audit)")
         }
         try await step(16, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
             try await suite.runSuite(["down"])

@@ -26,8 +26,8 @@ struct Walk: Sendable {
         }
         try await step(1, "operator registers the app; the CLI uploads * and 2.*") {
             key = try await suite.sesame(
-                ["keys:create", "--as-operator", "--team-id", device.appID.team, "--bundle-id", device.appID.bundle, "--name", "e2e"])
-            try expect(key.hasPrefix("sk_prod_"), "keys:create printed \(key)")
+                ["keys", "create", "--as-operator", "--team-id", device.appID.team, "--bundle-id", device.appID.bundle, "--name", "e2e"])
+            try expect(key.hasPrefix("sk_prod_"), "keys create printed \(key)")
             try await upload(["tier": "default", "api_keys": ["maps": "m-1"]], pattern: "*", key: key)
             try await upload(["tier": "two", "api_keys": ["stripe": "sk-2", "maps": "m-2"], "features": ["chat": true]], pattern: "2.*", key: key)
         }
@@ -96,7 +96,7 @@ struct Walk: Sendable {
             let blob = Data((0..<(300 * 1024)).map { _ in UInt8.random(in: 0...255) })
             let file = work.appendingPathComponent("model.bin")
             try blob.write(to: file)
-            try await suite.sesame(["blob:upload", "--file", file.path], key: key)
+            try await suite.sesame(["blob", "upload", "--file", file.path], key: key)
             let link = try await device.call("GET", "/v1/blob/model.bin")
             guard link.status == 200, let url = link.json["url"] as? String else { throw WalkFailure("blob link: \(link.status)") }
             let download = try await device.gateway.send("GET", url)

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SesameVault
 
-/// `sesame upload`: publish a config file for a version pattern.
+/// `sesame config upload` (alias `sesame upload`): publish a config file for a version pattern.
 struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "upload", abstract: "Publish a JSON config file for a version pattern (a new revision).",
@@ -57,9 +57,9 @@ extension UploadCommand {
     }
 }
 
-/// `sesame config:view`.
+/// `sesame config view`.
 struct ConfigViewCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "config:view", abstract: "Show the config manifest: every published pattern.")
+    static let configuration = CommandConfiguration(commandName: "view", abstract: "Show the config manifest: every published pattern.")
 
     @OptionGroup var server: ServerOptions
 
@@ -75,7 +75,7 @@ struct ConfigViewCommand: AsyncParsableCommand {
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             let patterns = reply.object["patterns"] as? [[String: Any]] ?? []
             guard !patterns.isEmpty else {
-                return Console.current.out("No config is published. Upload one with: sesame upload --file config.json --ver '*'")
+                return Console.current.out("No config is published. Upload one with: sesame config upload --file config.json --ver '*'")
             }
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "LOWER TIERS", "UPDATED", "BY"],
@@ -87,10 +87,10 @@ struct ConfigViewCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame config:delete`.
+/// `sesame config delete`.
 struct ConfigDeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config:delete", abstract: "Delete one version pattern (--ver) or, with --all, every pattern. History is kept.")
+        commandName: "delete", abstract: "Delete one version pattern (--ver) or, with --all, every pattern. History is kept.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern to delete.") var ver: String?
@@ -108,9 +108,9 @@ struct ConfigDeleteCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame config:history`.
+/// `sesame config history`.
 struct ConfigHistoryCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "config:history", abstract: "List the revisions of a pattern (or of all).")
+    static let configuration = CommandConfiguration(commandName: "history", abstract: "List the revisions of a pattern (or of all).")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "Only this version pattern.") var ver: String?
@@ -135,14 +135,14 @@ struct ConfigHistoryCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame config:rollback`.
+/// `sesame config rollback`.
 struct ConfigRollbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config:rollback", abstract: "Publish an earlier revision's exact config again, as a new revision.")
+        commandName: "rollback", abstract: "Publish an earlier revision's exact config again, as a new revision.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
-    @Option(help: "The revision to restore (see config:history).") var revision: Int
+    @Option(help: "The revision to restore (see config history).") var revision: Int
 
     func run() async throws {
         try await reportingFailures {
@@ -152,10 +152,10 @@ struct ConfigRollbackCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame config:resolve`.
+/// `sesame config resolve`.
 struct ConfigResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config:resolve", abstract: "Show which pattern and revision an app at a version gets (a dry run).")
+        commandName: "resolve", abstract: "Show which pattern and revision an app at a version gets (a dry run).")
 
     @OptionGroup var server: ServerOptions
     @Option(name: .customLong("app-version"), help: "The app version, such as 2.1.3.") var appVersion: String

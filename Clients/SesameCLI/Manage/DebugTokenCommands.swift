@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
 
-/// `sesame debug-tokens:create`.
+/// `sesame debug-tokens create`.
 struct DebugTokensCreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "debug-tokens:create",
+        commandName: "create",
         abstract: "Create a debug token: the Simulator, CI or a developer's device gets debug-tier tokens with it instead of App Attest.",
         discussion: """
             The token is printed once on standard output (Sesame keeps only its hash), so \
-            `export SESAME_DEBUG_TOKEN=$(sesame debug-tokens:create --name ci --ttl 7d)` works. Debug-tier \
+            `export SESAME_DEBUG_TOKEN=$(sesame debug-tokens create --name ci --ttl 7d)` works. Debug-tier \
             callers see only the config keys an upload opened to 'debug' or 'unattested'; every use is audited.
             """)
 
@@ -26,10 +26,10 @@ struct DebugTokensCreateCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame debug-tokens:list`.
+/// `sesame debug-tokens list`.
 struct DebugTokensListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "debug-tokens:list", abstract: "List the app's debug tokens (never the tokens themselves): expiry, revocation, uses.")
+        commandName: "list", abstract: "List the app's debug tokens (never the tokens themselves): expiry, revocation, uses.")
 
     @OptionGroup var server: ServerOptions
 
@@ -38,7 +38,7 @@ struct DebugTokensListCommand: AsyncParsableCommand {
             let reply = try await server.client().get("debug-tokens")
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             let tokens = reply.object["tokens"] as? [[String: Any]] ?? []
-            guard !tokens.isEmpty else { return Console.current.out("No debug tokens. Create one with: sesame debug-tokens:create --name ci") }
+            guard !tokens.isEmpty else { return Console.current.out("No debug tokens. Create one with: sesame debug-tokens create --name ci") }
             Console.current.out(
                 Table.render(
                     ["NAME", "ID", "EXPIRES", "REVOKED", "USES", "LAST USED"],
@@ -52,14 +52,14 @@ struct DebugTokensListCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame debug-tokens:revoke`.
+/// `sesame debug-tokens revoke`.
 struct DebugTokensRevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "debug-tokens:revoke",
+        commandName: "revoke",
         abstract: "Revoke a debug token by name or id: it is exchanged no more, and what it earned expires with the access token.")
 
     @OptionGroup var server: ServerOptions
-    @Argument(help: "The token's name or id (from debug-tokens:list).") var nameOrID: String
+    @Argument(help: "The token's name or id (from debug-tokens list).") var nameOrID: String
 
     func run() async throws {
         try await reportingFailures {

@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
 
-/// `sesame config:body`.
+/// `sesame config body`.
 struct ConfigBodyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config:body", abstract: "Print a revision's config as stored (the published one by default; a zero-knowledge envelope as is).")
+        commandName: "body", abstract: "Print a revision's config as stored (the published one by default; a zero-knowledge envelope as is).")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
-    @Option(help: "A revision number (from config:history); the published one when omitted.") var revision: Int?
+    @Option(help: "A revision number (from config history); the published one when omitted.") var revision: Int?
 
     func run() async throws {
         try await reportingFailures {
@@ -16,17 +16,17 @@ struct ConfigBodyCommand: AsyncParsableCommand {
             query["revision"] = revision.map(String.init)
             let reply = try await server.client().get("config/body", query: query)
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            // The config alone on standard output, so `sesame config:body --ver '*' > config.json` round-trips.
+            // The config alone on standard output, so `sesame config body --ver '*' > config.json` round-trips.
             Console.current.out(JSONDisplay.describe(reply.object["config"], pretty: true))
             Console.current.error("Pattern '\(ver)', revision \(text(reply.object["revision"])).")
         }
     }
 }
 
-/// `sesame config:diff`.
+/// `sesame config diff`.
 struct ConfigDiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config:diff", abstract: "Show what changed between two revisions of a pattern (to the published one by default).")
+        commandName: "diff", abstract: "Show what changed between two revisions of a pattern (to the published one by default).")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
@@ -56,10 +56,10 @@ struct ConfigDiffCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame keys:list`.
+/// `sesame keys list`.
 struct KeysListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys:list", abstract: "List the app's provisioning keys: name, hint, created, last used, revoked (never the keys).")
+        commandName: "list", abstract: "List the app's provisioning keys: name, hint, created, last used, revoked (never the keys).")
 
     @OptionGroup var server: ServerOptions
 
@@ -78,10 +78,10 @@ struct KeysListCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame devices:list`.
+/// `sesame devices list`.
 struct DevicesListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices:list", abstract: "List attested installs, newest first: key id, environment, app version, first and last seen, revoked.")
+        commandName: "list", abstract: "List attested installs, newest first: key id, environment, app version, first and last seen, revoked.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "How many (1 to 500).") var limit = 100
@@ -103,7 +103,7 @@ struct DevicesListCommand: AsyncParsableCommand {
                         text($0["counter"]), Self.revocation($0),
                     ]
                 })
-            if let next = reply.object["next"] as? String { output += "\nMore: sesame devices:list --after \(next)" }
+            if let next = reply.object["next"] as? String { output += "\nMore: sesame devices list --after \(next)" }
             Console.current.out(output)
         }
     }
@@ -117,14 +117,14 @@ extension DevicesListCommand {
     }
 }
 
-/// `sesame devices:revoke`.
+/// `sesame devices revoke`.
 struct DevicesRevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices:revoke",
+        commandName: "revoke",
         abstract: "Revoke an attested install: its tokens are refused at once everywhere and it cannot refresh (it must attest a new key).")
 
     @OptionGroup var server: ServerOptions
-    @Option(name: .customLong("key-id"), help: "The device's key id, as devices:list shows it.") var keyID: String
+    @Option(name: .customLong("key-id"), help: "The device's key id, as devices list shows it.") var keyID: String
     @Option(help: "Why, for the audit log.") var reason: String
 
     func run() async throws {

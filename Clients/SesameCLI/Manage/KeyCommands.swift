@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 
-/// `sesame keys:create`.
+/// `sesame keys create`.
 struct KeysCreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys:create", abstract: "Create a provisioning key (the first key of a new app needs the operator token).",
+        commandName: "create", abstract: "Create a provisioning key (the first key of a new app needs the operator token).",
         discussion: "The new key is printed once on standard output; Sesame keeps only its hash.")
 
     @OptionGroup var server: ServerOptions
@@ -27,32 +27,44 @@ struct KeysCreateCommand: AsyncParsableCommand {
             body["keyName"] = name
             let reply = try await server.client(credential: credential).post("keys/create", body)
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            // The key alone on standard output, so `export SESAME_KEY=$(sesame keys:create …)` works.
+            // The key alone on standard output, so `export SESAME_KEY=$(sesame keys create …)` works.
             Console.current.out(text(reply.object["key"]))
             Console.current.error(reply.object["message"] as? String ?? "")
         }
     }
 }
 
-/// `sesame keys:revoke`.
+/// `sesame keys revoke`.
 struct KeysRevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys:revoke", abstract: "Revoke a provisioning key of your app.",
-        discussion: "The key to revoke is read from standard input, so it stays out of your shell history: echo \"$OLD_KEY\" | sesame keys:revoke")
+        commandName: "revoke", abstract: "Revoke a provisioning key of your app.",
+        discussion: """
+            Name the key by its id (from 'sesame keys list'), which is not a secret. To name it by the \
+            key itself without it landing in your shell history, pipe it: echo "$OLD_KEY" | sesame keys revoke -
+            """)
 
     @OptionGroup var server: ServerOptions
+    @Argument(help: "The key's id, or '-' to read the key from standard input (where it is read from when no argument is given and input is piped).")
+    var target: String?
 
     func run() async throws {
         try await reportingFailures {
-            let target = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !target.isEmpty else { throw CLIFailure("give the key to revoke on standard input", exitCode: 2) }
-            try await revoke(target)
+            let reply = try await server.client().post("keys/revoke", try revocationBody())
+            server.show(reply) { $0.message(or: "Revoked.") }
         }
     }
 
-    func revoke(_ target: String) async throws {
-        let reply = try await server.client().post("keys/revoke", ["key": target])
-        server.show(reply) { $0.message(or: "Revoked.") }
+    /// `{"keyId": …}` for an id, `{"key": …}` for the key itself.
+    func revocationBody() throws(CLIFailure) -> [String: String] {
+        var named = target
+        if named == nil || named == "-" {
+            // Waiting on a terminal would look like a hang: `keys revoke --key OLD` is a mistake to name.
+            guard named == "-" || isatty(FileHandle.standardInput.fileDescriptor) == 0 else {
+                throw CLIFailure("name the key to revoke: sesame keys revoke KEY-ID (ids from 'sesame keys list'), or pipe the key to 'sesame keys revoke -'; --key is your own credential", exitCode: 2)
+            }
+            named = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let named, !named.isEmpty else { throw CLIFailure("no key to revoke was given", exitCode: 2) }
+        return UUID(uuidString: named) != nil ? ["keyId": named] : ["key": named]
     }
 }

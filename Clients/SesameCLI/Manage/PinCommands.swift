@@ -4,10 +4,10 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// `sesame pins:add`.
+/// `sesame pins add`.
 struct PinsAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pins:add", abstract: "Pin a host (or *.domain, one label) to a TLS key: apps using the registry trust only pinned keys there.",
+        commandName: "add", abstract: "Pin a host (or *.domain, one label) to a TLS key: apps using the registry trust only pinned keys there.",
         discussion: "Give the key as --spki-sha256 (base64 SHA-256 of the SubjectPublicKeyInfo) or --from-cert cert.pem (the leaf certificate).")
 
     @OptionGroup var server: ServerOptions
@@ -46,9 +46,9 @@ struct PinsAddCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame pins:list`.
+/// `sesame pins list`.
 struct PinsListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "pins:list", abstract: "List the app's pins.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the app's pins.")
 
     @OptionGroup var server: ServerOptions
 
@@ -57,7 +57,7 @@ struct PinsListCommand: AsyncParsableCommand {
             let reply = try await server.client().get("pins")
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             let pins = reply.object["pins"] as? [[String: Any]] ?? []
-            guard !pins.isEmpty else { return Console.current.out("No pins. Add one with: sesame pins:add --domain api.example.com --from-cert cert.pem") }
+            guard !pins.isEmpty else { return Console.current.out("No pins. Add one with: sesame pins add --domain api.example.com --from-cert cert.pem") }
             Console.current.out(
                 Table.render(
                     ["DOMAIN", "SPKI SHA-256", "FQDN", "EXPIRES", "ADDED"],
@@ -71,9 +71,9 @@ struct PinsListCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame pins:remove`.
+/// `sesame pins remove`.
 struct PinsRemoveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "pins:remove", abstract: "Remove a pin.")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a pin.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The pin's domain, as listed.") var domain: String
@@ -87,34 +87,34 @@ struct PinsRemoveCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame pins:signing-key`.
+/// `sesame pins signing-key`.
 struct PinsSigningKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pins:signing-key",
+        commandName: "signing-key",
         abstract: "Print the registry's public signing key as the one-line base64 the SslPinning SDK takes (--pem for PEM).")
 
     @OptionGroup var server: ServerOptions
     @Flag(help: "Print the PEM instead.") var pem = false
-    @Flag(help: "The key prepared to sign next (pins:prepare-signing-key), not the one signing now.") var next = false
+    @Flag(help: "The key prepared to sign next (pins prepare-signing-key), not the one signing now.") var next = false
 
     func run() async throws {
         try await reportingFailures {
             let reply = try await server.client().get("pins/signing-key")
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             guard let key = reply.object[next ? "next" : "active"] as? [String: Any] else {
-                throw CLIFailure(next ? "no key is prepared; run pins:prepare-signing-key" : "no key signs yet; add a pin first", exitCode: 1)
+                throw CLIFailure(next ? "no key is prepared; run pins prepare-signing-key" : "no key signs yet; add a pin first", exitCode: 1)
             }
             Console.current.out(text(pem ? key["pem"] : key["base64"]))
         }
     }
 }
 
-/// `sesame pins:prepare-signing-key`.
+/// `sesame pins prepare-signing-key`.
 struct PinsPrepareSigningKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pins:prepare-signing-key",
+        commandName: "prepare-signing-key",
         abstract: "Make the key the next rotation switches to, without signing with it yet; prints its public key (one-line base64).",
-        discussion: "Ship this key in an app update first; once enough installs have it, run pins:rotate-signing-key.")
+        discussion: "Ship this key in an app update first; once enough installs have it, run pins rotate-signing-key.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "2048 or 4096.") var bits = 2048
@@ -124,18 +124,18 @@ struct PinsPrepareSigningKeyCommand: AsyncParsableCommand {
             let reply = try await server.client().post("pins/prepare-signing-key", ["bits": bits])
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             Console.current.out(text(reply.object["base64"]))
-            Console.current.error("Prepared; the registry is still signed with the current key until pins:rotate-signing-key.")
+            Console.current.error("Prepared; the registry is still signed with the current key until pins rotate-signing-key.")
         }
     }
 }
 
-/// `sesame pins:rotate-signing-key`.
+/// `sesame pins rotate-signing-key`.
 struct PinsRotateSigningKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pins:rotate-signing-key",
+        commandName: "rotate-signing-key",
         abstract: "Sign the registry with the prepared key (or, without one, a new key) from now on; prints its public key.",
         discussion: """
-            Apps verify the registry with the key they were built with: run pins:prepare-signing-key, \
+            Apps verify the registry with the key they were built with: run pins prepare-signing-key, \
             ship its key in an app update (apps may carry both), wait until enough installs have it, then rotate.
             """)
 

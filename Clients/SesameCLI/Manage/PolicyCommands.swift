@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 
-/// `sesame policy:view`.
+/// `sesame policy view`.
 struct PolicyViewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "policy:view",
+        commandName: "view",
         abstract: "Show the app's security policy: development keys, assertions on refresh, debug tokens, unattested devices, tiers, user identity.")
 
     @OptionGroup var server: ServerOptions
@@ -19,13 +19,13 @@ struct PolicyViewCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame policy:set`.
+/// `sesame policy set`.
 struct PolicySetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "policy:set", abstract: "Change fields of the app's security policy; the others keep their values.",
+        commandName: "set", abstract: "Change fields of the app's security policy; the others keep their values.",
         discussion: """
             Each change is FIELD=VALUE, the value as JSON (true, 100000, "text", {"issuer": …}) or a bare word \
-            taken as text: sesame policy:set admitUnattested=true blobTier=debug allowDebugTokensInProduction=false
+            taken as text: sesame policy set admitUnattested=true blobTier=debug allowDebugTokensInProduction=false
             """)
 
     @OptionGroup var server: ServerOptions

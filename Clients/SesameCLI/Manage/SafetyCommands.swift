@@ -55,10 +55,10 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 }
 
-/// `sesame blob:upload`.
+/// `sesame blob upload`.
 struct BlobUploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "blob:upload", abstract: "Upload a file as a blob attested apps may download (replaces a blob of the same key).")
+        commandName: "upload", abstract: "Upload a file as a blob attested apps may download (replaces a blob of the same key).")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The file to upload.") var file: String

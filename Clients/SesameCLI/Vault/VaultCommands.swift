@@ -38,7 +38,7 @@ struct EncryptCommand: AsyncParsableCommand {
             guard FileManager.default.createFile(atPath: destination, contents: envelope, attributes: [.posixPermissions: 0o600]) else {
                 throw CLIFailure("cannot write \(destination)", exitCode: 2)
             }
-            Console.current.out("Encrypted \(file) → \(destination). Upload it with: sesame upload --file \(destination) --ver '*'")
+            Console.current.out("Encrypted \(file) → \(destination). Upload it with: sesame config upload --file \(destination) --ver '*'")
         }
     }
 }

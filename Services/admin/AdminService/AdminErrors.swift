@@ -43,7 +43,7 @@ enum AdminErrors {
     static func debugTokenNameTaken(_ name: String) -> APIError {
         APIError(
             .conflict, code: "debug_token_exists",
-            message: "A live debug token is already named '\(name)'; revoke it first ('sesame debug-tokens:revoke \(name)') or pick another name.")
+            message: "A live debug token is already named '\(name)'; revoke it first ('sesame debug-tokens revoke \(name)') or pick another name.")
     }
     static func debugTokenNotFound(_ target: String) -> APIError {
         APIError(.notFound, code: "debug_token_not_found", message: "No live debug token of this app is named '\(target)' or has that id.")
@@ -55,12 +55,12 @@ enum AdminErrors {
         APIError(.contentTooLarge, code: "config_too_large", message: "The config is larger than \(limit) bytes (SESAME_MAX_CONFIG_BYTES).")
     }
     static func patternNotFound(_ pattern: String) -> APIError {
-        APIError(.notFound, code: "pattern_not_found", message: "No config is published for version pattern '\(pattern)'; see 'sesame config:view'.")
+        APIError(.notFound, code: "pattern_not_found", message: "No config is published for version pattern '\(pattern)'; see 'sesame config view'.")
     }
     static func revisionNotFound(_ pattern: String, _ revision: Int64) -> APIError {
         APIError(
             .notFound, code: "revision_not_found",
-            message: "Version pattern '\(pattern)' has no revision \(revision) with a config to restore; see 'sesame config:history'.")
+            message: "Version pattern '\(pattern)' has no revision \(revision) with a config to restore; see 'sesame config history'.")
     }
     static func noMatch(_ version: String) -> APIError {
         APIError(.notFound, code: "no_matching_config", message: "No published pattern matches version \(version); upload one for '*' as a default.")

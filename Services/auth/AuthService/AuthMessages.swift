@@ -42,7 +42,7 @@ struct TokenResponse: ResponseEncodable {
 
 /// `POST /v1/auth/debug` body.
 struct DebugTokenRequest: Decodable {
-    /// A debug token from `sesame debug-tokens:create`.
+    /// A debug token from `sesame debug-tokens create`.
     let debugToken: String
     let teamId: String
     let bundleId: String

@@ -3,7 +3,7 @@ import SesamePinning
 
 extension SesameClient {
     /// The hosts pinned in the app's registry, from `GET /v1/pins/{teamId}.{bundleId}.json` at
-    /// `baseURL`, once its signature verifies with `signingKey` (as `sesame pins:signing-key`
+    /// `baseURL`, once its signature verifies with `signingKey` (as `sesame pins signing-key`
     /// prints it). No token is needed: the registry's signature, not the connection, is what is
     /// trusted. Hand the result to `PinnedSessionDelegate` and build the session SesameKit (and
     /// the rest of the app) talks through:

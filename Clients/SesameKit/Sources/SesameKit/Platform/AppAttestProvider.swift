@@ -28,7 +28,7 @@ public enum AppAttestProviderError: Error, Sendable, Equatable {
     case systemFailure(code: Int)
 }
 
-/// Not App Attest: a debug token from `sesame debug-tokens:create`, for the Simulator, CI jobs and
+/// Not App Attest: a debug token from `sesame debug-tokens create`, for the Simulator, CI jobs and
 /// developers' devices. Sesame answers it with `debug`-tier tokens, which see only the config keys
 /// the upload opened to `debug` or `unattested` (`SesameConfig.withheld` names the rest), and no
 /// blobs or user data unless the app's policy lowers them. Never ship a debug token in a release.

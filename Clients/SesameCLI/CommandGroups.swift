@@ -1,0 +1,59 @@
+import ArgumentParser
+
+// The management commands, grouped by what they act on: `sesame config upload`, `sesame keys
+// revoke ID`. Each group answers `--help` with its own commands. The seed's colon forms
+// (`config:view`, `keys:create`) and the top-level `upload` are kept as aliases: see
+// `SesameCommand.expandingAliases`.
+
+/// `sesame config …`.
+struct ConfigGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Publish, inspect and roll back the app's configs.",
+        subcommands: [
+            UploadCommand.self, ConfigViewCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, ConfigHistoryCommand.self,
+            ConfigRollbackCommand.self, ConfigResolveCommand.self, ConfigDeleteCommand.self,
+        ])
+}
+
+/// `sesame keys …`.
+struct KeysGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys", abstract: "Create, list and revoke provisioning keys.",
+        subcommands: [KeysCreateCommand.self, KeysListCommand.self, KeysRevokeCommand.self])
+}
+
+/// `sesame devices …`.
+struct DevicesGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices", abstract: "List and revoke attested installs.",
+        subcommands: [DevicesListCommand.self, DevicesRevokeCommand.self])
+}
+
+/// `sesame pins …`.
+struct PinsGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins", abstract: "The app's TLS pins and the key that signs their registry.",
+        subcommands: [
+            PinsAddCommand.self, PinsListCommand.self, PinsRemoveCommand.self, PinsSigningKeyCommand.self,
+            PinsPrepareSigningKeyCommand.self, PinsRotateSigningKeyCommand.self,
+        ])
+}
+
+/// `sesame debug-tokens …`.
+struct DebugTokensGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "debug-tokens", abstract: "Tokens that let simulators and CI reach the debug tier.",
+        subcommands: [DebugTokensCreateCommand.self, DebugTokensListCommand.self, DebugTokensRevokeCommand.self])
+}
+
+/// `sesame policy …`.
+struct PolicyGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy", abstract: "The app's security policy.", subcommands: [PolicyViewCommand.self, PolicySetCommand.self])
+}
+
+/// `sesame blob …`.
+struct BlobGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blob", abstract: "Files attested apps download.", subcommands: [BlobUploadCommand.self])
+}
