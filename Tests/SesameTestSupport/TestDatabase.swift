@@ -26,7 +26,9 @@ public enum TestDatabase {
                 description: "\(variable) is not set: integration tests need PostgreSQL. Run them with ./sesame-dev test"
             )
         }
-        return try DatabaseURL(text)
+        let url = try DatabaseURL(text)
+        try TestServiceReachability.require("PostgreSQL", host: url.host, port: url.port, variable: variable)
+        return url
     }
 
     /// Creates an empty database, passes its URL to `body`, and drops it afterwards.

@@ -14,7 +14,11 @@ public enum TestKafka {
             throw TestDatabase.Unavailable(
                 description: "\(brokersVariable) is not set: integration tests need a Kafka broker. Run them with ./sesame-dev test")
         }
-        return text.split(separator: ",").map(String.init)
+        let brokers = text.split(separator: ",").map(String.init)
+        if let first = brokers.first, let colon = first.lastIndex(of: ":"), let port = Int(first[first.index(after: colon)...]) {
+            try TestServiceReachability.require("The Kafka broker", host: String(first[..<colon]), port: port, variable: brokersVariable)
+        }
+        return brokers
     }
 
     /// A topic name no other test uses.
