@@ -45,16 +45,9 @@ public enum EventCodec {
             try decoder.decode(DataOnly<Payload>.self, from: data).data
         }
         switch type {
-        case "config.published": return .configPublished(try payload(ConfigPublished.self))
-        case "config.deleted": return .configDeleted(try payload(ConfigDeleted.self))
-        case "config.rolled_back": return .configRolledBack(try payload(ConfigRolledBack.self))
-        case "provisioning_key.revoked": return .provisioningKeyRevoked(try payload(ProvisioningKeyRevoked.self))
-        case "kill_switch.changed": return .killSwitchChanged(try payload(KillSwitchChanged.self))
-        case "emergency_revocation": return .emergencyRevocation(try payload(EmergencyRevocation.self))
-        case "attested_key.revoked": return .attestedKeyRevoked(try payload(AttestedKeyRevoked.self))
+        case SesameEvent.appChangedType: return .appChanged
         case "signing_key.rotated": return .signingKeyRotated(try payload(SigningKeyRotated.self))
-        case "app_policy.changed": return .appPolicyChanged(try payload(AppPolicyChanged.self))
-        case "pins.changed": return .pinsChanged(try payload(PinsChanged.self))
+        case _ where SesameEvent.formerAppChangeTypes.contains(type): return .appChanged
         default: throw EventDecodingError.unknownType(String(type.prefix(64)))
         }
     }
@@ -97,16 +90,8 @@ public enum EventCodec {
             try wire.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
             switch event {
-            case .configPublished(let payload): try container.encode(payload, forKey: .data)
-            case .configDeleted(let payload): try container.encode(payload, forKey: .data)
-            case .configRolledBack(let payload): try container.encode(payload, forKey: .data)
-            case .provisioningKeyRevoked(let payload): try container.encode(payload, forKey: .data)
-            case .killSwitchChanged(let payload): try container.encode(payload, forKey: .data)
-            case .emergencyRevocation(let payload): try container.encode(payload, forKey: .data)
-            case .attestedKeyRevoked(let payload): try container.encode(payload, forKey: .data)
+            case .appChanged: try container.encode([String: String](), forKey: .data)
             case .signingKeyRotated(let payload): try container.encode(payload, forKey: .data)
-            case .appPolicyChanged(let payload): try container.encode(payload, forKey: .data)
-            case .pinsChanged(let payload): try container.encode(payload, forKey: .data)
             }
         }
     }

@@ -117,12 +117,9 @@ public struct DebugTokenStore: Sendable {
     }
 
     /// Revokes the live token of `appID` named `nameOrID` (a name, or a token id); nil when there
-    /// is none. Audited as `actor`; `announce` runs in the same transaction (the outbox event that
-    /// tells delivery to stop the access tokens it earned).
-    public func revoke(
-        appID: String, nameOrID: String, actor: String,
-        announce: (DebugTokenSummary, PostgresConnection) async throws -> Void = { _, _ in }
-    ) async throws -> DebugTokenSummary? {
+    /// is none. Audited as `actor`; the revocation notes the app as changed (migration 11), which
+    /// tells delivery to stop the access tokens it earned.
+    public func revoke(appID: String, nameOrID: String, actor: String) async throws -> DebugTokenSummary? {
         let id = UUID(uuidString: nameOrID)
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
@@ -137,7 +134,6 @@ public struct DebugTokenStore: Sendable {
                     actor: actor, action: "debug_token.revoke",
                     details: ["tokenId": .string(revoked.tokenId.uuidString.lowercased()), "name": .string(revoked.name)]),
                 appID: appID, on: connection, logger: logger)
-            try await announce(revoked, connection)
             return revoked
         }
     }

@@ -18,9 +18,14 @@ struct ResyncTests {
             let token = try await harness.app.attest(with: harness.auth, appVersion: "1.0.0").accessToken
             try await harness.waitUntilServed(version: "1.0.0", revision: revision, token: token)
 
-            // Straight into PostgreSQL, as a restore or an operator's fix would: no outbox, no event.
-            try await harness.database.query(
-                "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(Self.appID), '1.0.0', 'written behind the services')")
+            // Straight into PostgreSQL with its event taken back before it commits, as a restore
+            // would write it: only the resync can find it.
+            try await harness.database.withTransaction(logger: Logger(label: "test")) { connection in
+                try await connection.query(
+                    "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(Self.appID), '1.0.0', 'written behind the services')",
+                    logger: Logger(label: "test"))
+                try await Self.withdrawEvents(on: connection)
+            }
             try await eventually(timeout: .seconds(10), "both instances apply the kill switch") {
                 try await [0, 1].asyncAllSatisfy { try await harness.fetch(version: "1.0.0", token: token, instance: $0).errorCode == "version_disabled" }
             }
@@ -33,6 +38,7 @@ struct ResyncTests {
             try await harness.database.withTransaction(logger: Logger(label: "test")) { connection in
                 try await connection.query(
                     "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(Self.appID), '1.1.0', 'committed late')", logger: Logger(label: "test"))
+                try await Self.withdrawEvents(on: connection)
                 // Meanwhile another app's change commits and is read: the watermark must not pass the open transaction.
                 try await harness.database.query(
                     "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(Self.otherAppID), '9.9.9', 'committed meanwhile')")
@@ -42,6 +48,13 @@ struct ResyncTests {
                 try await [0, 1].asyncAllSatisfy { try await harness.fetch(version: "1.1.0", token: laterToken, instance: $0).errorCode == "version_disabled" }
             }
         }
+    }
+
+    /// Deletes the test app's events this transaction appended (the trigger writes one per change).
+    static func withdrawEvents(on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "DELETE FROM outbox WHERE event_key = \(appID) AND published_at IS NULL AND xmin = pg_current_xact_id()::xid",
+            logger: Logger(label: "test"))
     }
 }
 

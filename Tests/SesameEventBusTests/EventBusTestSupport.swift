@@ -29,8 +29,7 @@ func withMigratedDatabase<Result: Sendable>(_ body: (Database) async throws -> R
 
 /// A state change and its event, committed together the way services do it.
 func commitStateChange(revision: Int64, appID: String, on database: Database) async throws -> EventEnvelope {
-    let envelope = EventEnvelope(
-        appID: appID, event: .configPublished(ConfigPublished(pattern: "*", revision: revision, zeroKnowledge: false)))
+    let envelope = EventEnvelope(appID: appID, event: .appChanged)
     try await database.client.withTransaction(logger: testLogger) { connection in
         try await connection.query("INSERT INTO test_state (revision) VALUES (\(revision))", logger: testLogger)
         try await Outbox.append(envelope, on: connection, logger: testLogger)

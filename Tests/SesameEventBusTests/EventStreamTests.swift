@@ -13,9 +13,7 @@ struct EventStreamTests {
 
     @Test("malformed, newer and unknown messages are counted and skipped; the stream goes on")
     func skipsWhatItCannotUse() async {
-        let good = (1...3).map {
-            EventEnvelope(appID: "T.app", event: .configPublished(ConfigPublished(pattern: "*", revision: $0, zeroKnowledge: false)))
-        }
+        let good = (1...3).map { _ in EventEnvelope(appID: "T.app", event: .appChanged) }
         let (messages, input) = AsyncStream.makeStream(of: KafkaMessage.self)
         input.yield(message(EventCodec.encode(good[0]), offset: 0))
         input.yield(message(Array("{not json".utf8), offset: 1))
@@ -38,9 +36,7 @@ struct EventStreamTests {
 
     @Test("an event delivered twice reaches the caller once")
     func dropsRepeats() async {
-        let events = (1...4).map {
-            EventEnvelope(appID: "T.app", event: .configPublished(ConfigPublished(pattern: "*", revision: $0, zeroKnowledge: false)))
-        }
+        let events = (1...4).map { _ in EventEnvelope(appID: "T.app", event: .appChanged) }
         let (messages, input) = AsyncStream.makeStream(of: KafkaMessage.self)
         for (offset, index) in [0, 1, 1, 2, 0, 3, 3].enumerated() {
             input.yield(message(EventCodec.encode(events[index]), offset: Int64(offset)))

@@ -109,17 +109,15 @@ struct OutboxRelayTests {
                     try await tasks.waitForAll()
                 }
 
-                let published = try await publishedRevisions(database)
+                let published = try await publishedEventIDs(database)
                 let unpublished = try await unpublishedCount(database)
                 #expect(published.count + unpublished == total)
                 #expect(unpublished > 0, "shutdown came before the relay finished, so the test tested something")
 
-                var onBroker = Set<Int64>()
+                var onBroker = Set<UUID>()
                 for await message in consumer.messages {
-                    guard let envelope = try? EventCodec.decode(message.value), envelope.appID == appID,
-                          case .configPublished(let payload) = envelope.event
-                    else { continue }
-                    onBroker.insert(payload.revision)
+                    guard let envelope = try? EventCodec.decode(message.value), envelope.appID == appID else { continue }
+                    onBroker.insert(envelope.id)
                     if onBroker.isSuperset(of: published) { break }
                 }
                 #expect(onBroker.isSuperset(of: published), "every row marked published is on the broker")
@@ -148,15 +146,11 @@ struct OutboxRelayTests {
         }
     }
 
-    private func publishedRevisions(_ database: Database) async throws -> Set<Int64> {
+    private func publishedEventIDs(_ database: Database) async throws -> Set<UUID> {
         let rows = try await database.client.query(
             "SELECT payload FROM outbox WHERE published_at IS NOT NULL", logger: testLogger)
-        var revisions = Set<Int64>()
-        for try await payload in rows.decode(ByteBuffer.self) {
-            if case .configPublished(let event) = try EventCodec.decode(Array(buffer: payload)).event {
-                revisions.insert(event.revision)
-            }
-        }
-        return revisions
+        var ids = Set<UUID>()
+        for try await payload in rows.decode(ByteBuffer.self) { ids.insert(try EventCodec.decode(Array(buffer: payload)).id) }
+        return ids
     }
 }

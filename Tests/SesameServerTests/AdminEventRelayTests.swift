@@ -42,9 +42,7 @@ struct AdminEventRelayTests {
                     configuration: kafka, topics: [EventTopic.revocations], startPosition: .beginning,
                     logger: Logger(label: "test"))
                 let stream = EventStream(consumer: consumer, logger: Logger(label: "test"))
-                let envelope = EventEnvelope(
-                    appID: "TEAMID.com.example.app",
-                    event: .killSwitchChanged(KillSwitchChanged(versions: ["2.1.3"], enabled: false, reason: "test")))
+                let envelope = EventEnvelope(appID: nil, event: .signingKeyRotated(SigningKeyRotated(kid: "test-kid")))
                 try await TestDatabase.withClient(url) { client in
                     // The outbox table exists once the admin service's migrations have run.
                     try await eventually("event committed to the outbox") {

@@ -14,5 +14,6 @@ public enum Migrations {
         admissionBudgets,
         debugTokenRevocations,
         pinRegistrySequence,
+        appChangeEvents,
     ]
 }

@@ -74,10 +74,6 @@ struct ConfigStore: Sendable {
                         "tiers": tiers.map { .object($0.required.mapValues { .string($0.rawValue) }) } ?? .null,
                     ]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(
-                    appID: appID, event: .configPublished(ConfigPublished(pattern: pattern, revision: revision, zeroKnowledge: zeroKnowledge))),
-                on: connection, logger: logger)
             return (revision, try await livePatterns(appID: appID, on: connection).map(\.pattern))
         }
     }
@@ -122,9 +118,6 @@ struct ConfigStore: Sendable {
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "config.rollback", pattern: pattern, revision: next, details: ["restoredFrom": .integer(revision)]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(appID: appID, event: .configRolledBack(ConfigRolledBack(pattern: pattern, revision: next, previousRevision: revision))),
-                on: connection, logger: logger)
             return next
         }
     }
@@ -144,10 +137,6 @@ struct ConfigStore: Sendable {
                 try await AuditLog.append(
                     AuditEntry(actor: caller.auditName, action: "config.delete", pattern: target, revision: revision),
                     appID: appID, on: connection, logger: logger)
-            }
-            if !live.isEmpty {
-                try await Outbox.append(
-                    EventEnvelope(appID: appID, event: .configDeleted(ConfigDeleted(patterns: live))), on: connection, logger: logger)
             }
             return live
         }

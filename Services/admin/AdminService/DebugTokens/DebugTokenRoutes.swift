@@ -77,12 +77,9 @@ struct DebugTokenRoutes {
         group.delete("debug-tokens/{nameOrID}") { request, context -> RevokeResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let target = context.parameters.get("nameOrID") ?? ""
-            let revoked = try await debugTokens.revoke(appID: appID, nameOrID: target, actor: caller.auditName) { revoked, connection in
-                // Delivery refuses the access tokens it earned from now on, as it does a revoked device's.
-                let subject = DebugTokenStore.tokenSubject(revoked.tokenId)
-                try await Outbox.append(
-                    EventEnvelope(appID: appID, event: .attestedKeyRevoked(AttestedKeyRevoked(keyID: subject))), on: connection, logger: logger)
-            }
+            // Delivery refuses the access tokens it earned from now on (the revocation notes the app
+            // as changed), as it does a revoked device's.
+            let revoked = try await debugTokens.revoke(appID: appID, nameOrID: target, actor: caller.auditName)
             guard let revoked else { throw AdminErrors.debugTokenNotFound(target) }
             return RevokeResponse(
                 token: revoked, message: "Debug token '\(revoked.name)' is revoked: no new exchange, and the access tokens it earned are refused.")

@@ -74,8 +74,6 @@ struct DeviceStore: Sendable {
             try await AuditLog.append(
                 AuditEntry(actor: actor, action: "device.revoke", details: ["keyId": .string(subject), "reason": .string(reason)]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(appID: appID, event: .attestedKeyRevoked(AttestedKeyRevoked(keyID: subject))), on: connection, logger: logger)
             return true
         }
     }

@@ -108,9 +108,6 @@ struct ProvisioningKeyStore: Sendable {
                 try await AuditLog.append(
                     AuditEntry(actor: caller.auditName, action: "key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
                     appID: keyAppID, on: connection, logger: logger)
-                try await Outbox.append(
-                    EventEnvelope(appID: keyAppID, event: .provisioningKeyRevoked(ProvisioningKeyRevoked(keyID: keyID.uuidString.lowercased()))),
-                    on: connection, logger: logger)
                 return ProvisioningKeySummary(keyId: keyID, name: name, hint: hint)
             }
             return nil

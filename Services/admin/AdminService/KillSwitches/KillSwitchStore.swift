@@ -53,9 +53,6 @@ struct KillSwitchStore: Sendable {
                     actor: caller.auditName, action: enabled ? "kill_switch.clear" : "kill_switch.set",
                     details: ["versions": .array(versions.map { .string($0) }), "reason": reason.map { .string($0) } ?? .null]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(appID: appID, event: .killSwitchChanged(KillSwitchChanged(versions: versions, enabled: enabled, reason: reason))),
-                on: connection, logger: logger)
             return changed
         }
     }
@@ -101,11 +98,6 @@ struct KillSwitchStore: Sendable {
                     actor: caller.auditName, action: "emergency_revoke", pattern: pattern,
                     details: ["forceRefreshTTL": .integer(Int64(forceRefreshTTL))]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(
-                    appID: appID,
-                    event: .emergencyRevocation(EmergencyRevocation(versionPattern: pattern, revokedBefore: cutOff, forceRefreshTTL: forceRefreshTTL))),
-                on: connection, logger: logger)
             return cutOff
         }
     }

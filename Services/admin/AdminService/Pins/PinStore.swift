@@ -38,7 +38,6 @@ struct PinStore: Sendable {
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "pin.add", details: ["domainName": .string(domainName), "key": .string(key)]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "added"))), on: connection, logger: logger)
         }
     }
 
@@ -53,7 +52,6 @@ struct PinStore: Sendable {
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "pin.remove", details: ["domainName": .string(domainName), "key": .string(key)]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "removed"))), on: connection, logger: logger)
             return true
         }
     }
@@ -165,8 +163,6 @@ struct PinStore: Sendable {
                     actor: caller.auditName, action: "pin.rotate_signing_key",
                     details: ["keyId": .string(activated.uuidString.lowercased()), "prepared": .bool(pending != nil)]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(
-                EventEnvelope(appID: appID, event: .pinsChanged(PinsChanged(change: "signing_key_rotated"))), on: connection, logger: logger)
             return true
         }
     }

@@ -32,7 +32,6 @@ struct PolicyStore: Sendable {
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: "policy.set", details: ["changed": .array(changed.map { .string($0) })]),
                 appID: appID, on: connection, logger: logger)
-            try await Outbox.append(EventEnvelope(appID: appID, event: .appPolicyChanged(AppPolicyChanged(fields: changed))), on: connection, logger: logger)
             return changed
         }
     }
