@@ -69,13 +69,32 @@ public final class OutboxRelay: Service, Sendable {
         backoff = configuration.retryBackoff
         var lastPrune = ContinuousClock.now
         var lastBacklogReading = ContinuousClock.now - .seconds(60)
+        var lastTopicCheck = ContinuousClock.now
+        var topicsMayBeMissing = false
         while !isStopping {
+            // A broker that lost its topics (restarted without storage, or replaced) gets them
+            // back: after Kafka failed a batch, and every ten seconds. Without it, a topic no event
+            // went to since would appear only with its next event, and consumers waiting on it
+            // would notice it only at their next metadata refresh.
+            if let topics, topicsMayBeMissing || ContinuousClock.now - lastTopicCheck > .seconds(10) {
+                lastTopicCheck = .now
+                do {
+                    try await bounded { try await topics.ensureTopics(EventTopic.all, partitions: self.configuration.topicPartitions) }
+                    topicsMayBeMissing = false
+                } catch {
+                    logger.warning("could not check the kafka topics; retrying", metadata: ["kafka.error": "\(String(reflecting: error))"])
+                    await pause(backoff)
+                    backoff = min(backoff * 2, configuration.maxRetryBackoff)
+                    continue
+                }
+            }
             do {
                 let outcome = try await bounded { try await self.publishBatch() }
                 if topics == nil || outcome.published > 0 || outcome.failure != nil {
                     kafkaAccepting.store(outcome.failure == nil, ordering: .releasing)
                 }
                 if let failure = outcome.failure {
+                    topicsMayBeMissing = true
                     logger.warning(
                         "outbox rows not acknowledged by kafka; retrying",
                         metadata: ["outbox.published": "\(outcome.published)", "kafka.error": "\(failure)"])

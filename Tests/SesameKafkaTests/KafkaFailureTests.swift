@@ -37,6 +37,30 @@ struct KafkaFailureTests {
         }
     }
 
+    @Test("a topic the restarted broker lost is read again as soon as it is back, though no message was ever read from it")
+    func vanishedTopicComesBack() async throws {
+        let broker = try TansuBroker()
+        let configuration = KafkaConfiguration(
+            brokers: broker.brokers, clientID: "vanished-topic-test", messageTimeout: .seconds(20), idempotentDelivery: false)
+        let topic = TestKafka.uniqueTopic()
+        let administrator = KafkaTopicAdministrator(configuration: configuration)
+        try await administrator.ensureTopics([topic], partitions: 3)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaBroadcastConsumer(configuration: configuration, topics: [topic], startPosition: .end, logger: testLogger)
+
+        try await withRunningServices([producer, consumer]) {
+            try await eventually("the consumer is assigned") { consumer.isAssigned }
+            broker.stop()
+            try broker.start()
+            // Long enough for the consumer to look and find the topic gone (it looks every 2 s).
+            try await Task.sleep(for: .seconds(5))
+            try await administrator.ensureTopics([topic], partitions: 3)
+            try await producer.send(topic: topic, key: "k", value: Array("after".utf8))
+            let received = try await collect(1, from: consumer, timeout: .seconds(15))
+            #expect(received.map { String(decoding: $0.value, as: UTF8.self) } == ["after"])
+        }
+    }
+
     @Test("with the broker down, a send fails within the message timeout instead of hanging")
     func sendToStoppedBrokerFails() async throws {
         let broker = try TansuBroker()
