@@ -136,7 +136,7 @@ struct ConfigManagementTests {
 
     @Test("twenty concurrent uploads to one pattern get twenty distinct, increasing revisions")
     func concurrentUploads() async throws {
-        try await AdminHarness.run { harness in
+        try await AdminHarness.run(connections: .many) { harness in
             let key = try await harness.createKey()
             let revisions = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for index in 0..<20 {

@@ -4,9 +4,11 @@ import Crypto
 import Foundation
 import HTTPTypes
 import JWTKit
+import Logging
 import PostgresNIO
 import SesameDomain
 import SesameTokens
+import SesameTestSupport
 import Testing
 
 /// The auth flows end to end over HTTP, with a software attester, against a real PostgreSQL.
@@ -99,7 +101,7 @@ struct AuthFlowTests {
 
     @Test("one nonce sent 50 times in parallel: exactly one attestation succeeds")
     func parallelNonce() async throws {
-        try await AuthHarness.run { harness in
+        try await AuthHarness.run(connections: .many) { harness in
             let nonce = try await harness.challenge()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<50 {
@@ -150,6 +152,35 @@ struct AuthFlowTests {
             #expect(reused.errorCode == "refresh_token_reused")
             // The thief's replay also cut off the legitimate holder: the family is gone.
             #expect(try await harness.refresh(second).errorCode == "token_revoked")
+        }
+    }
+
+    @Test("one refresh token sent 8 times at once: exactly one refresh succeeds, the others are told of the reuse, and the family is gone")
+    func parallelRefresh() async throws {
+        try await AuthHarness.run(connections: .many) { harness in
+            let (_, attested) = try await harness.attestNewKey()
+            let token = try #require(attested["refreshToken"])
+            // Eight, one per connection the client opens (the per-key refresh limit lets ten through),
+            // held at the family's row until all of them are there, so none comes after the
+            // winner's commit: the case of a thief racing the app, which must still be caught.
+            let replies = try await withThrowingTaskGroup(of: AuthHarness.Reply.self) { group in
+                try await harness.database.withTransaction(logger: Logger(label: "test")) { connection in
+                    try await connection.query("SELECT 1 FROM refresh_token_families FOR UPDATE", logger: Logger(label: "test"))
+                    for _ in 0..<8 { group.addTask { try await harness.refresh(token) } }
+                    try await Task.sleep(for: .seconds(2))
+                }
+                return try await group.reduce(into: [AuthHarness.Reply]()) { $0.append($1) }
+            }
+            let winners = replies.filter { $0.status == .ok }
+            #expect(winners.count == 1)
+            // Each loser is told of the reuse, or, once a reuse revoked the family, that it is revoked.
+            let losers = replies.filter { $0.status != .ok }
+            #expect(losers.allSatisfy { $0.errorCode == "refresh_token_reused" || $0.errorCode == "token_revoked" }, "\(losers.map(\.errorCode))")
+            #expect(losers.contains { $0.errorCode == "refresh_token_reused" }, "\(losers.map(\.errorCode))")
+            // The reuse revoked the family, the winner's new refresh token with it (asked of the
+            // database: the key's refresh limit is spent).
+            let revoked = try await harness.database.query("SELECT revoked_reason FROM refresh_token_families")
+            for try await reason in revoked.decode(String?.self) { #expect(reason == "refresh token reused") }
         }
     }
 

@@ -41,7 +41,7 @@ struct AuthHarness: Sendable {
     }
 
     static func run(
-        policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), admissionRate: Int = 50,
+        policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), admissionRate: Int = 50, connections: TestConnections = .one,
         _ body: @Sendable (AuthHarness) async throws -> Void
     ) async throws {
         let attester = try SoftwareAttester()
@@ -53,7 +53,7 @@ struct AuthHarness: Sendable {
                 // The test client is the gateway: `post(from:)` says which client it forwards for.
                 trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate)
             let app = try AuthService.buildApplication(configuration: configuration)
-            try await app.test(.live) { client in
+            try await app.test(connections.setup) { client in
                 try await eventually("auth ready") {
                     try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
                 }
@@ -99,14 +99,16 @@ struct AuthHarness: Sendable {
         }
     }
 
-    func post(_ path: String, _ json: [String: Any], from clientAddress: String? = nil) async throws -> Reply {
-        try await post(path, body: JSONSerialization.data(withJSONObject: json), from: clientAddress)
+    func post(_ path: String, _ json: [String: Any], from clientAddress: String? = nil, bearer: String? = nil) async throws -> Reply {
+        try await post(path, body: JSONSerialization.data(withJSONObject: json), from: clientAddress, bearer: bearer)
     }
 
-    /// POSTs `body`; `clientAddress` arrives as the gateway would forward it.
-    func post(_ path: String, body: Data, from clientAddress: String? = nil) async throws -> Reply {
+    /// POSTs `body`; `clientAddress` arrives as the gateway would forward it, `bearer` as the
+    /// `Authorization` credential.
+    func post(_ path: String, body: Data, from clientAddress: String? = nil, bearer: String? = nil) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let clientAddress { headers[.init("X-Forwarded-For")!] = "203.0.113.9, \(clientAddress)" }
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         return try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: body)) { response in
             let json = (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
             return Reply(status: response.status, headers: response.headers, json: json)

@@ -61,8 +61,10 @@ struct DeliveryHarness: Sendable {
     ///   - kafkaBrokers: a private broker the test may stop; the shared test broker by default.
     ///   - resyncInterval: delivery's full reload from PostgreSQL; long, to prove the event path.
     ///   - extraRootsPEM: another attestation root auth trusts besides the harness's attester (SesameKit's).
+    ///   - connections: how the test reaches the delivery instances (`.many` for races).
     static func run(
         kafkaBrokers: [String]? = nil, resyncInterval: Duration = .seconds(30), extraRootsPEM: String? = nil,
+        connections: TestConnections = .one,
         _ body: @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let attester = try SoftwareAttester()
@@ -79,8 +81,8 @@ struct DeliveryHarness: Sendable {
                 try await ready(admin)
                 try await AuthService.buildApplication(configuration: configuration).test(.live) { auth in
                     try await ready(auth)
-                    try await DeliveryService.buildApplication(configuration: configuration).test(.live) { first in
-                        try await DeliveryService.buildApplication(configuration: configuration).test(.live) { second in
+                    try await DeliveryService.buildApplication(configuration: configuration).test(connections.setup) { first in
+                        try await DeliveryService.buildApplication(configuration: configuration).test(connections.setup) { second in
                             try await ready(first)
                             try await ready(second)
                             let key = try await provisioningKey(admin: admin, bundleID: bundleID)

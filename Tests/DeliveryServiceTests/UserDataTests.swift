@@ -43,7 +43,7 @@ struct TestIssuer: Sendable {
 struct UserDataTests {
     @Test("create with If-Match \"0\", read with its ETag, conditional updates, one winner among concurrent writers")
     func optimisticConcurrency() async throws {
-        try await DeliveryHarness.run { harness in
+        try await DeliveryHarness.run(connections: .many) { harness in
             let token = try await harness.app.attest(with: harness.auth).accessToken
             let issuer = TestIssuer()
             try await harness.setPolicy(issuer.policy) { instance in

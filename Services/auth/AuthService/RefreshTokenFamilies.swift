@@ -82,9 +82,25 @@ struct RefreshTokenFamilies: Sendable {
             """, logger: logger)
         for try await (next, reused, _) in rows.decode((Int64?, Bool, Int64).self) {
             if let next { return .rotated(generation: next) }
-            return reused ? .reused : .unusable
+            if reused { return .reused }
+            // Neither matched in this statement's snapshot, which may predate a refresh that rotated
+            // the family a moment ago (its row lock held this statement back until it committed):
+            // the same token presented twice at once. Read afresh, a later generation is a reuse.
+            return try await revokeIfRotatedPast(family, generation) ? .reused : .unusable
         }
         return .unusable
+    }
+
+    /// Revokes the family when it is live at a generation past `generation`; whether it did.
+    private func revokeIfRotatedPast(_ family: UUID, _ generation: Int64) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'refresh token reused'
+            WHERE family_id = \(family) AND generation > \(generation) AND revoked_at IS NULL
+            RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
     }
 
     /// Whether an emergency revocation covers the family in `state`, whose token says
