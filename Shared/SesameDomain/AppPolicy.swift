@@ -22,6 +22,9 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     public var blobTier: TrustTier
     /// The least tier that may read and write per-user data.
     public var userDataTier: TrustTier
+    /// The audiences of the app's own APIs that may ask Sesame for API tokens
+    /// (`POST /v1/auth/api-token`), such as `https://api.example.com`; none by default.
+    public var apiAudiences: [String]
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -30,7 +33,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         allowDevelopmentKeys: Bool? = nil, refreshRequiresAssertion: Bool = true, userIdentity: UserIdentityMode = .verified,
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
-        userDataTier: TrustTier = .attested
+        userDataTier: TrustTier = .attested, apiAudiences: [String] = []
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -41,6 +44,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.admitUnattested = admitUnattested
         self.blobTier = blobTier
         self.userDataTier = userDataTier
+        self.apiAudiences = apiAudiences
     }
 
     public init(from decoder: any Decoder) throws {
@@ -57,6 +61,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         admitUnattested = try container.decodeIfPresent(Bool.self, forKey: .admitUnattested) ?? defaults.admitUnattested
         blobTier = try container.decodeIfPresent(TrustTier.self, forKey: .blobTier) ?? defaults.blobTier
         userDataTier = try container.decodeIfPresent(TrustTier.self, forKey: .userDataTier) ?? defaults.userDataTier
+        apiAudiences = try container.decodeIfPresent([String].self, forKey: .apiAudiences) ?? defaults.apiAudiences
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).
@@ -112,5 +117,13 @@ public struct IdentityIssuer: Codable, Sendable, Hashable {
         self.audiences = audiences
         self.jwksURL = jwksURL
         self.publicKeysPEM = publicKeysPEM
+    }
+}
+
+/// The audience of an app's own API in its API tokens' `aud`.
+public enum APIAudience {
+    /// 1 to 256 printable ASCII characters without spaces, such as `https://api.example.com`.
+    public static func isValid(_ audience: String) -> Bool {
+        (1...256).contains(audience.utf8.count) && audience.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 }

@@ -144,6 +144,22 @@ public actor TokenAuthority {
         return (try await sign(claims, kid: JWKIdentifier(string: activeKid)), claims)
     }
 
+    /// A token for the app's own API named `audience`, for the install an access token names
+    /// (`access`), living `lifetime`, bound to `binding` (a base64url SHA-256) when given.
+    public func issueAPIToken(
+        for access: AccessTokenClaims, audience: String, binding: String?, lifetime: Duration, now: Date = Date()
+    ) async throws -> (token: String, claims: APITokenClaims) {
+        try await loadIfNeeded()
+        if signer(at: now) == nil { try await reload() }
+        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
+        let claims = APITokenClaims(
+            subject: access.subject, appID: access.appID, environment: access.environment, appVersion: access.appVersion,
+            tier: access.trustTier, audience: .init(value: audience), issuedAt: .init(value: now),
+            expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetime.wholeSeconds))), id: .init(value: UUID().uuidString),
+            type: APITokenClaims.typeValue, binding: binding)
+        return (try await sign(claims, headerType: APITokenClaims.headerType, kid: JWKIdentifier(string: activeKid)), claims)
+    }
+
     private func accessClaims(for subject: Subject, now: Date) -> AccessTokenClaims {
         AccessTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
@@ -154,8 +170,12 @@ public actor TokenAuthority {
     }
 
     private func sign<Claims: SesameTokenClaims>(_ claims: Claims, kid: JWKIdentifier) async throws -> String {
+        try await sign(claims, headerType: Claims.headerType, kid: kid)
+    }
+
+    private func sign(_ claims: some JWTPayload, headerType: String, kid: JWKIdentifier) async throws -> String {
         var header = JWTHeader()
-        header.typ = Claims.headerType
+        header.typ = headerType
         return try await keys.sign(claims, kid: kid, header: header)
     }
 

@@ -1,8 +1,9 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import SesameKit
+@testable import SesameKit
 import SesameKitTesting
 import SesameTestSupport
 import Testing
@@ -103,6 +104,41 @@ struct SesameKitLiveTests {
                 return try store.data(for: "sesame.appAttestKeyID") != attestedKey
             }
         }
+    }
+
+    @Test("an API token for the app's own API: for a listed audience, bound to a value by its SHA-256; an unlisted one is refused")
+    func apiToken() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+            _ = try await harness.manage(.put, "policy", ["apiAudiences": ["https://api.example.com"]])
+            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let session = Data("session-1234".utf8)
+            let token = try await client.apiToken(boundTo: session)
+            #expect(token.audience == "https://api.example.com")
+            #expect(token.authorizationHeader == "Bearer " + token.token)
+            #expect(abs(token.expiresAt.timeIntervalSinceNow - 300) < 30)
+            let payload = try #require(token.token.split(separator: ".").dropFirst().first.flatMap { Self.base64URLDecoded(String($0)) })
+            let claims = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+            #expect(claims["bnd"] as? String == SesameClient.base64URL(Data(SHA256.hash(data: session))))
+            #expect(String(data: payload, encoding: .utf8)?.contains("session-1234") == false)
+            do {
+                _ = try await client.apiToken(for: "https://evil.example.com")
+                Issue.record("an unlisted audience got a token")
+            } catch let error as SesameError {
+                guard case .server(let code, _) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(code == "audience_not_allowed")
+            }
+        }
+    }
+
+    static func base64URLDecoded(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
     }
 
     @Test("live config: a running app gets a new revision pushed within seconds, and a kill switch ends its updates with the reason")

@@ -15,9 +15,17 @@ struct AppDirectory: Sendable {
     let database: Database
     let logger: Logger
 
+    func app(appID: String) async throws -> RegisteredApp? {
+        try await first(of: database.client.query("SELECT app_id, policy::text FROM apps WHERE app_id = \(appID)", logger: logger))
+    }
+
     func app(teamID: String, bundleID: String) async throws -> RegisteredApp? {
-        let rows = try await database.client.query(
-            "SELECT app_id, policy::text FROM apps WHERE team_id = \(teamID) AND bundle_id = \(bundleID)", logger: logger)
+        try await first(
+            of: database.client.query(
+                "SELECT app_id, policy::text FROM apps WHERE team_id = \(teamID) AND bundle_id = \(bundleID)", logger: logger))
+    }
+
+    private func first(of rows: PostgresRowSequence) async throws -> RegisteredApp? {
         for try await (appID, policy) in rows.decode((String, String).self) {
             return RegisteredApp(appID: appID, policy: try AppPolicy(storedJSON: policy))
         }

@@ -40,6 +40,14 @@ enum AuthErrors {
     static let unattestedNotAdmitted = APIError(
         .forbidden, code: "unattested_not_admitted",
         message: "This app admits only devices that pass App Attest (its policy's admitUnattested is off).")
+    static let apiTokenNeedsAttestation = APIError(
+        .forbidden, code: "tier_not_allowed", message: "API tokens are issued to installs that passed App Attest only.")
+    static let audienceNotAllowed = APIError(
+        .forbidden, code: "audience_not_allowed",
+        message: "This audience is not one of the app's API audiences; its policy lists them (apiAudiences).")
+    static func versionDisabled(_ reason: String) -> APIError {
+        APIError(.forbidden, code: "version_disabled", message: reason)
+    }
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

@@ -15,6 +15,8 @@ struct AuthLimits: Sendable {
     let refreshPerClient: RateLimiter
     // One install refreshes every 15 minutes; a handful at once covers retries.
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
+    // An API token per request to the app's API at most: a burst, then two a second.
+    var apiTokenPerKey = RateLimiter(.init(rate: 2, burst: 20))
     let attestAdmission: AdmissionBudget
     // The tiers below attested cost an attacker nothing but a request: far less than attest.
     var debugPerClient = RateLimiter(.init(rate: 1, burst: 20))

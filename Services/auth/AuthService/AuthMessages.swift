@@ -30,6 +30,21 @@ struct RefreshRequest: Decodable {
     let appVersion: String?
 }
 
+/// `POST /v1/auth/api-token`, with the install's access token as the bearer.
+struct APITokenRequest: Decodable {
+    /// One of the app's API audiences; may be left out when the policy lists exactly one.
+    let audience: String?
+    /// The base64url SHA-256 of a value to bind the token to (its session token, a request body).
+    let binding: String?
+}
+
+struct APITokenResponse: ResponseEncodable {
+    let token: String
+    /// Its lifetime in seconds.
+    let expiresIn: Int
+    let audience: String
+}
+
 /// The token pair, as `attest` and `refresh` answer.
 struct TokenResponse: ResponseEncodable {
     let accessToken: String

@@ -3,11 +3,13 @@ import Hummingbird
 import SesameHTTP
 import SesameTokens
 
-/// Under `v1/auth`: `POST challenge`, `attest`, `refresh`, `debug` and `unattested`, each behind
-/// its per-client rate limit, and `GET jwks`; the same key set at `/.well-known/jwks.json`.
+/// Under `v1/auth`: `POST challenge`, `attest`, `refresh`, `debug`, `unattested` and `api-token`,
+/// each behind its per-client rate limit, and `GET jwks`; the same key set at
+/// `/.well-known/jwks.json`.
 struct AuthRoutes {
     let flows: AuthFlows
     let tiers: TierAdmission
+    let apiTokens: APITokenIssuer
     let limits: AuthLimits
     let clients: ClientAddressResolver
     let tokens: TokenAuthority
@@ -32,6 +34,10 @@ struct AuthRoutes {
         group.post("unattested") { request, context in
             try limits.unattestedPerClient.enforce(clients.limitKey(of: request, context: context))
             return try await tiers.admitUnattested(try await request.decode(as: UnattestedRequest.self, context: context))
+        }
+        group.post("api-token") { request, context in
+            try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
+            return try await apiTokens.issue(try await request.decode(as: APITokenRequest.self, context: context), accessToken: request.bearerCredential)
         }
         group.get("jwks") { _, _ in try await jwks() }
     }

@@ -51,7 +51,10 @@ public enum AuthService: SesameServiceDefinition {
         let tiers = TierAdmission(
             challenges: challenges, apps: apps, debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
             inProduction: configuration.environment == .production, logger: logger)
-        let routes = AuthRoutes(flows: flows, tiers: tiers, limits: limits, clients: clients, tokens: tokens)
+        let apiTokens = APITokenIssuer(
+            apps: apps, keys: AttestedKeyStore(database: database, logger: logger), tokens: tokens, limits: limits, database: database,
+            logger: logger)
+        let routes = AuthRoutes(flows: flows, tiers: tiers, apiTokens: apiTokens, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
         routes.addWellKnownRoutes(to: parts.routes)
 

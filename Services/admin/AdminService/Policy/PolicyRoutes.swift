@@ -45,6 +45,11 @@ struct PolicyRoutes {
         guard (1...10_000_000).contains(policy.userDocumentQuota) else {
             throw APIError.invalidField("userDocumentQuota", "must be from 1 to 10000000")
         }
+        guard policy.apiAudiences.count <= 10, Set(policy.apiAudiences).count == policy.apiAudiences.count,
+              policy.apiAudiences.allSatisfy(APIAudience.isValid)
+        else {
+            throw APIError.invalidField("apiAudiences", "must list at most 10 distinct audiences of 1 to 256 printable characters, no spaces")
+        }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
             throw APIError.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")

@@ -47,6 +47,7 @@ struct PolicyStore: Sendable {
         if before.admitUnattested != after.admitUnattested { changed.append("admitUnattested") }
         if before.blobTier != after.blobTier { changed.append("blobTier") }
         if before.userDataTier != after.userDataTier { changed.append("userDataTier") }
+        if before.apiAudiences != after.apiAudiences { changed.append("apiAudiences") }
         return changed
     }
 }
