@@ -2,6 +2,7 @@ import AppAttestTesting
 import Crypto
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import JWTKit
 import PostgresNIO
 import SesameDomain
@@ -66,6 +67,35 @@ struct APITokenTests {
             let second = try await Self.backendKeys(harness).verify(try #require(again["token"]), as: BackendPayload.self)
             #expect(second.jti.value != claims.jti.value)
             #expect(second.bnd == nil)
+        }
+    }
+
+    @Test("the README's Python backend (PyJWT, no Sesame code) accepts the token and refuses another audience, app, binding or an access token")
+    func pythonBackend() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../docs/backend/verify_api_token.py").standardizedFileURL.path
+            let (key, attested) = try await harness.attestNewKey()
+            let access = try #require(attested["accessToken"])
+            let binding = Base64.urlEncode(SHA256.hash(data: Array("session-42".utf8)))
+            let token = try #require(
+                try await harness.post("/v1/auth/api-token", ["audience": Self.audience, "binding": binding], bearer: access)["token"])
+            let jwks = "http://127.0.0.1:\(try #require(harness.client.port))/.well-known/jwks.json"
+
+            let accepted = try await TestPython.runDetached(script, [token, jwks, Self.audience, AuthHarness.appID, "session-42"])
+            #expect(accepted.status == 0, "\(accepted.output)")
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(accepted.output.utf8)) as? [String: Any])
+            #expect(claims["sub"] as? String == Base64.urlEncode(key.keyId))
+
+            for (arguments, reason) in [
+                ([token, jwks, "https://payments.example.com", AuthHarness.appID], "Audience"),
+                ([token, jwks, Self.audience, "OTHERTEAM1.com.example.app"], "another app"),
+                ([token, jwks, Self.audience, AuthHarness.appID, "session-43"], "another value"),
+                ([access, jwks, Self.audience, AuthHarness.appID], "header typ"),
+            ] {
+                let refused = try await TestPython.runDetached(script, arguments)
+                #expect(refused.status == 1 && refused.output.contains(reason), "\(refused.output)")
+            }
         }
     }
 
