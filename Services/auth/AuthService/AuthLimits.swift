@@ -2,8 +2,8 @@ import Logging
 import SesameHTTP
 import SesameStorage
 
-/// Abuse limits on the endpoints that cost the most: per client address on challenge, attest and
-/// refresh, per attested key on refresh (each per instance: a gateway spreads one client over the
+/// Abuse limits on the endpoints that cost the most: per client address on challenge, attest,
+/// refresh and API tokens, per attested key on refresh and API tokens (each per instance: a gateway spreads one client over the
 /// replicas), and an admission budget per app on attest, shared by every replica. Apple asks
 /// servers to keep attestations below about 100 per second per app; past the admission limit
 /// clients are told to come back after a jittered delay, so a thundering herd of new installs
@@ -13,6 +13,7 @@ struct AuthLimits: Sendable {
     let challengePerClient: RateLimiter
     let attestPerClient: RateLimiter
     let refreshPerClient: RateLimiter
+    let apiTokenPerClient: RateLimiter
     // One install refreshes every 15 minutes; a handful at once covers retries.
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
     // An API token per request to the app's API at most: a burst, then two a second.
@@ -32,6 +33,7 @@ struct AuthLimits: Sendable {
         attestPerClient = RateLimiter(.init(rate: perClient, burst: perClient * 5))
         challengePerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
         refreshPerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
+        apiTokenPerClient = RateLimiter(.init(rate: perClient * 2, burst: perClient * 10))
         let rate = Double(admissionRate)
         attestAdmission = AdmissionBudget(database: database, purpose: "attest", rate: rate, burst: rate * 2, logger: logger)
         unattestedAdmission = AdmissionBudget(database: database, purpose: "unattested", rate: rate / 5, burst: rate, logger: logger)

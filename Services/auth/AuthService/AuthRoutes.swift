@@ -36,7 +36,7 @@ struct AuthRoutes {
             return try await tiers.admitUnattested(try await request.decode(as: UnattestedRequest.self, context: context))
         }
         group.post("api-token") { request, context in
-            try limits.refreshPerClient.enforce(clients.limitKey(of: request, context: context))
+            try limits.apiTokenPerClient.enforce(clients.limitKey(of: request, context: context))
             return try await apiTokens.issue(try await request.decode(as: APITokenRequest.self, context: context), accessToken: request.bearerCredential)
         }
         group.get("jwks") { _, _ in try await jwks() }
