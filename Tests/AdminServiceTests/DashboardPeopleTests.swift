@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PostgresNIO
 import SesameTestSupport
 import Testing
 
@@ -41,6 +42,32 @@ struct DashboardPeopleTests {
             #expect(try await alice.call(.post, "/dashboard/api/invitation/accept", ["invitation": token]).status == .ok)
             #expect(try await alice.apps() == [Self.appA, Self.appB].sorted())
             #expect(try await alice.call(.post, "/dashboard/api/invitation/accept", ["invitation": token]).errorCode == "invitation_invalid")
+        }
+    }
+
+    @Test("one invitation registered by eight passkeys at once: exactly one becomes the account, the others are refused")
+    func parallelRegistration() async throws {
+        try await AdminHarness.run(connections: .many) { harness in
+            _ = try await harness.createKey()
+            let token = try await harness.invitation("race@example.com", to: Self.appA)
+            // Each ceremony prepared first, so that the eight registrations reach the service at once.
+            var prepared: [(person: DashboardPerson, fields: [String: String])] = []
+            for _ in 0..<8 {
+                let person = DashboardPerson("race@example.com", client: harness.client)
+                let options = try await person.call(.post, "/dashboard/api/register/options", ["invitation": token])
+                var fields = person.passkey.registration(challenge: try #require(options["challenge"] as? String))
+                fields["invitation"] = token
+                prepared.append((person, fields))
+            }
+            let replies = try await withThrowingTaskGroup(of: AdminHarness.Reply.self) { group in
+                for (person, fields) in prepared { group.addTask { try await person.call(.post, "/dashboard/api/register", fields) } }
+                return try await group.reduce(into: [AdminHarness.Reply]()) { $0.append($1) }
+            }
+            #expect(replies.filter { $0.status == .ok }.count == 1, "\(replies.map { ($0.status.code, $0.errorCode) })")
+            #expect(replies.allSatisfy { $0.status == .ok || (400..<500).contains($0.status.code) })
+            let passkeys = try await harness.database.query(
+                "SELECT count(*) FROM passkeys p JOIN accounts a ON a.account_id = p.account_id WHERE a.email = 'race@example.com'")
+            for try await count in passkeys.decode(Int.self) { #expect(count == 1) }
         }
     }
 
