@@ -51,38 +51,29 @@ public final class OutboxRelay: Service, Sendable {
     /// Publishes until graceful shutdown. A batch in flight is finished, never abandoned halfway.
     public func run() async throws {
         var backoff = configuration.retryBackoff
-        if let topics {
-            while !isStopping {
-                do {
-                    try await topics.ensureTopics(EventTopic.all, partitions: configuration.topicPartitions)
-                    logger.info("kafka topics ready", metadata: ["kafka.topics": "\(EventTopic.all.joined(separator: ","))"])
-                    kafkaAccepting.store(true, ordering: .releasing)
-                    break
-                } catch {
-                    logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(String(reflecting: error))"])
-                    await pause(backoff)
-                    backoff = min(backoff * 2, configuration.maxRetryBackoff)
-                }
-            }
-        }
-
-        backoff = configuration.retryBackoff
         var lastPrune = ContinuousClock.now
         var lastBacklogReading = ContinuousClock.now - .seconds(60)
         var lastTopicCheck = ContinuousClock.now
-        var topicsMayBeMissing = false
+        // Nothing is published before the topics exist.
+        var topicsMayBeMissing = true
+        var topicsReady = false
         while !isStopping {
-            // A broker that lost its topics (restarted without storage, or replaced) gets them
-            // back: after Kafka failed a batch, and every ten seconds. Without it, a topic no event
-            // went to since would appear only with its next event, and consumers waiting on it
-            // would notice it only at their next metadata refresh.
+            // The relay creates the topics at start, and gives a broker that lost them (restarted
+            // without storage, or replaced) them back: after Kafka failed a batch, and every ten
+            // seconds. Without it, a topic no event went to since would appear only with its next
+            // event, and consumers waiting on it would notice it only at their next metadata refresh.
             if let topics, topicsMayBeMissing || ContinuousClock.now - lastTopicCheck > .seconds(10) {
                 lastTopicCheck = .now
                 do {
                     try await bounded { try await topics.ensureTopics(EventTopic.all, partitions: self.configuration.topicPartitions) }
                     topicsMayBeMissing = false
+                    if !topicsReady {
+                        topicsReady = true
+                        logger.info("kafka topics ready", metadata: ["kafka.topics": "\(EventTopic.all.joined(separator: ","))"])
+                        kafkaAccepting.store(true, ordering: .releasing)
+                    }
                 } catch {
-                    logger.warning("could not check the kafka topics; retrying", metadata: ["kafka.error": "\(String(reflecting: error))"])
+                    logger.warning("could not create kafka topics; retrying", metadata: ["kafka.error": "\(String(reflecting: error))"])
                     await pause(backoff)
                     backoff = min(backoff * 2, configuration.maxRetryBackoff)
                     continue

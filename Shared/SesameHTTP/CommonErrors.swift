@@ -19,6 +19,11 @@ extension APIError {
         APIError(.unauthorized, code: "invalid_token", message: message)
     }
 
+    /// 403 `version_disabled`: a kill switch covers the app's version; the message is the admin's reason.
+    public static func versionDisabled(_ reason: String) -> APIError {
+        APIError(.forbidden, code: "version_disabled", message: reason)
+    }
+
     /// 401 `token_revoked`: a token that was valid has been revoked; the app attests again.
     public static func tokenRevoked(_ message: String) -> APIError {
         APIError(.unauthorized, code: "token_revoked", message: message)

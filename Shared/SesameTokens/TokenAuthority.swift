@@ -120,9 +120,7 @@ public actor TokenAuthority {
     /// A new access and refresh token for `subject` (an attested install: only those hold refresh
     /// tokens), in refresh-token `family` at `generation`.
     public func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
-        try await loadIfNeeded()
-        if signer(at: now) == nil { try await reload() }
-        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
+        let activeKid = try await activeSigner(at: now)
         let access = accessClaims(for: subject, now: now)
         let refresh = RefreshTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
@@ -137,9 +135,7 @@ public actor TokenAuthority {
     /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
     /// token or an unattested install exchanges again when it expires).
     public func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
-        try await loadIfNeeded()
-        if signer(at: now) == nil { try await reload() }
-        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
+        let activeKid = try await activeSigner(at: now)
         let claims = accessClaims(for: subject, now: now)
         return (try await sign(claims, kid: JWKIdentifier(string: activeKid)), claims)
     }
@@ -149,15 +145,21 @@ public actor TokenAuthority {
     public func issueAPIToken(
         for access: AccessTokenClaims, audience: String, binding: String?, lifetime: Duration, now: Date = Date()
     ) async throws -> (token: String, claims: APITokenClaims) {
-        try await loadIfNeeded()
-        if signer(at: now) == nil { try await reload() }
-        guard let activeKid = signer(at: now) else { throw TokenError("no signing key") }
+        let activeKid = try await activeSigner(at: now)
         let claims = APITokenClaims(
             subject: access.subject, appID: access.appID, environment: access.environment, appVersion: access.appVersion,
             tier: access.trustTier, audience: .init(value: audience), issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetime.wholeSeconds))), id: .init(value: UUID().uuidString),
             type: APITokenClaims.typeValue, binding: binding)
         return (try await sign(claims, headerType: APITokenClaims.headerType, kid: JWKIdentifier(string: activeKid)), claims)
+    }
+
+    /// The key that signs at `now`, loading the keys first (and again when none signs yet).
+    private func activeSigner(at now: Date) async throws -> String {
+        try await loadIfNeeded()
+        if signer(at: now) == nil { try await reload() }
+        guard let kid = signer(at: now) else { throw TokenError("no signing key") }
+        return kid
     }
 
     private func accessClaims(for subject: Subject, now: Date) -> AccessTokenClaims {

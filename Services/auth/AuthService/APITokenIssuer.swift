@@ -48,7 +48,7 @@ struct APITokenIssuer: Sendable {
         {
         case .allowed: break
         case .revoked: throw AuthErrors.tokenRevoked
-        case .disabled(let reason): throw AuthErrors.versionDisabled(reason)
+        case .disabled(let reason): throw APIError.versionDisabled(reason)
         }
 
         let issued = try await tokens.issueAPIToken(for: access, audience: audience, binding: binding, lifetime: Self.lifetime)

@@ -45,9 +45,6 @@ enum AuthErrors {
     static let audienceNotAllowed = APIError(
         .forbidden, code: "audience_not_allowed",
         message: "This audience is not one of the app's API audiences; its policy lists them (apiAudiences).")
-    static func versionDisabled(_ reason: String) -> APIError {
-        APIError(.forbidden, code: "version_disabled", message: reason)
-    }
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

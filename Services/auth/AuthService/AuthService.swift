@@ -40,9 +40,10 @@ public enum AuthService: SesameServiceDefinition {
         let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, purpose: "app", logger: logger)
         let apps = AppDirectory(database: database, logger: logger)
+        let keys = AttestedKeyStore(database: database, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
-            keys: AttestedKeyStore(database: database, logger: logger), families: RefreshTokenFamilies(database: database, logger: logger),
+            keys: keys, families: RefreshTokenFamilies(database: database, logger: logger),
             tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
             inProduction: configuration.environment == .production, logger: logger)
 
@@ -52,8 +53,7 @@ public enum AuthService: SesameServiceDefinition {
             challenges: challenges, apps: apps, debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
             inProduction: configuration.environment == .production, logger: logger)
         let apiTokens = APITokenIssuer(
-            apps: apps, keys: AttestedKeyStore(database: database, logger: logger), tokens: tokens, limits: limits, database: database,
-            logger: logger)
+            apps: apps, keys: keys, tokens: tokens, limits: limits, database: database, logger: logger)
         let routes = AuthRoutes(flows: flows, tiers: tiers, apiTokens: apiTokens, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
         routes.addWellKnownRoutes(to: parts.routes)

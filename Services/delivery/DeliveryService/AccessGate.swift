@@ -148,7 +148,7 @@ struct AccessGate: Sendable {
     private static func enforce(_ rules: AccessRules, tokenVersion: String?, issuedAt: Date, now: Date) throws -> Int? {
         switch rules.verdict(requestedVersion: nil, tokenVersionText: tokenVersion, issuedAt: issuedAt, now: now) {
         case .allowed(let refreshAfter): return refreshAfter
-        case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)
+        case .disabled(let reason): throw APIError.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked
         }
     }

@@ -57,7 +57,7 @@ struct ConfigRoutes: Sendable {
         let refreshAfter: Int?
         switch caller.state.release.resolve(version: version, token: caller.token, now: now) {
         case .serve(let config, _, let hint): (served, refreshAfter) = (config, hint)
-        case .disabled(let reason): throw DeliveryErrors.versionDisabled(reason)
+        case .disabled(let reason): throw APIError.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked
         case .noConfig: throw DeliveryErrors.noConfig(version.text)
         }

@@ -17,9 +17,6 @@ enum DeliveryErrors {
         headers: [.retryAfter: "30"])
     static let invalidVersion = APIError(
         .badRequest, code: "invalid_version", message: "\"version\" must be the app version: N, N.N or N.N.N with whole numbers.")
-    static func versionDisabled(_ reason: String) -> APIError {
-        APIError(.forbidden, code: "version_disabled", message: reason)
-    }
     static func noConfig(_ version: String) -> APIError {
         APIError(.notFound, code: "no_config", message: "No config is published for version \(version).")
     }

@@ -4,8 +4,6 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
-import SesameEventBus
-import SesameEvents
 import SesameStorage
 
 /// A pattern's current state, as the manifest shows it.
@@ -42,7 +40,8 @@ struct StoredConfig: Sendable {
 }
 
 /// Config revisions: every upload, delete and rollback is a new row; nothing is overwritten. Each
-/// mutation writes its audit entry and its outbox event in the same transaction.
+/// mutation writes its audit entry in its transaction, where the database also appends the
+/// `app.changed` event (migration 13).
 struct ConfigStore: Sendable {
     let database: Database
     let encryption: EnvelopeEncryption

@@ -3,8 +3,6 @@ import Hummingbird
 import Logging
 import SesameConfiguration
 import SesameDomain
-import SesameEventBus
-import SesameEvents
 import SesameHTTP
 import SesameStorage
 

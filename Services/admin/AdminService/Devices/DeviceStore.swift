@@ -2,8 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameEventBus
-import SesameEvents
 import SesameStorage
 
 /// An attested install as the management API lists it.

@@ -3,8 +3,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameEventBus
-import SesameEvents
 import SesameStorage
 
 /// A provisioning key as the management API shows it: never the key, only a hint.
@@ -94,7 +92,8 @@ struct ProvisioningKeyStore: Sendable {
     }
 
     /// Revokes the key given as itself (`key`) or by its id (`keyID`) if it is an active key of
-    /// `appID` (any app for the operator); nil otherwise. Tells every service through the outbox.
+    /// `appID` (any app for the operator); nil otherwise. Nothing is announced: every admin instance
+    /// reads keys from PostgreSQL at each request.
     func revoke(key: String?, keyID: UUID?, appID: String?, caller: Caller) async throws -> ProvisioningKeySummary? {
         let hash = key.map { BearerSecret.hash($0) }
         return try await database.client.withTransaction(logger: logger) { connection in

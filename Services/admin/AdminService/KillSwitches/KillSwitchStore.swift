@@ -2,8 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameEventBus
-import SesameEvents
 import SesameStorage
 
 /// A version that is switched off, and why.

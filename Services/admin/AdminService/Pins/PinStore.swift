@@ -4,8 +4,6 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
-import SesameEventBus
-import SesameEvents
 import SesamePinning
 import SesameStorage
 import CryptoExtras

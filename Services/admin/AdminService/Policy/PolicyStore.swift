@@ -2,8 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameEventBus
-import SesameEvents
 import SesameStorage
 
 /// An app's policy: read, and replaced with audit and an event in one transaction.
