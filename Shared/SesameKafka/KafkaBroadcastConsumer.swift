@@ -148,23 +148,49 @@ private struct ConsumerLoop: Sendable {
 
         var lastHousekeeping = ContinuousClock.now
         var dropping = false
+        // Topics the broker said it no longer has: when one is back, it is a new log.
+        var goneTopics: Set<String> = []
+        // After the connection failed, look often until the broker answers: a broker that
+        // restarted without its log must be caught with its topics missing, before anyone
+        // creates them again and writes past this consumer's positions.
+        var brokerInDoubt = false
         while !isStopping {
             switch client.consumerPoll(milliseconds: pollMilliseconds) {
             case .message(let message):
                 positions[PartitionID(topic: message.topic, partition: message.partition)] = message.offset + 1
                 dropping = deliver(message, afterDrop: dropping)
+            case .partitionGone(let reason):
+                for topic in topics where reason.hasPrefix("\(topic) [") && goneTopics.insert(topic).inserted {
+                    logger.warning("kafka topic gone from the broker; waiting for it to come back", metadata: ["kafka.topic": "\(topic)"])
+                }
+                brokerInDoubt = true
+            case .brokersUnreachable(let reason):
+                // Routine while a broker restarts; librdkafka reconnects itself.
+                logger.debug("kafka consumer lost its broker", metadata: ["kafka.error": "\(reason)"])
+                brokerInDoubt = true
             case .error(let reason):
-                // Transport errors while a broker restarts are routine; librdkafka reconnects itself.
                 logger.debug("kafka consumer error", metadata: ["kafka.error": "\(reason)"])
             case .nothing:
                 break
             }
-            if ContinuousClock.now - lastHousekeeping > .seconds(2) {
+            if ContinuousClock.now - lastHousekeeping > (brokerInDoubt ? .milliseconds(250) : .seconds(2)) {
                 lastHousekeeping = .now
                 recordLag(positions: positions)
-                let grown = partitionsGrown(partitionCounts)
+                let (grown, missing) = partitionsGrown(partitionCounts)
+                var recreated: Set<String> = []
+                if let missing {
+                    brokerInDoubt = false
+                    recreated = goneTopics.subtracting(missing)
+                    for topic in recreated {
+                        logger.notice("kafka topic back on the broker; reading its new log from the beginning", metadata: ["kafka.topic": "\(topic)"])
+                    }
+                    for topic in missing where !goneTopics.contains(topic) {
+                        logger.warning("kafka topic gone from the broker; waiting for it to come back", metadata: ["kafka.topic": "\(topic)"])
+                    }
+                    goneTopics = missing
+                }
                 let shrunk = partitionsWhoseLogShrank(positions: positions)
-                if grown != partitionCounts || !shrunk.isEmpty {
+                if grown != partitionCounts || !shrunk.isEmpty || !recreated.isEmpty {
                     // A partition added since the start holds only what this consumer has not
                     // seen (a recreated topic, too, may have gained partitions): read it whole.
                     for (topic, count) in grown {
@@ -174,6 +200,17 @@ private struct ConsumerLoop: Sendable {
                     }
                     partitionCounts = grown
                     for partition in shrunk { positions[partition] = Self.beginning }
+                    // A topic that came back is a new log: its end may already have reached our
+                    // old position, so comparing the two (above) cannot be trusted to notice.
+                    for topic in recreated {
+                        for partition in 0..<Int32(grown[topic] ?? 0) {
+                            positions[PartitionID(topic: topic, partition: partition)] = Self.beginning
+                        }
+                    }
+                    if !recreated.isEmpty {
+                        // What was written to the lost log and never read is gone with it.
+                        reconnected.yield()
+                    }
                     if let resolved = assign(partitionCounts, positions: positions) { positions = resolved }
                 }
             }
@@ -222,15 +259,18 @@ private struct ConsumerLoop: Sendable {
         }
     }
 
-    /// The partition counts now, larger where partitions were added since the consumer started.
-    /// Records whether the broker answered.
-    private func partitionsGrown(_ counts: [String: Int]) -> [String: Int] {
+    /// The partition counts now, larger where partitions were added since the consumer started,
+    /// and the topics the broker does not have (nil if it did not answer). Records whether the
+    /// broker answered.
+    private func partitionsGrown(_ counts: [String: Int]) -> (counts: [String: Int], missing: Set<String>?) {
         var updated = counts
         var answered = false
+        var missing: Set<String> = []
         for topic in topics {
             let count: Int?
             do { count = try client.partitionCount(topic: topic, timeoutMilliseconds: 1000) } catch { continue }
             answered = true
+            if count == nil { missing.insert(topic) }
             if let count, count > (counts[topic] ?? 0) {
                 logger.notice("kafka topic gained partitions; reassigning", metadata: ["kafka.topic": "\(topic)"])
                 updated[topic] = count
@@ -241,7 +281,7 @@ private struct ConsumerLoop: Sendable {
             reconnected.yield()
         }
         reachability.record(answered)
-        return updated
+        return (updated, answered ? missing : nil)
     }
 
     /// Partitions whose log now ends before our position: the topic was recreated or the broker

@@ -20,6 +20,9 @@ final class RdKafkaClient: @unchecked Sendable {
     private let kind: Kind
     /// Keeps the delivery-report sink alive for as long as librdkafka may call back into it.
     private let deliverySink: Unmanaged<DeliveryReportRegistry>?
+    /// A consumer's client-level errors (lost connections, vanished partitions), which librdkafka
+    /// reports to a callback rather than as messages; kept alive like `deliverySink`.
+    private let errorSink: Unmanaged<ClientErrorQueue>?
     private let isClosed = Mutex(false)
 
     /// Creates a client from librdkafka properties.
@@ -59,12 +62,28 @@ final class RdKafkaClient: @unchecked Sendable {
         } else {
             self.deliverySink = nil
         }
+        if kind == .consumer {
+            let sink = Unmanaged.passRetained(ClientErrorQueue())
+            rd_kafka_conf_set_opaque(configuration, sink.toOpaque())
+            rd_kafka_conf_set_error_cb(configuration) { _, error, reason, opaque in
+                let code = rd_kafka_resp_err_t(rawValue: error)
+                let text = reason.map { String(cString: $0) } ?? String(cString: rd_kafka_err2str(code))
+                // As librdkafka logs an error nobody handles.
+                RdKafkaLog.forward(level: 3, facilityName: "ERROR", message: text)
+                guard let opaque else { return }
+                Unmanaged<ClientErrorQueue>.fromOpaque(opaque).takeUnretainedValue().append(ClientError(code: code, reason: text))
+            }
+            self.errorSink = sink
+        } else {
+            self.errorSink = nil
+        }
 
         let type = kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
         // On success rd_kafka_new takes ownership of the configuration; on failure it stays ours.
         guard let created = rd_kafka_new(type, configuration, &errorText, errorText.count) else {
             rd_kafka_conf_destroy(configuration)
             deliverySink?.release()
+            errorSink?.release()
             throw KafkaError(.clientCreation, text(of: errorText))
         }
         self.handle = created
@@ -119,22 +138,42 @@ final class RdKafkaClient: @unchecked Sendable {
     /// The outcome of one consumer poll.
     enum PollResult {
         case message(KafkaMessage)
+        /// A partition is no longer on the broker (deleted, or a broker that lost its log); the
+        /// text names it as librdkafka does, "topic [partition]: …".
+        case partitionGone(String)
+        /// The connection to the brokers failed: they may come back with other logs.
+        case brokersUnreachable(String)
         case error(String)
         case nothing
     }
 
-    /// Waits up to `milliseconds` for the next message. Blocking.
+    /// Waits up to `milliseconds` for the next message or client error. Blocking.
     func consumerPoll(milliseconds: Int) -> PollResult {
-        guard let pointer = rd_kafka_consumer_poll(handle, Int32(milliseconds)) else { return .nothing }
+        if let error = errorSink?.takeUnretainedValue().takeFirst() { return Self.classify(error) }
+        guard let pointer = rd_kafka_consumer_poll(handle, Int32(milliseconds)) else {
+            // The poll may have served only the error callback.
+            return errorSink?.takeUnretainedValue().takeFirst().map(Self.classify) ?? .nothing
+        }
         defer { rd_kafka_message_destroy(pointer) }
         let message = pointer.pointee
-        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            return .error(String(cString: rd_kafka_err2str(message.err)))
-        }
         let topic = message.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+        guard message.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            return Self.classify(ClientError(code: message.err, reason: "\(topic) [\(message.partition)]: \(String(cString: rd_kafka_err2str(message.err)))"))
+        }
         let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
         let value = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
         return .message(KafkaMessage(topic: topic, partition: message.partition, offset: message.offset, key: key, value: value))
+    }
+
+    private static func classify(_ error: ClientError) -> PollResult {
+        switch error.code {
+        case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+            .partitionGone(error.reason)
+        case RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+            .brokersUnreachable(error.reason)
+        default:
+            .error(error.reason)
+        }
     }
 
     /// Assigns exactly these partitions at these start offsets, without joining a group.
@@ -247,6 +286,27 @@ final class RdKafkaClient: @unchecked Sendable {
         if kind == .consumer { rd_kafka_consumer_close(handle) }
         rd_kafka_destroy(handle)
         deliverySink?.release()
+        errorSink?.release()
+    }
+}
+
+/// An error librdkafka reported about the client rather than about a message.
+struct ClientError {
+    var code: rd_kafka_resp_err_t
+    var reason: String
+}
+
+/// The consumer's client errors, appended by librdkafka's error callback (which runs inside the
+/// consumer's own poll) and taken by that poll.
+final class ClientErrorQueue: Sendable {
+    private let pending = Mutex<[(code: Int32, reason: String)]>([])
+
+    func append(_ error: ClientError) {
+        pending.withLock { $0.append((error.code.rawValue, error.reason)) }
+    }
+
+    func takeFirst() -> ClientError? {
+        pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }.map { ClientError(code: rd_kafka_resp_err_t(rawValue: $0.code), reason: $0.reason) }
     }
 }
 
@@ -264,8 +324,10 @@ enum RdKafkaLog {
 
     /// Called on librdkafka's internal threads; must not call back into librdkafka.
     static func forward(level: Int32, facility: UnsafePointer<CChar>?, text: UnsafePointer<CChar>?) {
-        let message = text.map { String(cString: $0) } ?? ""
-        let facilityName = facility.map { String(cString: $0) } ?? ""
+        forward(level: level, facilityName: facility.map { String(cString: $0) } ?? "", message: text.map { String(cString: $0) } ?? "")
+    }
+
+    static func forward(level: Int32, facilityName: String, message: String) {
         // syslog levels: 0–3 are errors, but a broker going away is routine for us (we retry), so
         // they are warnings; 4–5 notices; the rest debug.
         let swiftLevel: Logger.Level = switch level {

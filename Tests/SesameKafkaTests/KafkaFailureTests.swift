@@ -61,6 +61,37 @@ struct KafkaFailureTests {
         }
     }
 
+    @Test("a topic the restarted broker lost and got back is read from its start, even once its new log reaches the old position")
+    func recreatedTopicReadFromStart() async throws {
+        let broker = try TansuBroker()
+        let configuration = KafkaConfiguration(
+            brokers: broker.brokers, clientID: "recreated-topic-test", messageTimeout: .seconds(20), idempotentDelivery: false)
+        let topic = TestKafka.uniqueTopic()
+        let administrator = KafkaTopicAdministrator(configuration: configuration)
+        try await administrator.ensureTopics([topic], partitions: 1)
+        let consumer = try KafkaBroadcastConsumer(configuration: configuration, topics: [topic], startPosition: .end, logger: testLogger)
+
+        try await withRunningServices([consumer]) {
+            try await eventually("the consumer is assigned") { consumer.isAssigned }
+            // Each producer lives for one message: a producer that knows the topic would have the
+            // restarted broker create it again on its own, with the broker's default partitions.
+            let before = try KafkaProducer(configuration: configuration, logger: testLogger)
+            try await withRunningServices([before]) { try await before.send(topic: topic, key: "k", value: Array("before".utf8)) }
+            #expect(try await collect(1, from: consumer).count == 1)
+            broker.stop()
+            try broker.start()
+            // As soon as a relay would create it again: the consumer must have looked by then.
+            try await Task.sleep(for: .seconds(1))
+            // Back with as many partitions as before, so nothing looks different but the log: its
+            // first message takes offset 0, and its end (1) reaches the consumer's old position.
+            try await administrator.ensureTopics([topic], partitions: 1)
+            let after = try KafkaProducer(configuration: configuration, logger: testLogger)
+            try await withRunningServices([after]) { try await after.send(topic: topic, key: "k", value: Array("after".utf8)) }
+            let received = try await collect(1, from: consumer, timeout: .seconds(15))
+            #expect(received.map { String(decoding: $0.value, as: UTF8.self) } == ["after"])
+        }
+    }
+
     @Test("with the broker down, a send fails within the message timeout instead of hanging")
     func sendToStoppedBrokerFails() async throws {
         let broker = try TansuBroker()
