@@ -239,20 +239,29 @@ if declaresServer {
         // A software device on SesameKit, for operators to smoke-test a deployment.
         .executableTarget(name: "sesame-device", dependencies: [sesameKit, sesameKitTesting, argumentParser], path: "Clients/sesame-device"),
 
+        // MARK: The local suite (./sesame-dev)
+
+        // Running the local suite's programs, and whether a port listens.
+        .target(name: "ChildProcess", path: "Tools/ChildProcess"),
+        // The local suite's lifecycle, for `sesame-suite` and for the walk and the soak.
+        .target(
+            name: "DevSuite", dependencies: ["ChildProcess", crypto, asyncHTTPClient, nioCore, .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Tools/DevSuite"),
+        .executableTarget(name: "sesame-suite", dependencies: ["DevSuite", argumentParser], path: "Tools/sesame-suite"),
+
         // MARK: Tests
 
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: ["ChildProcess", sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
+            dependencies: ["ChildProcess", "DevSuite", sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
             path: "Tests/EndToEnd"
         ),
-        // Running the local suite's programs from the walk and the soak.
-        .target(name: "ChildProcess", path: "Tests/ChildProcess"),
+        .testTarget(name: "DevSuiteTests", dependencies: ["DevSuite"], path: "Tests/DevSuiteTests"),
         .target(
             name: "SesameTestSupport",
             dependencies: [
-                "SesameStorage", "SesameConfiguration", "AppAttestTesting", postgresNIO, serviceLifecycle, hummingbirdTesting,
+                "SesameStorage", "SesameConfiguration", "AppAttestTesting", "ChildProcess", postgresNIO, serviceLifecycle, hummingbirdTesting,
                 crypto,
             ],
             path: "Tests/SesameTestSupport"
@@ -408,7 +417,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-soak",
             dependencies: [
-                "BenchmarkSupport", "ChildProcess", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
+                "BenchmarkSupport", "ChildProcess", "DevSuite", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Soak"

@@ -1,3 +1,4 @@
+import DevSuite
 import BenchmarkSupport
 import ChildProcess
 import Foundation
@@ -39,7 +40,7 @@ final class FaultPlan: Sendable {
         return time >= last.end + grace ? "after faults" : "between faults"
     }
 
-    func run(suite: SuiteRunner, upArguments: [String], processes: ProcessWatch, recorder: Recorder) async throws {
+    func run(suite: DevelopmentSuite, replicas: Replicas, processes: ProcessWatch, recorder: Recorder) async throws {
         // Warm: the first installs attested and fetching, before the first fault.
         try await wait(until: planned[0].start - 5, recorder)
         processes.sampleWarm()
@@ -52,16 +53,16 @@ final class FaultPlan: Sendable {
             case "delivery-2 killed":
                 processes.kill("delivery-2")
                 try await wait(until: end, recorder)
-                try await suite.run(upArguments)  // starts what is missing
+                try await suite.up(replicas)  // starts what is missing
                 processes.forget("delivery-2")  // a new process: its memory is not compared with the old one's
             case "postgresql stopped":
-                try await suite.run(["database", "stop"])
+                try await suite.stopDatabase()
                 try await wait(until: end, recorder)
-                try await suite.run(["database", "start"])
+                try await suite.startDatabase()
             default:
-                try await suite.run(["broker", "stop"])
+                await suite.stopBroker()
                 try await wait(until: end, recorder)
-                try await suite.run(["broker", "start"])
+                try await suite.startBroker()
             }
             actual.withLock { $0.append(Window(name: window.name, start: start, end: recorder.now)) }
             progress(String(format: "soak: %.0f s: %@ over", recorder.now, window.name))

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BenchmarkSupport
-import ChildProcess
+import DevSuite
 import Foundation
 import SesameKit
 import SesameKitTesting
@@ -13,10 +13,6 @@ import SesameKitTesting
 /// violation. It scales the fleet's rate to the machine, never the checks.
 @main
 struct Soak: AsyncParsableCommand {
-    @Option(help: "The sesame-dev runner (its SESAME_DEV_* environment names the suite).") var runner: String
-    @Option(help: "The suite's gateway.") var gateway: String
-    @Option(help: "The suite's pid files.") var pids: String
-    @Option(help: "The suite's database, for psql.") var databaseURL: String
     @Option(help: "A folder for this run's files.") var work: String
     @Option(help: "How long the fleet runs, in seconds.") var duration = 300
     @Option(help: "Devices (distinct App Attest keys).") var devices = 2000
@@ -34,7 +30,8 @@ struct Soak: AsyncParsableCommand {
         let root = workURL.appendingPathComponent("soak-root.pem")
         try authority.rootCertificatePEM.write(to: root, atomically: true, encoding: .utf8)
         let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        let suite = SuiteRunner(runner: runner, environment: [
+        // The suite `./sesame-dev soak` laid out (its SESAME_DEV_* environment), driven directly.
+        let suite = DevelopmentSuite(layout: try SuiteLayout.fromEnvironment(), extraEnvironment: [
             "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
             // The whole fleet reaches the gateway from one address: per-address limits would measure themselves.
             "SESAME_ATTEST_RATE_PER_CLIENT": "100000", "SESAME_REQUEST_RATE_PER_CLIENT": "100000",
@@ -43,20 +40,21 @@ struct Soak: AsyncParsableCommand {
             "SESAME_ATTEST_ADMISSION_RATE": "25", "SESAME_ACCESS_TOKEN_TTL": "2m", "SESAME_DELIVERY_RESYNC_INTERVAL": "10s",
             "SESAME_LOG_LEVEL": "warning",
         ])
-        let upArguments = ["up", "--release", "--auth-replicas", "2", "--delivery-replicas", "3"]
-        try await suite.run(upArguments)
+        let replicas = Replicas(auth: 2, delivery: 3)
+        try await suite.up(replicas)
         let recorder = Recorder()
         var failure: (any Error)?
         do {
-            try await soak(suite: suite, upArguments: upArguments, operatorToken: operatorToken, authority: authority, recorder: recorder)
+            try await soak(suite: suite, replicas: replicas, operatorToken: operatorToken, authority: authority, recorder: recorder)
         } catch {
             failure = error
         }
-        try? await suite.run(["down"])
+        try? await suite.down()
         if let failure { throw failure }
     }
 
-    func soak(suite: SuiteRunner, upArguments: [String], operatorToken: String, authority: SoftwareAttestationAuthority, recorder: Recorder) async throws {
+    func soak(suite: DevelopmentSuite, replicas: Replicas, operatorToken: String, authority: SoftwareAttestationAuthority, recorder: Recorder) async throws {
+        let gateway = "http://127.0.0.1:\(suite.layout.gatewayPort)"
         let apps = [("SOAKTEAM01", "com.example.launch"), ("SOAKTEAM01", "com.example.other")]
         var keys: [String: String] = [:]
         for (team, bundle) in apps {
@@ -69,7 +67,7 @@ struct Soak: AsyncParsableCommand {
         for appID in keys.keys.sorted() { try await publisher.publish(appID, round: 0) }
 
         let faults = FaultPlan(duration: Double(duration))
-        let processes = ProcessWatch(pids: URL(fileURLWithPath: pids, isDirectory: true))
+        let processes = ProcessWatch(pids: URL(fileURLWithPath: suite.layout.pids, isDirectory: true))
         progress("soak: \(devices) devices for \(duration) s, a fetch every \(fetchInterval) s each; faults: \(faults.summary)")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await publisher.run(until: Double(duration), every: 10) }
@@ -82,10 +80,10 @@ struct Soak: AsyncParsableCommand {
                 let arrival = Double(index) / Double(devices) * Double(duration) / 5
                 group.addTask { try await device.run(arrivingAt: arrival, until: Double(duration)) }
             }
-            group.addTask { try await faults.run(suite: suite, upArguments: upArguments, processes: processes, recorder: recorder) }
+            group.addTask { try await faults.run(suite: suite, replicas: replicas, processes: processes, recorder: recorder) }
             try await group.waitForAll()
         }
-        let drained = try await OutboxCheck(databaseURL: databaseURL).waitUntilDrained(timeout: .seconds(60))
+        let drained = try await OutboxCheck(databaseURL: suite.layout.databaseURL).waitUntilDrained(timeout: .seconds(60))
         if !drained { recorder.violation("the outbox still holds unpublished events 60 s after the run") }
         processes.sampleEnd()
         let report = Report(recorder: recorder, faults: faults, processes: processes, recoveryGrace: Self.recoveryGrace)
@@ -97,19 +95,5 @@ struct Soak: AsyncParsableCommand {
             throw ExitCode.failure
         }
         print("soak: no violations")
-    }
-}
-
-/// Runs the suite's runner with the soak's environment.
-struct SuiteRunner: Sendable {
-    let runner: String
-    let environment: [String: String]
-
-    /// Runs `sesame-dev arguments…` to completion; its output goes to the soak's.
-    func run(_ arguments: [String]) async throws {
-        let status = try await ChildProcess.run(
-            runner, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        ).status
-        guard status == 0 else { throw BenchmarkFailure("sesame-dev \(arguments.joined(separator: " ")) failed") }
     }
 }

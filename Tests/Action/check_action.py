@@ -10,7 +10,7 @@
   zero-knowledge upload (the server holds no plaintext), a bad `encrypt` refused; the outputs name
   the revision and pattern, and the key never appears in what the step printed.
 
-Usage: check_action.py --check-jsonschema EXE --runner ./sesame-dev --cli PATH --gateway URL
+Usage: check_action.py --check-jsonschema EXE --runner .../sesame-suite --cli PATH --gateway URL
 (run by ./sesame-dev test)
 """
 import argparse

@@ -5,7 +5,7 @@ that lets a debug-tier token reach blobs and user data, a debug token exchanged 
 token), then runs schemathesis on every operation of each service's document against that
 service's own port, with the credentials the document names. Fails when any check fails.
 
-    python fuzz_api.py --runner ./sesame-dev --schemathesis …/schemathesis --gateway URL
+    python fuzz_api.py --runner .../sesame-suite --schemathesis …/schemathesis --gateway URL
         --auth URL --delivery URL --admin URL --documents Services --reports DIR --examples N --seed S
 """
 import argparse

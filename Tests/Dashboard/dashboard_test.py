@@ -2,7 +2,7 @@
 signed in with passkeys held by Chromium's virtual WebAuthn authenticator, against a running local
 suite. Run by `./sesame-dev test` (and `./sesame-dev dashboard`):
 
-    python dashboard_test.py --url http://localhost:PORT --runner ./sesame-dev --screenshots DIR
+    python dashboard_test.py --url http://localhost:PORT --runner .../sesame-suite --screenshots DIR
 
 Every step prints one line; any failure raises and exits non-zero. The device side is plain HTTP:
 a debug token fetches what the dashboard published."""
@@ -141,7 +141,7 @@ class Browser:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True, help="the gateway, as http://localhost:PORT")
-    parser.add_argument("--runner", required=True, help="sesame-dev, to run sesame-admin next to the database")
+    parser.add_argument("--runner", required=True, help="sesame-suite (./sesame-dev passes it), to run sesame-admin against the suite")
     parser.add_argument("--screenshots", required=True)
     arguments = parser.parse_args()
     base = arguments.url.rstrip("/")

@@ -115,8 +115,8 @@ def main(validator):
 
     mounts = " ".join(services.get("gateway", {}).get("volumes", []))
     nginx = (DEPLOY / "gateway" / "compose-nginx.conf").read_text()
-    runner = (ROOT / "sesame-dev").read_text()
-    check("the gateway mounts the shared routes file, which ./sesame-dev includes too",
+    runner = (ROOT / "Tools" / "DevSuite" / "Gateway.swift").read_text()
+    check("the gateway mounts the shared routes file, which the local suite (./sesame-dev) includes too",
           "./gateway/sesame-routes.conf:/etc/nginx/sesame-routes.conf" in mounts
           and "include /etc/nginx/sesame-routes.conf;" in nginx and "deploy/gateway/sesame-routes.conf" in runner)
     check("both gateways log with the shared format, which leaves query strings out",

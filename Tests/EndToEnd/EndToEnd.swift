@@ -1,5 +1,6 @@
 import AppAttestTesting
 import ArgumentParser
+import DevSuite
 import Foundation
 import SesameKitTesting
 import SesameVault
@@ -7,23 +8,23 @@ import SwiftASN1
 import X509
 
 /// `sesame-e2e`: one user's day through the local suite's gateway, a line per step with its time.
-/// Starts the suite itself (`./sesame-dev up --delivery-replicas 2`, trusting this run's software
-/// App Attest root) and stops it at the end. Exit 0 only if every step held.
+/// Starts the suite `./sesame-dev e2e` laid out (its `SESAME_DEV_*` environment) itself, with two
+/// delivery replicas, trusting this run's software App Attest root, and stops it at the end. Exit 0
+/// only if every step held.
 @main
 struct EndToEnd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sesame-e2e", abstract: "Walk the whole product through the gateway.")
 
-    @Option(help: "The local runner.") var runner: String
     @Option(help: "The sesame CLI executable.") var cli: String
     @Option(help: "The sesame-device executable.") var device: String
-    @Option(help: "The gateway's URL, as the runner is configured.") var gateway: String
-    @Option(help: "Each delivery replica's own URL, as the runner is configured.") var delivery: [String]
     @Option(help: "A folder for this run's files.") var work: String
-    @Option(help: "The runner's state folder for this suite.") var state: String
-    @Option(help: "The folder of this suite's PostgreSQL cluster.") var database: String
+
+    /// Delivery replicas the walk runs, each checked on its own.
+    static let deliveryReplicas = 2
 
     func run() async throws {
-        guard let gatewayURL = URL(string: gateway) else { throw ValidationError("--gateway is not a URL") }
+        let layout = try SuiteLayout.fromEnvironment()
+        let gatewayURL = URL(string: "http://127.0.0.1:\(layout.gatewayPort)")!
         let attester = try SoftwareAttester()
         let kitAuthority = SoftwareAttestationAuthority()
         let workURL = URL(fileURLWithPath: work, isDirectory: true)
@@ -36,20 +37,21 @@ struct EndToEnd: AsyncParsableCommand {
         try kitAuthority.pemBundle.write(to: deviceAuthority, atomically: true, encoding: .utf8)
         let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let suite = LocalSuite(
-            runner: runner, cli: cli, device: device, gateway: gatewayURL,
-            environment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken])
+            suite: DevelopmentSuite(
+                layout: layout, extraEnvironment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken]),
+            cli: cli, device: device, gateway: gatewayURL)
 
-        let replicaClients = try delivery.map { guard let url = URL(string: $0) else { throw ValidationError("bad --delivery \($0)") }; return HTTPClient(base: url) }
-        try await suite.runSuite(["up", "--delivery-replicas", "\(delivery.count)"])
+        let replicas = Replicas(delivery: Self.deliveryReplicas)
+        // Where the suite puts each delivery replica: the first on its port, the others ten apart.
+        let replicaClients = (0..<replicas.delivery).map { HTTPClient(base: URL(string: "http://127.0.0.1:\(layout.deliveryPort + 10 * $0)")!) }
+        try await suite.suite.up(replicas)
         let walk = Walk(
             suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
             replicas: replicaClients, work: workURL, kitAuthority: kitAuthority, deviceAuthority: deviceAuthority.path,
-            operations: OperationsWalk(
-                suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients,
-                state: URL(fileURLWithPath: state, isDirectory: true), database: URL(fileURLWithPath: database, isDirectory: true)))
+            operations: OperationsWalk(suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients, replicaCounts: replicas))
         var failure: (any Error)?
         do { try await walk.run() } catch { failure = error }
-        try? await suite.runSuite(["down"])
+        try? await suite.suite.down()
         if let failure {
             print("e2e: FAILED: \(failure)")
             throw ExitCode.failure

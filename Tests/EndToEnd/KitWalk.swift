@@ -1,3 +1,4 @@
+import DevSuite
 import Foundation
 import SesameKit
 import SesameKitTesting
@@ -102,7 +103,7 @@ struct KitWalk: Sendable {
             try expect(audit.contains("e2e-ci"), "debug-tokens list: \(audit)")
         }
         try await step(16, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
-            try await suite.runSuite(["down"])
+            try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")
             do {

@@ -1,31 +1,21 @@
 import ChildProcess
+import DevSuite
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The local runner (`./sesame-dev`) and the `sesame` CLI, driven as an operator would.
+/// The local suite (driven directly, as `./sesame-dev` does), the `sesame` CLI and `sesame-device`,
+/// used as an operator would.
 struct LocalSuite: Sendable {
-    let runner: String
+    let suite: DevelopmentSuite
     let cli: String
     /// The `sesame-device` executable.
     let device: String
     let gateway: URL
-    /// Extra environment for the runner's services and the CLI.
-    let environment: [String: String]
-
-    /// Runs `./sesame-dev ARGS`, failing on a non-zero exit; its output goes to our standard error.
-    func runSuite(_ arguments: [String]) async throws {
-        let status = try await run(runner, arguments, capture: false).status
-        try expect(status == 0, "sesame-dev \(arguments.joined(separator: " ")) exited with \(status)")
-    }
-
-    /// Runs `./sesame-dev ARGS`; returns its exit status and what it wrote to both streams.
-    func runSuiteCapturing(_ arguments: [String]) async throws -> (status: Int32, text: String) {
-        let result = try await run(runner, arguments, capture: true, includingErrors: true)
-        return (result.status, result.output)
-    }
+    /// Extra environment for the suite's services and the CLI.
+    var environment: [String: String] { suite.extraEnvironment }
 
     /// Runs `sesame ARGS` against the gateway; returns standard output, failing on a non-zero exit.
     @discardableResult

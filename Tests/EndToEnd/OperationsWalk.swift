@@ -1,3 +1,4 @@
+import DevSuite
 import Foundation
 
 /// The walk's operations steps: what an operator relies on around the product — the gateway's
@@ -7,9 +8,10 @@ struct OperationsWalk: Sendable {
     let suite: LocalSuite
     let gateway: HTTPClient
     let replicas: [HTTPClient]
-    /// The runner's state folder and the database cluster's folder, as `sesame-dev` placed them.
-    let state: URL
-    let database: URL
+    let replicaCounts: Replicas
+    /// The suite's state folder and its database cluster's folder.
+    var state: URL { URL(fileURLWithPath: suite.suite.layout.state, isDirectory: true) }
+    var database: URL { URL(fileURLWithPath: suite.suite.layout.postgresData, isDirectory: true) }
 
     private static let services = ["auth", "delivery", "admin"]
 
@@ -29,7 +31,7 @@ struct OperationsWalk: Sendable {
             let reply = try await gateway.send("GET", path)
             try expect(reply.header("x-request-id") != nil && reply.errorCode != nil, "\(path) did not reach \(service): \(reply.status)")
         }
-        try await suite.runSuite(["up", "--delivery-replicas", "\(replicas.count)"])
+        try await suite.suite.up(replicaCounts)
         for service in Self.services { try expect(try await readiness(service).status == 200, "\(service) after a second up") }
     }
 
@@ -45,11 +47,11 @@ struct OperationsWalk: Sendable {
 
     /// A rotation run as an operator command reaches auth's JWKS through the event bus.
     func signingKeyRotation() async throws -> String {
-        let output = try await suite.runSuiteCapturing(["run", "auth", "rotate-signing-key", "--now"])
-        try expect(output.status == 0, "rotate-signing-key exited with \(output.status): \(output.text)")
-        guard let line = output.text.split(separator: "\n").first(where: { $0.hasPrefix("New signing key ") }),
+        let output = try await suite.suite.run(.auth, ["rotate-signing-key", "--now"], capture: true)
+        try expect(output.status == 0, "rotate-signing-key exited with \(output.status): \(output.output)")
+        guard let line = output.output.split(separator: "\n").first(where: { $0.hasPrefix("New signing key ") }),
             let kid = line.dropFirst("New signing key ".count).split(separator: ":").first.map(String.init)
-        else { throw WalkFailure("rotate-signing-key printed no key id: \(output.text)") }
+        else { throw WalkFailure("rotate-signing-key printed no key id: \(output.output)") }
         try await eventually("the new key in /.well-known/jwks.json", timeout: .seconds(10)) {
             String(decoding: try await gateway.send("GET", "/.well-known/jwks.json").body, as: UTF8.self).contains(kid)
         }
@@ -60,7 +62,7 @@ struct OperationsWalk: Sendable {
     /// (200, degraded, and `servesConfig` holds), nothing exits; started again: every service
     /// ready without a restart.
     func databaseOutage(servesConfig: () async throws -> Bool) async throws {
-        try await suite.runSuite(["database", "stop"])
+        try await suite.suite.stopDatabase()
         try await eventually("auth and admin unavailable", timeout: .seconds(5)) {
             let (auth, admin) = (try await readiness("auth").status, try await readiness("admin").status)
             return auth == 503 && admin == 503
@@ -73,7 +75,7 @@ struct OperationsWalk: Sendable {
         for service in Self.services {
             try expect(try await gateway.send("GET", "/health/\(service)/live").status == 200, "\(service) exited while PostgreSQL was down")
         }
-        try await suite.runSuite(["database", "start"])
+        try await suite.suite.startDatabase()
         try await eventually("every service ready again", timeout: .seconds(15)) {
             for service in Self.services where try await readiness(service).status != 200 { return false }
             return true
@@ -87,11 +89,15 @@ struct OperationsWalk: Sendable {
             try expect((try? await client.send("GET", "/health/live")) == nil, "\(client.base) still answers after down")
         }
         try FileManager.default.removeItem(at: state.appendingPathComponent("master.key"))
-        let refused = try await suite.runSuiteCapturing(["up"])
-        try expect(
-            refused.status != 0 && refused.text.contains("another master key") && refused.text.contains("down --purge"),
-            "up with a lost master key: exit \(refused.status), \(refused.text.suffix(300))")
-        try await suite.runSuite(["down", "--purge"])
+        do {
+            try await suite.suite.up()
+            throw WalkFailure("up with a lost master key started the suite")
+        } catch let refusal as SuiteError {
+            try expect(
+                refusal.description.contains("another master key") && refusal.description.contains("down --purge"),
+                "up with a lost master key: \(refusal.description.suffix(300))")
+        }
+        try await suite.suite.down(purge: true)
         try expect(!FileManager.default.fileExists(atPath: state.path), "the state folder survived down --purge")
         try expect(!FileManager.default.fileExists(atPath: database.path), "the database survived down --purge")
     }

@@ -1,3 +1,4 @@
+import DevSuite
 import Foundation
 import SesameKitTesting
 import SesameVault
@@ -134,9 +135,9 @@ struct Walk: Sendable {
             print("        visible at \(replicas.count) replicas after \(elapsed.formatted(.units(allowed: [.milliseconds])))")
         }
         try await step(8, "broker stopped, upload succeeds; broker back, every replica converges") {
-            try await suite.runSuite(["broker", "stop"])
+            await suite.suite.stopBroker()
             let during = try await upload(["tier": "default", "round": 8], pattern: "*", key: key)
-            try await suite.runSuite(["broker", "start"])
+            try await suite.suite.startBroker()
             let back = ContinuousClock.now
             try await servedEverywhere(revision: during, timeout: .seconds(60))
             print("        converged \((ContinuousClock.now - back).formatted(.units(allowed: [.milliseconds]))) after the broker returned")

@@ -76,7 +76,7 @@ struct KafkaFailureTests {
             // Each producer lives for one message: a producer that knows the topic would have the
             // restarted broker create it again on its own, with the broker's default partitions.
             let before = try KafkaProducer(configuration: configuration, logger: testLogger)
-            try await withRunningServices([before]) { try await before.send(topic: topic, key: "k", value: Array("before".utf8)) }
+            _ = try await withRunningServices([before]) { try await before.send(topic: topic, key: "k", value: Array("before".utf8)) }
             #expect(try await collect(1, from: consumer).count == 1)
             broker.stop()
             try broker.start()
@@ -86,7 +86,7 @@ struct KafkaFailureTests {
             // first message takes offset 0, and its end (1) reaches the consumer's old position.
             try await administrator.ensureTopics([topic], partitions: 1)
             let after = try KafkaProducer(configuration: configuration, logger: testLogger)
-            try await withRunningServices([after]) { try await after.send(topic: topic, key: "k", value: Array("after".utf8)) }
+            _ = try await withRunningServices([after]) { try await after.send(topic: topic, key: "k", value: Array("after".utf8)) }
             let received = try await collect(1, from: consumer, timeout: .seconds(15))
             #expect(received.map { String(decoding: $0.value, as: UTF8.self) } == ["after"])
         }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs another program to its end, for the walk and the soak that drive the local suite.
+/// Runs another program to its end, for the local suite and the walk and soak that drive it.
 public enum ChildProcess {
     /// Why a program could not be started.
     public struct SpawnFailure: Error, CustomStringConvertible {
@@ -11,14 +11,19 @@ public enum ChildProcess {
     /// for it must not hold the cooperative pool); returns its exit status and, with `capture`,
     /// its standard output (and standard error too, with `includingErrors`). Without `capture`
     /// its output goes to this process's standard error.
+    /// With `inheritOutput` (and no `capture`) its output goes where this process's does.
+    /// `workingDirectory`, when given, is where it starts (by default where this process is).
     public static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String], capture: Bool = false, includingErrors: Bool = false
+        _ executable: String, _ arguments: [String], environment: [String: String], capture: Bool = false, includingErrors: Bool = false,
+        inheritOutput: Bool = false, workingDirectory: String? = nil
     ) async throws -> (status: Int32, output: String) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
                     with: Result {
-                        try runBlocking(executable, arguments, capture: capture, includingErrors: includingErrors, environment: environment)
+                        try runBlocking(
+                            executable, arguments, capture: capture, includingErrors: includingErrors, inheritOutput: inheritOutput,
+                            environment: environment, workingDirectory: workingDirectory)
                     })
             }
         }
@@ -28,7 +33,8 @@ public enum ChildProcess {
     /// (left a zombie, waited forever). Captured output goes through a file, so a chatty child
     /// never blocks on a full pipe, and daemons it leaves behind hold no pipe open.
     private static func runBlocking(
-        _ executable: String, _ arguments: [String], capture: Bool, includingErrors: Bool, environment: [String: String]
+        _ executable: String, _ arguments: [String], capture: Bool, includingErrors: Bool, inheritOutput: Bool,
+        environment: [String: String], workingDirectory: String?
     ) throws -> (status: Int32, output: String) {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-child-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
@@ -38,9 +44,12 @@ public enum ChildProcess {
         if capture {
             posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             if includingErrors { posix_spawn_file_actions_adddup2(&actions, 1, 2) }
-        } else {
+        } else if !inheritOutput {
             posix_spawn_file_actions_adddup2(&actions, 2, 1)
         }
+        // Glibc's posix_spawn_file_actions_addchdir_np is not visible to Swift here; coreutils'
+        // env changes the directory, then becomes the program.
+        let (executable, arguments) = workingDirectory.map { ("/usr/bin/env", ["-C", $0, executable] + arguments) } ?? (executable, arguments)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }

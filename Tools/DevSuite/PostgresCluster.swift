@@ -1,0 +1,84 @@
+import ChildProcess
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The suite's private PostgreSQL cluster: created on first start, owned by the `postgres` user
+/// when this runs as root (initdb refuses root).
+struct PostgresCluster: Sendable {
+    let layout: SuiteLayout
+    let say: @Sendable (String) -> Void
+
+    private var data: String { layout.postgresData }
+    private var log: String { layout.postgresRoot + "/postgres.log" }
+
+    /// Runs one of PostgreSQL's programs as the cluster's owner, from `/` so that user never needs
+    /// to reach the caller's working directory.
+    private func run(_ program: String, _ arguments: [String], capture: Bool = true) async throws -> (status: Int32, output: String) {
+        let executable = "\(layout.tools.postgresBin)/\(program)"
+        let environment = ProcessInfo.processInfo.environment
+        if geteuid() == 0 {
+            return try await ChildProcess.run(
+                "/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments, environment: environment, capture: capture,
+                includingErrors: true, workingDirectory: "/")
+        }
+        return try await ChildProcess.run(executable, arguments, environment: environment, capture: capture, includingErrors: true, workingDirectory: "/")
+    }
+
+    var isRunning: Bool {
+        get async { (try? await run("pg_ctl", ["-D", data, "status"]).status) == 0 }
+    }
+
+    /// Starts the cluster, creating it first if there is none.
+    func start() async throws {
+        if await isRunning {
+            say("PostgreSQL already running on 127.0.0.1:\(layout.postgresPort)")
+            return
+        }
+        let files = FileManager.default
+        if !files.fileExists(atPath: data + "/PG_VERSION") {
+            say("creating a private PostgreSQL cluster in \(data)")
+            try files.createDirectory(atPath: data, withIntermediateDirectories: true)
+            chmod(layout.postgresRoot, 0o700)
+            chmod(data, 0o700)
+            if geteuid() == 0 {
+                let owned = try await ChildProcess.run("/bin/chown", ["-R", "postgres:", layout.postgresRoot], environment: [:], capture: true)
+                guard owned.status == 0 else { throw SuiteError("could not give \(layout.postgresRoot) to the postgres user: \(owned.output)") }
+            }
+            let initdb = try await run("initdb", ["-D", data, "-U", "sesame", "--auth=trust", "--encoding=UTF8", "--no-instructions"])
+            let initdbLog = layout.logs + "/initdb.log"
+            try initdb.output.write(toFile: initdbLog, atomically: true, encoding: .utf8)
+            guard initdb.status == 0 else { throw SuiteError("initdb failed (see \(initdbLog))") }
+        }
+        say("starting PostgreSQL on 127.0.0.1:\(layout.postgresPort)")
+        let link = layout.logs + "/postgres.log"
+        try? files.removeItem(atPath: link)
+        try? files.createSymbolicLink(atPath: link, withDestinationPath: log)
+        // The Swift tests run many suites at once, each with whole services and their pools:
+        // PostgreSQL's default of 100 connections (and 300) ran out, and a pool waiting for a
+        // connection waits long.
+        let options = "-p \(layout.postgresPort) -c listen_addresses=127.0.0.1 -k \(layout.postgresRoot) -c max_connections=1000 -c fsync=off"
+        let started = try await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"])
+        guard started.status == 0 else { throw SuiteError("PostgreSQL did not start (see \(log))") }
+    }
+
+    /// Stops the cluster if it runs (fast shutdown: sessions are ended); returns whether it ran.
+    @discardableResult
+    func stop() async throws -> Bool {
+        guard FileManager.default.fileExists(atPath: data + "/PG_VERSION"), await isRunning else { return false }
+        let stopped = try await run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
+        guard stopped.status == 0 else { throw SuiteError("PostgreSQL did not stop: \(stopped.output)") }
+        return true
+    }
+
+    /// Creates database `name` unless it exists.
+    func createDatabase(_ name: String) async throws {
+        let connection = ["-h", "127.0.0.1", "-p", "\(layout.postgresPort)", "-U", "sesame"]
+        let exists = try await run("psql", connection + ["-d", "postgres", "-tAc", "SELECT 1 FROM pg_database WHERE datname = '\(name)'"])
+        guard exists.status == 0 else { throw SuiteError("could not list the databases: \(exists.output)") }
+        if exists.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
+        let created = try await run("createdb", connection + [name])
+        guard created.status == 0 else { throw SuiteError("could not create database \(name): \(created.output)") }
+    }
+}
