@@ -39,6 +39,13 @@ struct PinsGroup: ParsableCommand {
         ])
 }
 
+/// `sesame backend-keys …`.
+struct BackendKeysGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backend-keys", abstract: "Keys your API's backend uses to consume single-use tokens and check assertions.",
+        subcommands: [BackendKeysCreateCommand.self, BackendKeysListCommand.self, BackendKeysRevokeCommand.self])
+}
+
 /// `sesame debug-tokens …`.
 struct DebugTokensGroup: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -14,7 +14,8 @@ public struct SesameCommand: AsyncParsableCommand {
             out (bad input, file, network).
             """,
         subcommands: [
-            ConfigGroup.self, KeysGroup.self, DevicesGroup.self, PinsGroup.self, DebugTokensGroup.self, PolicyGroup.self, BlobGroup.self,
+            ConfigGroup.self, KeysGroup.self, BackendKeysGroup.self, DevicesGroup.self, PinsGroup.self, DebugTokensGroup.self, PolicyGroup.self,
+            BlobGroup.self,
             KillSwitchCommand.self, RevokeCommand.self, EncryptCommand.self, DecryptCommand.self, AttestCommand.self,
         ]
     )

@@ -32,11 +32,17 @@ public struct APITokenClaims: JWTPayload, Equatable {
     /// The base64url SHA-256 of a value the app bound the token to (its session token, a request
     /// body), when it bound one.
     public var binding: String?
+    /// True for a single-use token: its backend accepts it only after Sesame consumed its `jti`
+    /// (`POST /v1/verify/consume`), which happens once. Absent otherwise.
+    public var limitedUse: Bool?
 
     enum CodingKeys: String, CodingKey {
         case subject = "sub", appID = "app", environment = "env", appVersion = "ver", tier, audience = "aud"
-        case issuedAt = "iat", expiration = "exp", id = "jti", type = "typ", binding = "bnd"
+        case issuedAt = "iat", expiration = "exp", id = "jti", type = "typ", binding = "bnd", limitedUse = "lu"
     }
+
+    /// Whether the token may be used once only.
+    public var isLimitedUse: Bool { limitedUse == true }
 
     public static let typeValue = "api"
     public static let headerType = "app-api+jwt"

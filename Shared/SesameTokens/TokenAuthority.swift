@@ -141,16 +141,17 @@ public actor TokenAuthority {
     }
 
     /// A token for the app's own API named `audience`, for the install an access token names
-    /// (`access`), living `lifetime`, bound to `binding` (a base64url SHA-256) when given.
+    /// (`access`), living `lifetime`, bound to `binding` (a base64url SHA-256) when given, single
+    /// use when `limitedUse`.
     public func issueAPIToken(
-        for access: AccessTokenClaims, audience: String, binding: String?, lifetime: Duration, now: Date = Date()
+        for access: AccessTokenClaims, audience: String, binding: String?, limitedUse: Bool = false, lifetime: Duration, now: Date = Date()
     ) async throws -> (token: String, claims: APITokenClaims) {
         let activeKid = try await activeSigner(at: now)
         let claims = APITokenClaims(
             subject: access.subject, appID: access.appID, environment: access.environment, appVersion: access.appVersion,
             tier: access.trustTier, audience: .init(value: audience), issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetime.wholeSeconds))), id: .init(value: UUID().uuidString),
-            type: APITokenClaims.typeValue, binding: binding)
+            type: APITokenClaims.typeValue, binding: binding, limitedUse: limitedUse ? true : nil)
         return (try await sign(claims, headerType: APITokenClaims.headerType, kid: JWKIdentifier(string: activeKid)), claims)
     }
 
@@ -194,14 +195,24 @@ public actor TokenAuthority {
         try await verify(token, as: RefreshTokenClaims.self)
     }
 
+    /// The claims of a valid, unexpired API token (whether a single-use one was consumed is the
+    /// caller's business). Throws as `verifyAccessToken` does.
+    public func verifyAPIToken(_ token: String) async throws -> APITokenClaims {
+        try await verify(token, as: APITokenClaims.self, headerType: APITokenClaims.headerType, requiresHeaderType: true)
+    }
+
     private func verify<Claims: SesameTokenClaims>(_ token: String, as _: Claims.Type) async throws -> Claims {
+        try await verify(token, as: Claims.self, headerType: Claims.headerType, requiresHeaderType: Claims.requiresHeaderType)
+    }
+
+    private func verify<Claims: JWTPayload>(_ token: String, as _: Claims.Type, headerType: String, requiresHeaderType: Bool) async throws -> Claims {
         guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
         try await loadIfNeeded()
         let header = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header
         switch header?.typ {
-        case Claims.headerType?: break
-        case nil where !Claims.requiresHeaderType: break
-        default: throw TokenError("the header typ is not \(Claims.headerType)")
+        case headerType?: break
+        case nil where !requiresHeaderType: break
+        default: throw TokenError("the header typ is not \(headerType)")
         }
         if let kid = header?.kid, !publicKeys.contains(where: { $0.kid == kid }) {
             await reloadForUnknownKid()

@@ -14,11 +14,15 @@ struct DashboardRulesTests {
         #expect(DashboardPermissions.requiredRole(method: .post, path: "/v1/admin/config/upload") == .editor)
         #expect(DashboardPermissions.requiredRole(method: .post, path: "/v1/admin/kill-switch") == .editor)
         #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/blob/model.bin") == .editor)
-        for path in ["/v1/admin/keys/create", "/v1/admin/keys/revoke", "/v1/admin/debug-tokens", "/v1/admin/devices/revoke", "/v1/admin/accounts/invite"] {
+        for path in [
+            "/v1/admin/keys/create", "/v1/admin/keys/revoke", "/v1/admin/backend-keys", "/v1/admin/debug-tokens", "/v1/admin/devices/revoke",
+            "/v1/admin/accounts/invite",
+        ] {
             #expect(DashboardPermissions.requiredRole(method: .post, path: path) == .owner, "\(path)")
         }
         #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/policy") == .owner)
         #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/debug-tokens/ci") == .owner)
+        #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/backend-keys/0bd1") == .owner)
         // Anything not under the management API is an owner's, never a viewer's by accident.
         #expect(DashboardPermissions.requiredRole(method: .post, path: "/elsewhere") == .owner)
         #expect(AccountRole.viewer < .editor && AccountRole.editor < .owner)

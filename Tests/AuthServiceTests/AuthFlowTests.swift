@@ -267,8 +267,14 @@ struct AuthFlowTests {
     }
 
     /// The decoded JOSE header of `token`.
-    static func header(_ token: String) throws -> [String: Any] {
-        let part = try #require(token.split(separator: ".").first.flatMap { Base64.decode(String($0)) })
+    static func header(_ token: String) throws -> [String: Any] { try part(0, of: token) }
+
+    /// The decoded payload of `token`, unverified.
+    static func payload(_ token: String) throws -> [String: Any] { try part(1, of: token) }
+
+    private static func part(_ index: Int, of token: String) throws -> [String: Any] {
+        let parts = token.split(separator: ".")
+        let part = try #require(parts.count > index ? Base64.decode(String(parts[index])) : nil)
         return try #require(try JSONSerialization.jsonObject(with: Data(part)) as? [String: Any])
     }
 

@@ -99,6 +99,33 @@ struct AuthHarness: Sendable {
         }
     }
 
+    /// Runs `body` with the backend key store, on a pool of the test's own (admin makes these keys).
+    func withBackendKeys(_ body: (BackendKeyStore) async throws -> Void) async throws {
+        let pool = Database(url: databaseURL, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            try await body(BackendKeyStore(database: pool, logger: Logger(label: "test")))
+        }
+    }
+
+    /// Runs `body` with the consumed-token store, on a pool of the test's own.
+    func withConsumedTokens(_ body: (ConsumedAPITokens) async throws -> Void) async throws {
+        let pool = Database(url: databaseURL, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            try await body(ConsumedAPITokens(database: pool, logger: Logger(label: "test")))
+        }
+    }
+
+    /// A new live backend key of the app (or of `appID`).
+    func backendKey(appID: String = Self.appID) async throws -> String {
+        var made: String?
+        try await withBackendKeys { store in made = try await store.create(appID: appID, name: "test-backend", actor: "operator")?.key }
+        return try #require(made, "no app \(appID) to make a backend key for")
+    }
+
     func post(_ path: String, _ json: [String: Any], from clientAddress: String? = nil, bearer: String? = nil) async throws -> Reply {
         try await post(path, body: JSONSerialization.data(withJSONObject: json), from: clientAddress, bearer: bearer)
     }

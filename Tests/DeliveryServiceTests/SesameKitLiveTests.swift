@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import NIOFoundationEssentialsCompat
 @testable import SesameKit
 import SesameKitTesting
 import SesameTestSupport
@@ -132,6 +133,35 @@ struct SesameKitLiveTests {
                 }
                 #expect(code == "audience_not_allowed")
             }
+        }
+    }
+
+    @Test("a single-use token for a sensitive action: the app's backend redeems it once with a backend key; a replay is refused")
+    func limitedUseToken() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+            _ = try await harness.manage(.put, "policy", ["apiAudiences": ["https://api.example.com"]])
+            let backendKey = try #require(try await harness.manage(.post, "backend-keys", ["name": "purchases"])["backendKey"] as? String)
+            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let order = Data(#"{"sku":"gold","quantity":1}"#.utf8)
+            let token = try await client.limitedUseToken(boundTo: order)
+            #expect(token.isLimitedUse)
+            #expect(try await client.apiToken().isLimitedUse == false)
+
+            func consume() async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
+                try await harness.auth.execute(
+                    uri: "/v1/verify/consume", method: .post,
+                    headers: [.authorization: "Bearer \(backendKey)", .contentType: "application/json"],
+                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["token": token.token, "audience": token.audience]))
+                ) { ($0.status, try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:]) }
+            }
+            let first = try await consume()
+            #expect(first.status == .ok, "\(first.json)")
+            // The backend holds the token to the order it came with.
+            #expect(first.json["bnd"] as? String == SesameClient.base64URL(Data(SHA256.hash(data: order))))
+            let replay = try await consume()
+            #expect(replay.status == .conflict && (replay.json["error"] as? [String: Any])?["code"] as? String == "already_consumed")
         }
     }
 

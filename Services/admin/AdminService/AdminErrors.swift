@@ -16,6 +16,8 @@ enum AdminErrors {
         .notFound, code: "app_not_found", message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: "key_not_found", message: "No active provisioning key of this app matches.")
+    static let backendKeyNotFound = APIError(
+        .notFound, code: "backend_key_not_found", message: "No active backend key of this app has this id (see GET /v1/admin/backend-keys).")
     static let accountRequired = APIError(
         .forbidden, code: "account_required",
         message: "People are managed by an owner signed in to the dashboard (invitations also by the operator), not with a provisioning key.")

@@ -39,6 +39,7 @@ public enum AdminService: SesameServiceDefinition {
         let admin = parts.group("v1/admin", bodyLimit: configuration.maxConfigBytes + 64 * 1024)
         let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024)
         KeyRoutes(authenticator: authenticator, keys: keys).addRoutes(to: admin)
+        BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger)).addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)

@@ -51,8 +51,10 @@ struct APITokenIssuer: Sendable {
         case .disabled(let reason): throw APIError.versionDisabled(reason)
         }
 
-        let issued = try await tokens.issueAPIToken(for: access, audience: audience, binding: binding, lifetime: Self.lifetime)
-        return APITokenResponse(token: issued.token, expiresIn: Int(Self.lifetime.wholeSeconds), audience: audience)
+        let limitedUse = request.limitedUse ?? false
+        let issued = try await tokens.issueAPIToken(
+            for: access, audience: audience, binding: binding, limitedUse: limitedUse, lifetime: Self.lifetime)
+        return APITokenResponse(token: issued.token, expiresIn: Int(Self.lifetime.wholeSeconds), audience: audience, limitedUse: limitedUse)
     }
 
     /// The audience asked for, or the app's only one; refused unless the policy lists it.

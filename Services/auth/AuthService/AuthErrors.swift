@@ -45,6 +45,16 @@ enum AuthErrors {
     static let audienceNotAllowed = APIError(
         .forbidden, code: "audience_not_allowed",
         message: "This audience is not one of the app's API audiences; its policy lists them (apiAudiences).")
+    static let invalidBackendKey = APIError(
+        .unauthorized, code: "invalid_backend_key",
+        message: "Send a live backend key of the app as the bearer (sesame backend-keys create); provisioning keys are not accepted here.")
+    static let apiTokenInvalid = APIError(.unauthorized, code: "invalid_token", message: "The API token is invalid or expired.")
+    static let wrongApp = APIError(.forbidden, code: "wrong_app", message: "This token was issued for another app than the backend key's.")
+    static let audienceMismatch = APIError(.forbidden, code: "audience_mismatch", message: "This token was issued for another audience.")
+    static let notSingleUse = APIError(
+        .unprocessableContent, code: "not_single_use",
+        message: "This token is not single use: verify it offline with the JWKS, or have the app ask for a limited-use token.")
+    static let alreadyConsumed = APIError(.conflict, code: "already_consumed", message: "This single-use token was consumed already.")
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

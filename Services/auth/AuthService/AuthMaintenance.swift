@@ -5,11 +5,13 @@ import SesameStorage
 import SesameTokens
 
 /// Periodic upkeep: rotate the token signing key when it is due, reload the signing keys (another
-/// instance may have rotated them) and delete expired challenges.
+/// instance may have rotated them) and delete expired challenges and the ids of expired consumed
+/// single-use tokens.
 struct AuthMaintenance: Service {
     let tokens: TokenAuthority
     let signingKeys: SigningKeyStore
     let challenges: ChallengeStore
+    let consumedTokens: ConsumedAPITokens
     let logger: Logger
     var interval: Duration = .seconds(60)
 
@@ -26,7 +28,7 @@ struct AuthMaintenance: Service {
                 let pruned = try await cancelWhenGracefulShutdown { [self] in
                     try await withTimeout(.seconds(30)) { try await upkeep() }
                 }
-                if pruned > 0 { logger.debug("pruned expired challenges", metadata: ["count": "\(pruned)"]) }
+                if pruned > 0 { logger.debug("pruned expired challenges and consumed tokens", metadata: ["count": "\(pruned)"]) }
             } catch {
                 // PostgreSQL may be down or not migrated yet; readiness reports that. Try again later.
                 logger.debug("auth maintenance skipped", metadata: ["error": "\(String(reflecting: error))"])
@@ -35,12 +37,12 @@ struct AuthMaintenance: Service {
         }
     }
 
-    /// One round; returns the number of challenges pruned.
+    /// One round; returns the number of challenges and consumed token ids pruned.
     func upkeep() async throws -> Int {
         let lifetimes = tokens.lifetimes
         try await signingKeys.rotateIfDue(
             every: lifetimes.signingKeyRotation, activatingAfter: Self.publicationLead, verifyRetiredFor: lifetimes.retiredKeyVerification)
         try await tokens.reload()
-        return try await challenges.pruneExpired()
+        return try await challenges.pruneExpired() + consumedTokens.pruneExpired()
     }
 }

@@ -36,6 +36,8 @@ struct APITokenRequest: Decodable {
     let audience: String?
     /// The base64url SHA-256 of a value to bind the token to (its session token, a request body).
     let binding: String?
+    /// A single-use token, which the app's backend consumes with `POST /v1/verify/consume`.
+    let limitedUse: Bool?
 }
 
 struct APITokenResponse: ResponseEncodable {
@@ -43,6 +45,8 @@ struct APITokenResponse: ResponseEncodable {
     /// Its lifetime in seconds.
     let expiresIn: Int
     let audience: String
+    /// Whether it is single use.
+    let limitedUse: Bool
 }
 
 /// The token pair, as `attest` and `refresh` answer.

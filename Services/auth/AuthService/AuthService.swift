@@ -14,7 +14,8 @@ import SesameServer
 import SesameStorage
 import SesameTokens
 
-/// The `sesame-auth` service: challenges, App Attest attestation and assertions, tokens and JWKS.
+/// The `sesame-auth` service: challenges, App Attest attestation and assertions, tokens and JWKS,
+/// and the verification endpoints the app's own backend calls.
 public enum AuthService: SesameServiceDefinition {
     public static let name = "auth"
     public static var openAPIDocument: String { OpenAPIDocument.json }
@@ -57,13 +58,17 @@ public enum AuthService: SesameServiceDefinition {
         let routes = AuthRoutes(flows: flows, tiers: tiers, apiTokens: apiTokens, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
         routes.addWellKnownRoutes(to: parts.routes)
+        let consumed = ConsumedAPITokens(database: database, logger: logger)
+        VerifyRoutes(
+            backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens, limits: limits, logger: logger
+        ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes))
 
         let revocations = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
         // Without Kafka a rotation reaches this instance at its next maintenance round instead.
         parts.readiness = [ReadinessCheck(name: "kafka", impact: .degrading) { revocations.isReceiving }]
         parts.services = [
-            AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, logger: logger),
+            AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, consumedTokens: consumed, logger: logger),
             revocations,
             SigningKeyWatcher(events: EventStream(consumer: revocations, logger: logger), tokens: tokens, logger: logger),
         ]

@@ -15,5 +15,6 @@ public enum Migrations {
         debugTokenRevocations,
         pinRegistrySequence,
         appChangeEvents,
+        backendKeys,
     ]
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import SesameDomain
+import SesameHTTP
+import SesameStorage
+
+/// `backend-keys`: create (shown once), list and revoke the keys the app's own backend presents to
+/// Sesame's verification endpoints (`/v1/verify/…`). Owners only on the dashboard.
+struct BackendKeyRoutes {
+    let authenticator: AdminAuthenticator
+    let backendKeys: BackendKeyStore
+
+    /// `POST backend-keys`.
+    struct CreateRequest: Decodable {
+        let name: String
+    }
+
+    struct CreateResponse: ResponseEncodable {
+        let backendKey: String
+        let key: BackendKeyListing
+        let message: String
+    }
+
+    struct ListResponse: ResponseEncodable {
+        let keys: [BackendKeyListing]
+    }
+
+    struct RevokeResponse: ResponseEncodable {
+        let key: BackendKeyListing
+        let message: String
+    }
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.post("backend-keys") { request, context -> CreateResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: CreateRequest.self, context: context)
+            let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard (1...100).contains(name.count), !name.contains(where: \.isNewline) else {
+                throw APIError.invalidField("name", "must be 1 to 100 characters on one line, such as 'payments-api'")
+            }
+            guard let created = try await backendKeys.create(appID: appID, name: name, actor: caller.auditName) else { throw AdminErrors.appNotFound }
+            return CreateResponse(
+                backendKey: created.key, key: created.listing,
+                message: "Save this backend key now: Sesame keeps only its hash. Your backend sends it to /v1/verify/…; it can do nothing else.")
+        }
+
+        group.get("backend-keys") { request, _ -> ListResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return ListResponse(keys: try await backendKeys.list(appID: appID))
+        }
+
+        group.delete("backend-keys/{keyId}") { request, context -> RevokeResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let text = context.parameters.get("keyId") ?? ""
+            guard let keyID = UUID(uuidString: text),
+                let revoked = try await backendKeys.revoke(keyID: keyID, appID: appID, actor: caller.auditName)
+            else { throw AdminErrors.backendKeyNotFound }
+            return RevokeResponse(key: revoked, message: "Backend key \(revoked.name) (\(revoked.hint)) is revoked; it is refused from now on.")
+        }
+    }
+}

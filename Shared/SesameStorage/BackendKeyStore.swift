@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+
+/// A backend key as listings show it: never the key, only a hint.
+public struct BackendKeyListing: Codable, Sendable, Equatable {
+    public let keyId: UUID
+    public let name: String
+    public let hint: String
+    public let createdAt: Date
+    /// To the minute.
+    public let lastUsedAt: Date?
+    public let revokedAt: Date?
+}
+
+/// Backend keys (`bk_prod_` + 32 random bytes, base64url): what an app's own backend presents to
+/// Sesame to consume single-use API tokens and check assertions for that one app, and nothing
+/// else. Made, listed and revoked through admin (audited), checked by auth. Only their SHA-256 is
+/// stored; the plaintext is shown once, at creation. They live in a table of their own, and admin
+/// never looks there when it authenticates, so a leaked backend key cannot manage anything.
+public struct BackendKeyStore: Sendable {
+    public static let prefix = "bk_prod_"
+    /// The prefix and 43 base64url characters.
+    static let length = prefix.count + 43
+
+    let database: Database
+    let logger: Logger
+
+    public init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// What listings show instead of the key: its prefix and last four characters.
+    static func hint(_ key: String) -> String { "\(prefix)…\(key.suffix(4))" }
+
+    /// The key id and app of a presented live key; nil when it is malformed, unknown or revoked.
+    public func authenticate(_ key: String) async throws -> (keyID: UUID, appID: String)? {
+        guard key.utf8.count == Self.length, key.hasPrefix(Self.prefix) else { return nil }
+        let hash = BearerSecret.hash(key)
+        let rows = try await database.client.query(
+            "SELECT key_id, app_id, key_hash FROM backend_keys WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
+        for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
+            // The index found it by hash; compare once more without an early exit.
+            guard ConstantTime.equals(stored, hash) else { return nil }
+            // At most one write a minute per key: verification is on the hot path of the app's API.
+            try await database.client.query(
+                """
+                UPDATE backend_keys SET last_used_at = now()
+                WHERE key_id = \(keyID) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                """, logger: logger)
+            return (keyID, appID)
+        }
+        return nil
+    }
+
+    /// Creates a key for `appID` (registered), audited as done by `actor`; returns the plaintext
+    /// key, once, and its listing; nil when the app is unknown.
+    public func create(appID: String, name: String, actor: String) async throws -> (key: String, listing: BackendKeyListing)? {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let key = BearerSecret.generate(prefix: Self.prefix)
+            let keyID = UUID()
+            let rows = try await connection.query(
+                """
+                INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint)
+                SELECT \(keyID), app_id, \(name), \(BearerSecret.hash(key)), \(Self.hint(key)) FROM apps WHERE app_id = \(appID)
+                RETURNING created_at
+                """, logger: logger)
+            var createdAt: Date?
+            for try await created in rows.decode(Date.self) { createdAt = created }
+            guard let createdAt else { return nil }
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: actor, action: "backend_key.create", details: ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]),
+                appID: appID, on: connection, logger: logger)
+            return (key, BackendKeyListing(keyId: keyID, name: name, hint: Self.hint(key), createdAt: createdAt, lastUsedAt: nil, revokedAt: nil))
+        }
+    }
+
+    /// Revokes the live key `keyID` of `appID`, audited; nil when there is none. Refused at once
+    /// everywhere: auth reads keys from PostgreSQL at each request.
+    public func revoke(keyID: UUID, appID: String, actor: String) async throws -> BackendKeyListing? {
+        try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE backend_keys SET revoked_at = now()
+                WHERE key_id = \(keyID) AND app_id = \(appID) AND revoked_at IS NULL
+                RETURNING name, key_hint, created_at, last_used_at, revoked_at
+                """, logger: logger)
+            for try await (name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((String, String, Date, Date?, Date?).self) {
+                try await AuditLog.append(
+                    AuditEntry(actor: actor, action: "backend_key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
+                    appID: appID, on: connection, logger: logger)
+                return BackendKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)
+            }
+            return nil
+        }
+    }
+
+    /// Every key of `appID`, live ones first, newest first.
+    public func list(appID: String) async throws -> [BackendKeyListing] {
+        let rows = try await database.client.query(
+            """
+            SELECT key_id, name, key_hint, created_at, last_used_at, revoked_at FROM backend_keys
+            WHERE app_id = \(appID) ORDER BY revoked_at IS NOT NULL, created_at DESC
+            """, logger: logger)
+        var keys: [BackendKeyListing] = []
+        for try await (keyID, name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((UUID, String, String, Date, Date?, Date?).self) {
+            keys.append(BackendKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt))
+        }
+        return keys
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import SesameDomain
+import SesameStorage
+import SesameTestSupport
+import Testing
+
+/// Single-use API tokens: the app's backend redeems one exactly once, with a backend key.
+@Suite("Auth: single-use API tokens consumed by the app's backend", .timeLimit(.minutes(2)))
+struct ConsumeTests {
+    static let policy = APITokenTests.policy
+    static let audience = APITokenTests.audience
+
+    /// A single-use token from a new attested install.
+    static func limitedUseToken(_ harness: AuthHarness, limitedUse: Bool = true) async throws -> String {
+        let (_, attested) = try await harness.attestNewKey(appVersion: "2.1.3")
+        let access = try #require(attested["accessToken"])
+        let reply = try await harness.post("/v1/auth/api-token", ["audience": audience, "limitedUse": limitedUse], bearer: access)
+        #expect(reply.status == .ok, "\(reply.json)")
+        #expect(reply.json["limitedUse"] as? Bool == limitedUse)
+        return try #require(reply["token"])
+    }
+
+    @Test("the first consume answers the claims; a second is 409 already_consumed; the token says lu")
+    func consumeOnce() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let backendKey = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+            #expect(try AuthFlowTests.payload(token)["lu"] as? Bool == true)
+
+            let first = try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: backendKey)
+            #expect(first.status == .ok, "\(first.json)")
+            #expect(first["app"] == AuthHarness.appID && first["aud"] == Self.audience && first["tier"] == "attested")
+            #expect(first["jti"] == (try AuthFlowTests.payload(token)["jti"] as? String))
+
+            let second = try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey)
+            #expect(second.status == .conflict && second.errorCode == "already_consumed", "\(second.json)")
+        }
+    }
+
+    @Test("eight consumes of one token at once over eight connections: exactly one wins")
+    func parallelConsume() async throws {
+        try await AuthHarness.run(policy: Self.policy, connections: .many) { harness in
+            let backendKey = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<8 { group.addTask { try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey).status } }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .ok }.count == 1, "\(statuses)")
+            #expect(statuses.filter { $0 == .conflict }.count == 7, "\(statuses)")
+        }
+    }
+
+    @Test("refused: no key, a provisioning-style or unknown key, a revoked key, a plain token, another audience, a tampered or expired token")
+    func refusals() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let backendKey = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+            func consume(_ token: String, bearer: String?, audience: String? = nil) async throws -> AuthHarness.Reply {
+                var body: [String: Any] = ["token": token]
+                if let audience { body["audience"] = audience }
+                return try await harness.post("/v1/verify/consume", body, bearer: bearer)
+            }
+
+            #expect(try await consume(token, bearer: nil).errorCode == "invalid_backend_key")
+            #expect(try await consume(token, bearer: "sk_prod_" + String(repeating: "A", count: 43)).errorCode == "invalid_backend_key")
+            #expect(try await consume(token, bearer: "bk_prod_" + String(repeating: "A", count: 43)).errorCode == "invalid_backend_key")
+
+            let plain = try await Self.limitedUseToken(harness, limitedUse: false)
+            let notSingle = try await consume(plain, bearer: backendKey)
+            #expect(notSingle.status == .unprocessableContent && notSingle.errorCode == "not_single_use")
+
+            let otherAudience = try await consume(token, bearer: backendKey, audience: "https://payments.example.com")
+            #expect(otherAudience.status == .forbidden && otherAudience.errorCode == "audience_mismatch")
+
+            var parts = token.split(separator: ".").map(String.init)
+            parts[1] = String(parts[1].dropLast()) + (parts[1].hasSuffix("A") ? "B" : "A")
+            #expect(try await consume(parts.joined(separator: "."), bearer: backendKey).errorCode == "invalid_token")
+
+            // An access token is no API token, even with a valid signature.
+            let (_, attested) = try await harness.attestNewKey()
+            #expect(try await consume(try #require(attested["accessToken"]), bearer: backendKey).errorCode == "invalid_token")
+
+            // Refusals consumed nothing: the token still redeems once.
+            #expect(try await consume(token, bearer: backendKey).status == .ok)
+
+            // A revoked backend key is refused at once.
+            let another = try await Self.limitedUseToken(harness)
+            try await harness.withBackendKeys { store in
+                let listed = try await store.list(appID: AuthHarness.appID)
+                for key in listed { _ = try await store.revoke(keyID: key.keyId, appID: AuthHarness.appID, actor: "operator") }
+            }
+            #expect(try await consume(another, bearer: backendKey).errorCode == "invalid_backend_key")
+        }
+    }
+
+    @Test("a backend key of another app is refused a token of this one (wrong_app)")
+    func otherApp() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let token = try await Self.limitedUseToken(harness)
+            try await harness.database.query(
+                """
+                INSERT INTO apps (app_id, team_id, bundle_id, storage_id) VALUES ('OTHERTEAM1.com.example.other', 'OTHERTEAM1', 'com.example.other', '\\x00'::bytea)
+                """)
+            let otherKey = try await harness.backendKey(appID: "OTHERTEAM1.com.example.other")
+            let reply = try await harness.post("/v1/verify/consume", ["token": token], bearer: otherKey)
+            #expect(reply.status == .forbidden && reply.errorCode == "wrong_app", "\(reply.json)")
+        }
+    }
+
+    @Test("consumed ids are kept until their token expires, then pruned")
+    func pruning() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let backendKey = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+            #expect(try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey).status == .ok)
+            #expect(try await count(harness) == 1)
+            // Not yet expired: kept.
+            try await harness.withConsumedTokens { store in
+                let pruned = try await store.pruneExpired()
+                #expect(pruned == 0)
+            }
+            #expect(try await count(harness) == 1)
+            // As if it had expired two minutes ago.
+            try await harness.database.query("UPDATE consumed_api_tokens SET expires_at = now() - interval '2 minutes'")
+            try await harness.withConsumedTokens { store in
+                let pruned = try await store.pruneExpired()
+                #expect(pruned == 1)
+            }
+            #expect(try await count(harness) == 0)
+        }
+    }
+
+    func count(_ harness: AuthHarness) async throws -> Int {
+        let rows = try await harness.database.query("SELECT count(*) FROM consumed_api_tokens")
+        for try await count in rows.decode(Int.self) { return count }
+        return -1
+    }
+}
