@@ -165,6 +165,33 @@ struct SesameKitLiveTests {
         }
     }
 
+    @Test("an assertion for a sensitive action: the backend has Sesame check it once; a replay is refused")
+    func assertionForAction() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+            let backendKey = try #require(try await harness.manage(.post, "backend-keys", ["name": "purchases"])["backendKey"] as? String)
+            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let order = Data(#"{"sku":"gold","quantity":1}"#.utf8)
+            let signed = try await client.assertion(for: order)
+            #expect(signed.clientData == order && signed.headers["X-App-Attest-Key-Id"] == signed.keyID)
+
+            func check(_ body: [String: String]) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
+                try await harness.auth.execute(
+                    uri: "/v1/verify/assertion", method: .post,
+                    headers: [.authorization: "Bearer \(backendKey)", .contentType: "application/json"],
+                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
+                ) { ($0.status, try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:]) }
+            }
+            let first = try await check(signed.verificationBody)
+            #expect(first.status == .ok, "\(first.json)")
+            #expect(first.json["app"] as? String == "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)")
+            #expect((try await check(signed.verificationBody)).status == .unauthorized)
+            // A later action's assertion passes: the counter moved on.
+            #expect((try await check(try await client.assertion(for: order).verificationBody)).status == .ok)
+        }
+    }
+
     static func base64URLDecoded(_ text: String) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)

@@ -55,6 +55,8 @@ enum AuthErrors {
         .unprocessableContent, code: "not_single_use",
         message: "This token is not single use: verify it offline with the JWKS, or have the app ask for a limited-use token.")
     static let alreadyConsumed = APIError(.conflict, code: "already_consumed", message: "This single-use token was consumed already.")
+    static let unknownAttestedKey = APIError(.notFound, code: "key_not_found", message: "No attested key of this app has this id.")
+    static let deviceRevoked = APIError(.forbidden, code: "device_revoked", message: "This device's key was revoked: refuse the action.")
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

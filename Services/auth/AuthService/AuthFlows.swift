@@ -19,6 +19,7 @@ struct AuthFlows: Sendable {
     let tokens: TokenAuthority
     let limits: AuthLimits
     let verifier: AppAttestVerifier
+    var assertions: AssertionCheck { AssertionCheck(keys: keys, verifier: verifier) }
     /// Whether this is a production deployment (development keys are then refused by default).
     let inProduction: Bool
     let logger: Logger
@@ -130,19 +131,15 @@ struct AuthFlows: Sendable {
             let nonce = Base64.decode(parsed.challenge)
         else { throw APIError.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
-        guard let key = try await keys.key(keyID), key.appID == appID else { throw AuthErrors.invalidToken }
-        if key.revoked { throw AuthErrors.tokenRevoked }
-        let publicKey = try P256.Signing.PublicKey(x963Representation: key.publicKey)
-        let counter: UInt32
         do {
-            counter = try verifier.verifyAssertion(
-                assertionBytes, clientDataHash: Array(SHA256.hash(data: clientDataBytes)), publicKey: publicKey, appId: appID,
-                previousCounter: key.counter)
-        } catch {
-            throw AuthErrors.assertionRefused("step '\(error.step.rawValue)'")
+            _ = try await assertions.verify(assertionBytes, clientData: clientDataBytes, keyID: keyID, appID: appID)
+        } catch let refusal as AssertionCheck.Refusal {
+            switch refusal {
+            case .unknownKey: throw AuthErrors.invalidToken
+            case .revokedKey: throw AuthErrors.tokenRevoked
+            case .invalid(let step): throw AuthErrors.assertionRefused("step '\(step)'")
+            }
         }
-        // Another request may have advanced the counter since it was read.
-        guard try await keys.advanceCounter(of: keyID, to: counter) else { throw AuthErrors.assertionRefused("step 'counter'") }
     }
 
     private func respond(with pair: TokenAuthority.TokenPair) -> TokenResponse {

@@ -18,8 +18,9 @@ struct AuthLimits: Sendable {
     var refreshPerKey = RateLimiter(.init(rate: 0.2, burst: 10))
     // An API token per request to the app's API at most: a burst, then two a second.
     var apiTokenPerKey = RateLimiter(.init(rate: 2, burst: 20))
-    // Consume sits on the hot path of the app's own API: only a runaway backend meets this.
-    var consumePerBackendKey = RateLimiter(.init(rate: 5000, burst: 10000))
+    // Consume and assertion checks sit on the hot path of the app's own API: only a runaway
+    // backend meets this.
+    var verifyPerBackendKey = RateLimiter(.init(rate: 5000, burst: 10000))
     let attestAdmission: AdmissionBudget
     // The tiers below attested cost an attacker nothing but a request: far less than attest.
     var debugPerClient = RateLimiter(.init(rate: 1, burst: 20))

@@ -42,10 +42,11 @@ public enum AuthService: SesameServiceDefinition {
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, purpose: "app", logger: logger)
         let apps = AppDirectory(database: database, logger: logger)
         let keys = AttestedKeyStore(database: database, logger: logger)
+        let verifier = AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM))
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, logger: logger),
-            tokens: tokens, limits: limits, verifier: AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM)),
+            tokens: tokens, limits: limits, verifier: verifier,
             inProduction: configuration.environment == .production, logger: logger)
 
         var parts = ServiceParts()
@@ -60,7 +61,8 @@ public enum AuthService: SesameServiceDefinition {
         routes.addWellKnownRoutes(to: parts.routes)
         let consumed = ConsumedAPITokens(database: database, logger: logger)
         VerifyRoutes(
-            backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens, limits: limits, logger: logger
+            backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens,
+            assertions: AssertionCheck(keys: keys, verifier: verifier), limits: limits, logger: logger
         ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes))
 
         let revocations = try KafkaBroadcastConsumer(

@@ -15,7 +15,7 @@ public actor SesameClient {
     /// What the client was made with.
     public nonisolated let configuration: Configuration
     let api: SesameAPI
-    private let tokens: TokenSession
+    let tokens: TokenSession
     private let store: any SecureStore
     let clock: ClientClock
     /// Until when Sesame asked not to be asked (`Retry-After` on 429 or 503).

@@ -8,11 +8,13 @@ import SesameStorage
 import SesameTokens
 
 /// Under `v1/verify`, for the app's own backend, authenticated by a backend key:
-/// `POST consume` redeems a single-use API token once.
+/// `POST consume` redeems a single-use API token once; `POST assertion` checks an App Attest
+/// assertion the app made over an action's data.
 struct VerifyRoutes {
     let backendKeys: BackendKeyStore
     let consumed: ConsumedAPITokens
     let tokens: TokenAuthority
+    let assertions: AssertionCheck
     let limits: AuthLimits
     let logger: Logger
 
@@ -41,12 +43,59 @@ struct VerifyRoutes {
         let exp: Int
     }
 
+    /// `POST /v1/verify/assertion`: what the app sent with the action (`SesameClient.assertion(for:)`).
+    struct AssertionRequest: Decodable {
+        /// The App Attest key id, base64 (as `generateKey` gives it) or base64url.
+        let keyId: String
+        /// Base64 of the exact bytes the app asserted over: the action's data.
+        let clientData: String
+        /// Base64 of the assertion object.
+        let assertion: String
+    }
+
+    /// An assertion that passed: which install of which app made it.
+    struct AssertionResponse: ResponseEncodable {
+        let app: String
+        /// The attested key id, base64url.
+        let keyId: String
+        /// The App Attest environment of the key: `development` or `production`.
+        let environment: String
+        /// Always `attested`.
+        let tier: TrustTier
+        /// The key's counter, now advanced to this.
+        let counter: Int
+    }
+
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("consume") { request, context -> ConsumeResponse in
             let key = try await backendKey(of: request)
-            try limits.consumePerBackendKey.enforce(key.keyID.uuidString)
+            try limits.verifyPerBackendKey.enforce(key.keyID.uuidString)
             let body = try await request.decode(as: ConsumeRequest.self, context: context)
             return try await consume(body, appID: key.appID)
+        }
+        group.post("assertion") { request, context -> AssertionResponse in
+            let key = try await backendKey(of: request)
+            try limits.verifyPerBackendKey.enforce(key.keyID.uuidString)
+            let body = try await request.decode(as: AssertionRequest.self, context: context)
+            return try await checkAssertion(body, appID: key.appID)
+        }
+    }
+
+    func checkAssertion(_ body: AssertionRequest, appID: String) async throws -> AssertionResponse {
+        guard let keyID = Base64.decode(body.keyId), keyID.count == 32 else {
+            throw APIError.invalidField("keyId", "must be the App Attest key id, base64 or base64url of 32 bytes")
+        }
+        let assertion = try AuthFlows.bytes(body.assertion, field: "assertion")
+        let clientData = try AuthFlows.bytes(body.clientData, field: "clientData")
+        do {
+            let (key, counter) = try await assertions.verify(assertion, clientData: clientData, keyID: keyID, appID: appID)
+            return AssertionResponse(app: appID, keyId: Base64.urlEncode(keyID), environment: key.environment, tier: .attested, counter: Int(counter))
+        } catch let refusal as AssertionCheck.Refusal {
+            switch refusal {
+            case .unknownKey: throw AuthErrors.unknownAttestedKey
+            case .revokedKey: throw AuthErrors.deviceRevoked
+            case .invalid(let step): throw AuthErrors.assertionRefused("step '\(step)'")
+            }
         }
     }
 

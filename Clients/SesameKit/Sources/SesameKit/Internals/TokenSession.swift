@@ -37,6 +37,28 @@ actor TokenSession {
         return try await renew()
     }
 
+    /// An assertion by the attested key over `data`, for the app's own backend to have checked.
+    /// The key is attested first if it is not yet; a renewal in flight (whose refresh asserts too)
+    /// finishes first, so the two do not race over the key's counter here.
+    func assertion(over data: Data) async throws -> (keyID: String, assertion: Data) {
+        if attestation is DebugTokenAttest || !attestation.isSupported { throw SesameError.unsupportedDevice }
+        _ = try await accessToken()
+        if let inFlight { _ = try? await inFlight.value }
+        guard let keyID = try store.string(for: StoreKeys.keyID) else { throw SesameError.unsupportedDevice }
+        do {
+            return (keyID, try await attestation.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: data))))
+        } catch AppAttestProviderError.serverUnavailable {
+            throw SesameError.network(underlying: "App Attest is unavailable")
+        } catch AppAttestProviderError.invalidKey {
+            // The key is gone: the next request attests a new one; this action is asked again.
+            access = nil
+            try forgetKey()
+            throw SesameError.network(underlying: "App Attest's key was lost; try the action again")
+        } catch {
+            throw Self.appAttestFailure(error)
+        }
+    }
+
     /// Sesame refused `token` (401 `invalid_token` or `token_revoked`): the next caller gets a new
     /// one. After an emergency revocation auth refuses the refresh too, so that is a new key.
     func discard(_ token: String) {

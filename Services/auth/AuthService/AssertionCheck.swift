@@ -1,0 +1,40 @@
+import AppAttest
+import Crypto
+import Foundation
+
+/// The check of an App Attest assertion by a stored key, which refresh and the backend's
+/// `POST /v1/verify/assertion` share: the key exists for the app and is not revoked, the assertion
+/// verifies (signature over the client data's hash, RP id, a counter above the stored one), and the
+/// counter advances in one conditional update, so of two racing requests carrying the same
+/// assertion only one passes.
+struct AssertionCheck: Sendable {
+    let keys: AttestedKeyStore
+    let verifier: AppAttestVerifier
+
+    /// Why an assertion was refused.
+    enum Refusal: Error, Equatable {
+        /// No such key of this app.
+        case unknownKey
+        /// The device's key was revoked.
+        case revokedKey
+        /// A step of Apple's validation failed (or the counter lost a race: `counter`).
+        case invalid(step: String)
+    }
+
+    /// The key as stored before, and the counter it advanced to.
+    func verify(_ assertion: [UInt8], clientData: [UInt8], keyID: [UInt8], appID: String) async throws -> (key: AttestedKey, counter: UInt32) {
+        guard let key = try await keys.key(keyID), key.appID == appID else { throw Refusal.unknownKey }
+        if key.revoked { throw Refusal.revokedKey }
+        guard let publicKey = try? P256.Signing.PublicKey(x963Representation: key.publicKey) else { throw Refusal.invalid(step: "public key") }
+        let counter: UInt32
+        do {
+            counter = try verifier.verifyAssertion(
+                assertion, clientDataHash: Array(SHA256.hash(data: clientData)), publicKey: publicKey, appId: appID, previousCounter: key.counter)
+        } catch {
+            throw Refusal.invalid(step: error.step.rawValue)
+        }
+        // Another request may have advanced the counter since it was read.
+        guard try await keys.advanceCounter(of: keyID, to: counter) else { throw Refusal.invalid(step: "counter") }
+        return (key, counter)
+    }
+}
