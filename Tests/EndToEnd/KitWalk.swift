@@ -102,7 +102,32 @@ struct KitWalk: Sendable {
             let audit = try await suite.sesame(["debug-tokens", "list"], key: key)
             try expect(audit.contains("e2e-ci"), "debug-tokens list: \(audit)")
         }
-        try await step(16, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
+        try await step(16, "a purchase protected by a single-use token and by an assertion, checked by the shop's backend with a backend key; replays refused") {
+            _ = try await suite.sesame(["policy", "set", #"apiAudiences=["https://shop.example.com"]"#], key: key)
+            let backendKey = try await suite.sesame(["backend-keys", "create", "--name", "shop"], key: key).trimmingCharacters(in: .whitespacesAndNewlines)
+            try expect(backendKey.hasPrefix("bk_prod_"), "backend-keys create printed: \(backendKey)")
+            let shop = HTTPClient(base: gateway)
+            let order = Data(#"{"sku":"gold","quantity":1}"#.utf8)
+            let client = launch(install(), version: "2.1.3")
+
+            let token = try await client.limitedUseToken(boundTo: order)
+            let consume = ["token": token.token, "audience": "https://shop.example.com"]
+            let bearer = ["Authorization": "Bearer \(backendKey)"]
+            let paid = try await shop.send("POST", "/v1/verify/consume", headers: bearer, json: consume)
+            try expect(paid.status == 200 && paid.json["app"] as? String == "\(team).\(bundle)", "consume: \(paid.status) \(paid.json)")
+            let replayed = try await shop.send("POST", "/v1/verify/consume", headers: bearer, json: consume)
+            try expect(replayed.status == 409 && replayed.errorCode == "already_consumed", "replayed purchase: \(replayed.status) \(replayed.json)")
+
+            let signed = try await client.assertion(for: order)
+            let checked = try await shop.send("POST", "/v1/verify/assertion", headers: bearer, json: signed.verificationBody)
+            try expect(checked.status == 200 && checked.json["tier"] as? String == "attested", "assertion: \(checked.status) \(checked.json)")
+            let again = try await shop.send("POST", "/v1/verify/assertion", headers: bearer, json: signed.verificationBody)
+            try expect(again.status == 401 && again.errorCode == "assertion_invalid", "replayed assertion: \(again.status) \(again.json)")
+            // The management API is no door for a backend key.
+            let manage = try await shop.send("GET", "/v1/admin/config", headers: bearer)
+            try expect(manage.status == 401, "a backend key managed: \(manage.status)")
+        }
+        try await step(17, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
             try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")
