@@ -383,8 +383,8 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-auth-benchmark",
             dependencies: [
-                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameStorage",
-                "SesameTestSupport", "BenchmarkSupport", hummingbirdTesting, crypto, postgresNIO, logging,
+                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage",
+                "SesameTokens", "SesameTestSupport", "BenchmarkSupport", hummingbirdTesting, crypto, postgresNIO, logging,
             ],
             path: "Benchmarks/AuthBenchmark",
             exclude: ["replay.lua"]

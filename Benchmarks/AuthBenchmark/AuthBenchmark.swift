@@ -10,14 +10,17 @@ import Logging
 import PostgresNIO
 import SesameConfiguration
 import SesameDomain
+import SesameEncryption
 import SesameServer
 import SesameStorage
 import SesameTestSupport
+import SesameTokens
 import SwiftASN1
 
 // Measures sesame-auth over HTTP with wrk on this machine, against the PostgreSQL and broker that
-// `./sesame-dev bench auth` started: attest (software attester, P-256 chain), bare refresh, and
-// assertion-bound refresh. Every request is a distinct, valid one (a challenge or a refresh token is
+// `./sesame-dev bench auth` started: attest (software attester, P-256 chain), bare refresh,
+// assertion-bound refresh, and what an app's backend asks with a backend key: consuming a
+// single-use token and checking an assertion. Every request is a distinct, valid one (a challenge or a refresh token is
 // single use), so the figures are for successful work, and a non-200 reply is reported.
 //
 // The per-app admission limit is lifted (`SESAME_ATTEST_ADMISSION_RATE`), otherwise it is what is
@@ -80,10 +83,10 @@ func subject(of token: String) -> String? {
 
 /// Sends each of `bodies` once to `path` with wrk and prints the figures, with the CPU time this
 /// process (the auth service) and PostgreSQL spent meanwhile.
-func measure(_ name: String, base: String, path: String, bodies: [String], capture: String? = nil) throws {
+func measure(_ name: String, base: String, path: String, bodies: [String], capture: String? = nil, bearer: String? = nil) throws {
     let file = try write(bodies, to: "\(name.replacingOccurrences(of: " ", with: "-")).jsonl")
     let before = (auth: CPUTime.ofProcess("self"), database: CPUTime.ofPostgres())
-    let (figures, raw) = try WrkRun(url: base + path, bodiesPath: file, capturePath: capture, count: bodies.count).run()
+    let (figures, raw) = try WrkRun(url: base + path, bodiesPath: file, capturePath: capture, bearer: bearer, count: bodies.count).run()
     let authSeconds = CPUTime.ofProcess("self") - before.auth
     let databaseSeconds = CPUTime.ofPostgres() - before.database
     FileHandle.standardError.write(Data(raw.utf8))
@@ -107,26 +110,37 @@ enum AuthBenchmark {
     /// The live auth service on a fresh database, with the three runs against it.
     nonisolated static func benchmark() async throws {
         let attester = try SoftwareAttester()
+        let masterKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
-                masterKey: MasterKeyMaterial(current: (0..<32).map { _ in UInt8.random(in: 0...255) }), port: 0, logLevel: .warning,
+                masterKey: MasterKeyMaterial(current: masterKey), port: 0, logLevel: .warning,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
                 trustedProxies: [IPAddressRange("127.0.0.1")!], attestAdmissionRate: 1_000_000)
             let app = try AuthService.buildApplication(configuration: configuration, logger: logger)
+            let minting = Database(url: url, logger: logger)
             try await app.test(.live) { client in
                 guard let port = client.port else { throw BenchmarkError("the live test server has no port") }
                 try await eventually(timeout: .seconds(60), "auth ready") {
                     try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok }
                 }
-                try await TestDatabase.withClient(url) { database in
-                    try await run(port: port, attester: attester, database: database)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await minting.run() }
+                    defer { group.cancelAll() }
+                    // The benchmark mints single-use tokens as auth does, with auth's signing keys.
+                    let tokens = TokenAuthority(
+                        store: SigningKeyStore(
+                            database: minting, encryption: EnvelopeEncryption(keyring: try MasterKeyring(current: masterKey)), logger: logger),
+                        signs: true, logger: logger)
+                    try await TestDatabase.withClient(url) { database in
+                        try await run(port: port, attester: attester, database: database, tokens: tokens)
+                    }
                 }
             }
         }
     }
 
-    static func run(port: Int, attester: SoftwareAttester, database: PostgresClient) async throws {
+    static func run(port: Int, attester: SoftwareAttester, database: PostgresClient, tokens: TokenAuthority) async throws {
         for app in [bareApp, assertingApp] {
             let policy = String(decoding: try JSONEncoder().encode(app.policy), as: UTF8.self)
             let storageID = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
@@ -175,5 +189,41 @@ enum AuthBenchmark {
                 ]))
         }
         try measure("refresh with assertion", base: base, path: "/v1/auth/refresh", bodies: assertionBodies)
+
+        // What the app's backend asks, with a backend key: a single-use token consumed, once per
+        // bare install; an assertion over an action checked, once per asserting install.
+        var consumeBodies: [String] = []
+        for token in bare {
+            guard let sub = subject(of: token) else { continue }
+            let access = try await tokens.issueAccessToken(
+                for: TokenAuthority.Subject(keyID: sub, appID: appID(bareApp.bundleID), environment: "development", appVersion: "1.0"))
+            let single = try await tokens.issueAPIToken(
+                for: access.claims, audience: "https://api.example.com", binding: nil, limitedUse: true, lifetime: .seconds(600))
+            consumeBodies.append(try jsonLine(["token": single.token]))
+        }
+        let bareBackend = try await backendKey(for: appID(bareApp.bundleID), on: database)
+        try measure("consume", base: base, path: "/v1/verify/consume", bodies: consumeBodies, bearer: bareBackend)
+
+        let action = Data(#"{"action":"purchase","sku":"gold"}"#.utf8)
+        let verifyBodies = try asserting.map { _, key in
+            let assertion = try attester.assert(key, clientDataHash: Array(SHA256.hash(data: action)), appId: appID(assertingApp.bundleID), counter: 2)
+            return try jsonLine([
+                "keyId": Data(key.keyId).base64EncodedString(), "clientData": action.base64EncodedString(),
+                "assertion": Data(assertion).base64EncodedString(),
+            ])
+        }
+        let assertingBackend = try await backendKey(for: appID(assertingApp.bundleID), on: database)
+        try measure("assertion verify", base: base, path: "/v1/verify/assertion", bodies: verifyBodies, bearer: assertingBackend)
+    }
+
+    /// A backend key of `appID`, stored as admin stores one.
+    static func backendKey(for appID: String, on database: PostgresClient) async throws -> String {
+        let key = BearerSecret.generate(prefix: BackendKeyStore.prefix)
+        try await database.query(
+            """
+            INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint)
+            VALUES (\(UUID()), \(appID), 'benchmark', \(BearerSecret.hash(key)), 'bk_prod_…')
+            """)
+        return key
     }
 }

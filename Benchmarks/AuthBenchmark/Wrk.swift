@@ -6,6 +6,8 @@ struct WrkRun {
     let url: String
     let bodiesPath: String
     let capturePath: String?
+    /// Sent as `Authorization: Bearer …` with every request, when given.
+    var bearer: String?
     /// How many bodies the file holds: wrk is given time enough to send them all (at 250/s or more).
     let count: Int
     var threads = 2
@@ -18,7 +20,8 @@ struct WrkRun {
             "-t\(threads)", "-c\(connections)", "-d\(max(10, count / 250))s", "--latency", "--timeout", "10s", "-s", Self.script, url, "--",
             bodiesPath, "\(threads)",
         ]
-        if let capturePath { arguments.append(capturePath) }
+        arguments.append(capturePath ?? "")
+        if let bearer { arguments.append(bearer) }
         return try Wrk.run(arguments)
     }
 }

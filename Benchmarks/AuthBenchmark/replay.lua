@@ -1,8 +1,9 @@
 -- wrk script for the auth benchmark: sends every request body of a file exactly once (thread k of
 -- n takes lines k, k+n, …), each from a client address of its own (forwarded by the trusted
--- gateway, as nginx would), then stops. Optionally records the refreshToken of each 200 reply.
+-- gateway, as nginx would), then stops. Optionally records the refreshToken of each 200 reply, and
+-- sends a bearer credential (a backend key) with every request.
 --
--- wrk -s replay.lua URL -- BODIES THREADS [CAPTURE]
+-- wrk -s replay.lua URL -- BODIES THREADS [CAPTURE] [BEARER]   (CAPTURE may be empty)
 --
 -- wrk's own Requests/sec divides by the whole -d duration even when every thread stopped early,
 -- so each thread also notes when its first request left and its last reply came (wall clock), and
@@ -28,6 +29,8 @@ end
 
 function init(args)
     local path, thread_count, capture = args[1], tonumber(args[2]), args[3]
+    if capture == "" then capture = nil end
+    authorization = args[4] and ("Bearer " .. args[4]) or nil
     bodies = {}
     local line_number = 0
     for line in io.lines(path) do
@@ -52,7 +55,9 @@ function request()
     if next_body == 1 then first_sent = now_seconds() end
     next_body = next_body + 1
     local client = string.format("10.%d.%d.%d", id, math.floor(next_body / 256) % 256, next_body % 256)
-    return wrk.format("POST", nil, { ["Content-Type"] = "application/json", ["X-Forwarded-For"] = client }, body)
+    local headers = { ["Content-Type"] = "application/json", ["X-Forwarded-For"] = client }
+    if authorization then headers["Authorization"] = authorization end
+    return wrk.format("POST", nil, headers, body)
 end
 
 function response(status, headers, body)

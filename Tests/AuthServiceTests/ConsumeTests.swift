@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import PostgresNIO
 import SesameDomain
 import SesameStorage
@@ -36,6 +37,29 @@ struct ConsumeTests {
 
             let second = try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey)
             #expect(second.status == .conflict && second.errorCode == "already_consumed", "\(second.json)")
+        }
+    }
+
+    @Test("the README's Python backend (standard library, no Sesame code) redeems a token once and is refused the replay")
+    func pythonBackend() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../docs/backend/consume_api_token.py").standardizedFileURL.path
+            // The key reaches the script in a file, as a secret should, not on its command line.
+            let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("backend-key-\(UUID().uuidString)")
+            try Data(try await harness.backendKey().utf8).write(to: keyFile)
+            defer { try? FileManager.default.removeItem(at: keyFile) }
+            let token = try await Self.limitedUseToken(harness)
+            let sesame = "http://127.0.0.1:\(try #require(harness.client.port))"
+
+            let first = try await TestPython.runDetached(script, [token, sesame, Self.audience, keyFile.path])
+            #expect(first.status == 0, "\(first.output)")
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(first.output.utf8)) as? [String: Any])
+            #expect(claims["app"] as? String == AuthHarness.appID && claims["aud"] as? String == Self.audience)
+            let replay = try await TestPython.runDetached(script, [token, sesame, Self.audience, keyFile.path])
+            #expect(replay.status == 1 && replay.output == "refused: already_consumed", "\(replay.output)")
+            let otherAudience = try await TestPython.runDetached(script, [try await Self.limitedUseToken(harness), sesame, "https://payments.example.com", keyFile.path])
+            #expect(otherAudience.status == 1 && otherAudience.output == "refused: audience_mismatch", "\(otherAudience.output)")
         }
     }
 
