@@ -35,24 +35,13 @@ public struct BackendKeyStore: Sendable {
     /// What listings show instead of the key: its prefix and last four characters.
     static func hint(_ key: String) -> String { "\(prefix)…\(key.suffix(4))" }
 
+    /// Whether `key` has a backend key's form (nothing is looked up).
+    public static func isWellFormed(_ key: String) -> Bool { key.utf8.count == length && key.hasPrefix(prefix) }
+
     /// The key id and app of a presented live key; nil when it is malformed, unknown or revoked.
     public func authenticate(_ key: String) async throws -> (keyID: UUID, appID: String)? {
-        guard key.utf8.count == Self.length, key.hasPrefix(Self.prefix) else { return nil }
-        let hash = BearerSecret.hash(key)
-        let rows = try await database.client.query(
-            "SELECT key_id, app_id, key_hash FROM backend_keys WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
-        for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
-            // The index found it by hash; compare once more without an early exit.
-            guard ConstantTime.equals(stored, hash) else { return nil }
-            // At most one write a minute per key: verification is on the hot path of the app's API.
-            try await database.client.query(
-                """
-                UPDATE backend_keys SET last_used_at = now()
-                WHERE key_id = \(keyID) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-                """, logger: logger)
-            return (keyID, appID)
-        }
-        return nil
+        guard Self.isWellFormed(key) else { return nil }
+        return try await HashedCredentials.authenticate(key, in: .backendKeys, database: database, logger: logger)
     }
 
     /// Creates a key for `appID` (registered), audited as done by `actor`; returns the plaintext

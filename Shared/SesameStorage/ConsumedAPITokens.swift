@@ -15,16 +15,40 @@ public struct ConsumedAPITokens: Sendable {
         self.logger = logger
     }
 
-    /// Consumes the token `tokenID` of `appID`, which expires at `expiresAt`; false when it was
-    /// consumed before.
-    public func consume(tokenID: String, appID: String, expiresAt: Date) async throws -> Bool {
+    /// What one consume did.
+    public enum Outcome: Sendable, Equatable {
+        case consumed
+        case alreadyConsumed
+        /// No live backend key has this hash.
+        case unknownBackendKey
+        /// The backend key is another app's than the token.
+        case otherApp
+    }
+
+    /// Consumes the token `tokenID` of `appID`, which expires at `expiresAt`, for the backend key
+    /// whose SHA-256 is `backendKeyHash`: the key's check, its use noted (once a minute) and the
+    /// consume are one statement, one round trip on the hot path of the app's API.
+    public func consume(tokenID: String, appID: String, expiresAt: Date, backendKeyHash: Data) async throws -> Outcome {
         let rows = try await database.client.query(
             """
-            INSERT INTO consumed_api_tokens (token_id, app_id, expires_at) VALUES (\(tokenID), \(appID), \(expiresAt))
-            ON CONFLICT (token_id) DO NOTHING RETURNING 1
+            WITH key AS (
+                SELECT key_id, app_id FROM backend_keys WHERE key_hash = \(backendKeyHash) AND revoked_at IS NULL
+            ), touched AS (
+                UPDATE backend_keys SET last_used_at = now()
+                WHERE key_id = (SELECT key_id FROM key) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+            ), inserted AS (
+                INSERT INTO consumed_api_tokens (token_id, app_id, expires_at)
+                SELECT \(tokenID), \(appID), \(expiresAt) FROM key WHERE key.app_id = \(appID)
+                ON CONFLICT (token_id) DO NOTHING RETURNING 1
+            )
+            SELECT (SELECT app_id FROM key), EXISTS (SELECT 1 FROM inserted)
             """, logger: logger)
-        for try await _ in rows { return true }
-        return false
+        for try await (keyAppID, inserted) in rows.decode((String?, Bool).self) {
+            guard let keyAppID else { return .unknownBackendKey }
+            guard keyAppID == appID else { return .otherApp }
+            return inserted ? .consumed : .alreadyConsumed
+        }
+        return .unknownBackendKey
     }
 
     /// Deletes the ids of tokens that expired more than a minute ago (a margin for clocks);

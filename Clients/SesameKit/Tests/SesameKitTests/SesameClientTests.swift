@@ -327,6 +327,26 @@ struct SesameClientTests {
         #expect(try harness.store.data(for: StoreKeys.refreshToken) == nil)
     }
 
+    @Test("an assertion for an action: the attested key signs the data's hash, attesting first; none without App Attest or with a debug token")
+    func assertionForAction() async throws {
+        let harness = Harness()
+        let order = Data(#"{"sku":"gold"}"#.utf8)
+        let signed = try await harness.client().assertion(for: order)
+        #expect(harness.sesame.count("/v1/auth/attest") == 1)
+        #expect(signed.keyID == (try harness.store.string(for: StoreKeys.keyID)))
+        #expect(signed.assertion == FakeAppAttest.assertion(keyID: signed.keyID, clientDataHash: Data(SHA256.hash(data: order))))
+        #expect(signed.clientData == order && signed.verificationBody["clientData"] == order.base64EncodedString())
+        #expect(signed.headers == ["X-App-Attest-Key-Id": signed.keyID, "X-App-Attest-Assertion": signed.assertion.base64EncodedString()])
+
+        let unsupported = Harness(attest: FakeAppAttest(supported: false))
+        await #expect(throws: SesameError.unsupportedDevice) { try await unsupported.client().assertion(for: order) }
+        let debug = SesameClient(
+            configuration: SesameClient.Configuration(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+            attestation: DebugTokenAttest(token: "sesame_debug_ci"), store: harness.store, transport: harness.sesame, clock: harness.time.clock)
+        await #expect(throws: SesameError.unsupportedDevice) { try await debug.assertion(for: order) }
+    }
+
     @Test("DebugTokenAttest exchanges its token for the debug tier, and again when Sesame refuses the access token")
     func debugToken() async throws {
         let harness = Harness()

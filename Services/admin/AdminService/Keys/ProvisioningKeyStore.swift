@@ -42,21 +42,9 @@ struct ProvisioningKeyStore: Sendable {
     /// The caller a presented key stands for, or nil when it is malformed, unknown or revoked.
     func authenticate(_ key: String) async throws -> Caller? {
         guard key.utf8.count == Self.length else { return nil }
-        let hash = BearerSecret.hash(key)
-        let rows = try await database.client.query(
-            "SELECT key_id, app_id, key_hash FROM provisioning_keys WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
-        for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
-            // The index found it by hash; compare once more without an early exit.
-            guard ConstantTime.equals(stored, hash) else { return nil }
-            // At most one write a minute per key, so busy CI does not turn reads into writes.
-            try await database.client.query(
-                """
-                UPDATE provisioning_keys SET last_used_at = now()
-                WHERE key_id = \(keyID) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-                """, logger: logger)
-            return .provisioningKey(keyID: keyID, appID: appID)
+        return try await HashedCredentials.authenticate(key, in: .provisioningKeys, database: database, logger: logger).map {
+            .provisioningKey(keyID: $0.keyID, appID: $0.appID)
         }
-        return nil
     }
 
     /// Creates a key for `app`, registering the app first when `register` allows it; nil when the

@@ -68,10 +68,12 @@ struct VerifyRoutes {
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("consume") { request, context -> ConsumeResponse in
-            let key = try await backendKey(of: request)
-            try limits.verifyPerBackendKey.enforce(key.keyID.uuidString)
+            // The key is checked in the consume's own statement: one round trip.
+            guard let credential = request.bearerCredential, BackendKeyStore.isWellFormed(credential) else { throw AuthErrors.invalidBackendKey }
+            let keyHash = BearerSecret.hash(credential)
+            try limits.verifyPerBackendKey.enforce(Base64.urlEncode(keyHash))
             let body = try await request.decode(as: ConsumeRequest.self, context: context)
-            return try await consume(body, appID: key.appID)
+            return try await consume(body, backendKeyHash: keyHash)
         }
         group.post("assertion") { request, context -> AssertionResponse in
             let key = try await backendKey(of: request)
@@ -106,7 +108,7 @@ struct VerifyRoutes {
         return key
     }
 
-    func consume(_ body: ConsumeRequest, appID: String) async throws -> ConsumeResponse {
+    func consume(_ body: ConsumeRequest, backendKeyHash: Data) async throws -> ConsumeResponse {
         let claims: APITokenClaims
         do {
             claims = try await tokens.verifyAPIToken(body.token)
@@ -114,11 +116,15 @@ struct VerifyRoutes {
             logger.info("API token refused at consume", metadata: ["reason": "\(error.reason)"])
             throw AuthErrors.apiTokenInvalid
         }
-        guard claims.appID == appID else { throw AuthErrors.wrongApp }
         if let audience = body.audience, audience != claims.audience.value.first { throw AuthErrors.audienceMismatch }
         guard claims.isLimitedUse else { throw AuthErrors.notSingleUse }
-        guard try await consumed.consume(tokenID: claims.id.value, appID: claims.appID, expiresAt: claims.expiration.value) else {
-            throw AuthErrors.alreadyConsumed
+        switch try await consumed.consume(
+            tokenID: claims.id.value, appID: claims.appID, expiresAt: claims.expiration.value, backendKeyHash: backendKeyHash)
+        {
+        case .consumed: break
+        case .alreadyConsumed: throw AuthErrors.alreadyConsumed
+        case .unknownBackendKey: throw AuthErrors.invalidBackendKey
+        case .otherApp: throw AuthErrors.wrongApp
         }
         return ConsumeResponse(
             app: claims.appID, sub: claims.subject.value, tier: claims.tier, env: claims.environment, ver: claims.appVersion,

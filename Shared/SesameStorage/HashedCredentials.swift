@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameDomain
+
+/// The lookup the tables of hashed bearer credentials share (provisioning keys, backend keys):
+/// find a live row by the SHA-256 of the presented secret, compare once more in constant time, and
+/// note its use at most once a minute, so busy callers do not turn reads into writes.
+public enum HashedCredentials {
+    /// A table of hashed credentials: `key_id`, `app_id`, `key_hash`, `last_used_at`, `revoked_at`.
+    public enum Table: String, Sendable {
+        case provisioningKeys = "provisioning_keys"
+        case backendKeys = "backend_keys"
+    }
+
+    /// The key id and app of the live credential `secret`, or nil.
+    public static func authenticate(_ secret: String, in table: Table, database: Database, logger: Logger) async throws -> (keyID: UUID, appID: String)? {
+        let hash = BearerSecret.hash(secret)
+        let rows = try await database.client.query(
+            "SELECT key_id, app_id, key_hash FROM \(unescaped: table.rawValue) WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
+        for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
+            // The index found it by hash; compare once more without an early exit.
+            guard ConstantTime.equals(stored, hash) else { return nil }
+            try await database.client.query(
+                """
+                UPDATE \(unescaped: table.rawValue) SET last_used_at = now()
+                WHERE key_id = \(keyID) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                """, logger: logger)
+            return (keyID, appID)
+        }
+        return nil
+    }
+}
