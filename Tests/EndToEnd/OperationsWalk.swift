@@ -1,3 +1,4 @@
+import AppAttestTesting
 import DevSuite
 import Foundation
 
@@ -80,6 +81,38 @@ struct OperationsWalk: Sendable {
             for service in Self.services where try await readiness(service).status != 200 { return false }
             return true
         }
+    }
+
+    /// A backup of the running suite, the database destroyed and the backup restored into a fresh
+    /// cluster while the services run on: afterwards the same config is served to the same access
+    /// token, the refresh token still refreshes, and a device revoked before the backup is still
+    /// refused. Prints how long the restore took until every service was ready.
+    func backupAndRestore(device: Device, key: String) async throws {
+        let stolen = Device(attester: device.attester, team: device.appID.team, bundle: device.appID.bundle, gateway: gateway)
+        try await stolen.attest(appVersion: "2.1.3")
+        guard let stolenKey = stolen.key.map({ Data($0.keyId).base64EncodedString() }) else { throw WalkFailure("the second device has no key") }
+        try await suite.sesame(["devices", "revoke", "--key-id", stolenKey, "--reason", "reported stolen"], key: key)
+        try await eventually("the revoked device refused", timeout: .seconds(5)) { try await stolen.config(version: "2.1.3").status == 401 }
+        let before = try await device.config(version: "2.1.3")
+        try expect(before.status == 200, "before the backup: \(before.status)")
+
+        let backup = state.appendingPathComponent("walk/sesame.dump").path
+        try await suite.suite.backup(to: backup)
+        let started = ContinuousClock.now
+        try await suite.suite.restore(from: backup)
+        try await eventually("every service ready on the restored database", timeout: .seconds(30)) {
+            for service in Self.services where try await readiness(service).status != 200 { return false }
+            return true
+        }
+        print("        restored and ready \((ContinuousClock.now - started).formatted(.units(allowed: [.milliseconds])))")
+
+        let after = try await device.config(version: "2.1.3")
+        try expect(
+            after.status == 200 && after.header("etag") == before.header("etag") && after.body == before.body,
+            "after the restore the same token got \(after.status), \(after.header("etag") ?? "no ETag") for \(before.header("etag") ?? "")")
+        try expect(try await stolen.config(version: "2.1.3").status == 401, "the revoked device was served after the restore")
+        let refreshed = try await device.refresh(try await device.assertedRefreshBody())
+        try expect(refreshed.status == 200, "the refresh token after the restore: \(refreshed.status) \(refreshed.errorCode ?? "")")
     }
 
     /// After `down`: nothing answers, a state folder that lost its master key is refused with the

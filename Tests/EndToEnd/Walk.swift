@@ -173,11 +173,14 @@ struct Walk: Sendable {
         try await step(11, "PostgreSQL stopped: auth and admin 503 within 5 s, delivery degraded and still serving configs; back: all ready, no restart") {
             try await operations.databaseOutage { try await device.config(version: "2.1.3").status == 200 }
         }
+        try await step(12, "backup while serving; the database destroyed and restored into a fresh cluster: the same config, the same tokens, a revoked device still refused") {
+            try await operations.backupAndRestore(device: device, key: key)
+        }
         let kit = KitWalk(
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(18, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(19, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()
         }
     }

@@ -143,6 +143,29 @@ public struct DevelopmentSuite: Sendable {
         if try await postgres.stop() { Self.say("stopped PostgreSQL") }
     }
 
+    // MARK: Backup and restore
+
+    /// Writes a backup of the suite's database to `file` while everything runs. With the master
+    /// key (`master.key` in the state folder), it is all a restore needs: secrets in the database
+    /// are sealed under that key.
+    public func backup(to file: String) async throws {
+        try await postgres.dump("sesame", to: file)
+        Self.say("backed up the database to \(file)")
+    }
+
+    /// Replaces the suite's database with the backup in `file`: the cluster is destroyed and a
+    /// fresh one made, the backup restored into it, while the services run on (they answer 503
+    /// meanwhile and reconnect).
+    public func restore(from file: String) async throws {
+        guard FileManager.default.fileExists(atPath: file) else { throw SuiteError("no backup at \(file)") }
+        try await postgres.destroy()
+        Self.say("destroyed the database cluster")
+        try await postgres.start()
+        try await postgres.createDatabase("sesame")
+        try await postgres.restore("sesame", from: file)
+        Self.say("restored \(file) into a fresh cluster")
+    }
+
     // MARK: Services
 
     /// Runs `sesame-SERVICE arguments…` (an operator command) against the suite, to its end; with

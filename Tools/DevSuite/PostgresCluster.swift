@@ -72,6 +72,32 @@ struct PostgresCluster: Sendable {
         return true
     }
 
+    /// Writes a dump of database `name` to `file` (pg_dump's custom format, which pg_restore reads).
+    func dump(_ name: String, to file: String) async throws {
+        let dumped = try await ChildProcess.run(
+            "\(layout.tools.postgresBin)/pg_dump", connection + ["--format=custom", "--file=\(file)", name],
+            environment: ProcessInfo.processInfo.environment, capture: true, includingErrors: true)
+        guard dumped.status == 0 else { throw SuiteError("pg_dump failed: \(dumped.output)") }
+    }
+
+    /// Restores `file` (from `dump`) into database `name`, which must be empty.
+    func restore(_ name: String, from file: String) async throws {
+        let restored = try await ChildProcess.run(
+            "\(layout.tools.postgresBin)/pg_restore", connection + ["--dbname=\(name)", "--no-owner", "--exit-on-error", file],
+            environment: ProcessInfo.processInfo.environment, capture: true, includingErrors: true)
+        guard restored.status == 0 else { throw SuiteError("pg_restore failed: \(restored.output)") }
+    }
+
+    /// Stops the cluster and deletes it, its data and all.
+    func destroy() async throws {
+        try await stop()
+        try? FileManager.default.removeItem(atPath: data)
+    }
+
+    /// How the client programs reach the cluster: over TCP as `sesame`, so they need not run as
+    /// the cluster's owner.
+    private var connection: [String] { ["--host=127.0.0.1", "--port=\(layout.postgresPort)", "--username=sesame"] }
+
     /// Creates database `name` unless it exists.
     func createDatabase(_ name: String) async throws {
         let connection = ["-h", "127.0.0.1", "-p", "\(layout.postgresPort)", "-U", "sesame"]

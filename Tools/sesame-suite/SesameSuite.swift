@@ -10,7 +10,7 @@ struct SesameSuite: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame-suite",
         abstract: "Start, stop and fault the local Sesame suite (run it through ./sesame-dev).",
-        subcommands: [Up.self, Down.self, Status.self, Broker.self, Database.self, Run.self])
+        subcommands: [Up.self, Down.self, Status.self, Broker.self, Database.self, Backup.self, Restore.self, Run.self])
 
     /// The suite the environment describes.
     static func suite() throws -> DevelopmentSuite {
@@ -87,6 +87,25 @@ struct Database: AsyncParsableCommand {
             case .start: try await suite.startDatabase()
             }
         }
+    }
+}
+
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Back up the running suite's database to FILE (pg_dump's custom format).")
+    @Argument(help: "Where to write the backup.") var file: String
+
+    func run() async throws {
+        try await SesameSuite.reporting { try await SesameSuite.suite().backup(to: file) }
+    }
+}
+
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Destroy the suite's database and restore FILE into a fresh cluster; the services reconnect.")
+    @Argument(help: "A backup from `backup`.") var file: String
+
+    func run() async throws {
+        try await SesameSuite.reporting { try await SesameSuite.suite().restore(from: file) }
     }
 }
 
