@@ -35,7 +35,8 @@ struct BackendKeyRoutes {
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: CreateRequest.self, context: context)
             let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...100).contains(name.count), !name.contains(where: \.isNewline) else {
+            // Counted in code points, as the OpenAPI document's maxLength counts.
+            guard (1...100).contains(name.unicodeScalars.count), !name.contains(where: \.isNewline) else {
                 throw APIError.invalidField("name", "must be 1 to 100 characters on one line, such as 'payments-api'")
             }
             guard let created = try await backendKeys.create(appID: appID, name: name, actor: caller.auditName) else { throw AdminErrors.appNotFound }
