@@ -33,6 +33,37 @@ struct OpenAPIContractTests {
         #expect(documented.subtracting(registered).sorted() == [], "in Services/\(service.name)/openapi.yaml but not registered")
     }
 
+    /// The codes of a document's `Error` schema.
+    static func documentedErrorCodes(_ json: String) throws -> Set<String> {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
+        let error = ((schemas?["Error"] as? [String: Any])?["properties"] as? [String: Any])?["error"] as? [String: Any]
+        let code = (error?["properties"] as? [String: Any])?["code"] as? [String: Any]
+        return Set(try #require(code?["enum"] as? [String], "no Error code enum"))
+    }
+
+    /// Every `code: "…"` written in the service's own sources.
+    static func raisedErrorCodes(_ service: String) throws -> Set<String> {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Services/\(service)").standardizedFileURL
+        let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)).compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "swift" }
+        let pattern = try Regex(#"code: "([a-z_]+)""#)
+        var codes: Set<String> = []
+        for file in files {
+            for match in try String(contentsOf: file, encoding: .utf8).matches(of: pattern) {
+                if let code = match.output[1].substring { codes.insert(String(code)) }
+            }
+        }
+        return codes
+    }
+
+    @Test("every error code a service's own code raises is one its document lists", arguments: ServicePlumbingTests.services)
+    func errorCodesDocumented(service: any SesameServiceDefinition.Type) throws {
+        let raised = try Self.raisedErrorCodes(service.name)
+        #expect(raised.count > 3, "the service's error codes could not be read")
+        #expect(raised.subtracting(try Self.documentedErrorCodes(service.openAPIDocument)).sorted() == [], "raised but not in Services/\(service.name)/openapi.yaml's Error codes")
+    }
+
     @Test("the comparison sees a route missing from a document")
     func missingRouteIsSeen() throws {
         var document = try #require(try JSONSerialization.jsonObject(with: Data(DeliveryService.openAPIDocument.utf8)) as? [String: Any])
