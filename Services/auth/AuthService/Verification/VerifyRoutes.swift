@@ -69,18 +69,25 @@ struct VerifyRoutes {
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("consume") { request, context -> ConsumeResponse in
             // The key is checked in the consume's own statement: one round trip.
-            guard let credential = request.bearerCredential, BackendKeyStore.isWellFormed(credential) else { throw AuthErrors.invalidBackendKey }
-            let keyHash = BearerSecret.hash(credential)
-            try limits.verifyPerBackendKey.enforce(Base64.urlEncode(keyHash))
+            let keyHash = try limitedBackendKeyHash(of: request)
             let body = try await request.decode(as: ConsumeRequest.self, context: context)
             return try await consume(body, backendKeyHash: keyHash)
         }
         group.post("assertion") { request, context -> AssertionResponse in
-            let key = try await backendKey(of: request)
-            try limits.verifyPerBackendKey.enforce(key.keyID.uuidString)
+            _ = try limitedBackendKeyHash(of: request)
+            guard let key = try await backendKeys.authenticate(request.bearerCredential ?? "") else { throw AuthErrors.invalidBackendKey }
             let body = try await request.decode(as: AssertionRequest.self, context: context)
             return try await checkAssertion(body, appID: key.appID)
         }
+    }
+
+    /// The SHA-256 of the presented backend key, after its rate limit (one bucket per key, shared
+    /// by both endpoints, spent before any database work); refused when nothing of its form is sent.
+    private func limitedBackendKeyHash(of request: Request) throws -> Data {
+        guard let credential = request.bearerCredential, BackendKeyStore.isWellFormed(credential) else { throw AuthErrors.invalidBackendKey }
+        let hash = BearerSecret.hash(credential)
+        try limits.verifyPerBackendKey.enforce(Base64.urlEncode(hash))
+        return hash
     }
 
     func checkAssertion(_ body: AssertionRequest, appID: String) async throws -> AssertionResponse {
@@ -99,13 +106,6 @@ struct VerifyRoutes {
             case .invalid(let step): throw AuthErrors.assertionRefused("step '\(step)'")
             }
         }
-    }
-
-    private func backendKey(of request: Request) async throws -> (keyID: UUID, appID: String) {
-        guard let credential = request.bearerCredential, let key = try await backendKeys.authenticate(credential) else {
-            throw AuthErrors.invalidBackendKey
-        }
-        return key
     }
 
     func consume(_ body: ConsumeRequest, backendKeyHash: Data) async throws -> ConsumeResponse {
