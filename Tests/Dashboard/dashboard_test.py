@@ -275,6 +275,20 @@ def main():
         status, _ = http(base + "/v1/admin/config", headers={"Authorization": "Bearer " + new_key})
         expect(status == 200, f"the key the dashboard made: {status}")
         owner.shot("06-keys-created")
+        # A backend key made on the same page: it redeems nothing here, but Sesame knows it, and the
+        # management API refuses it.
+        owner.find("#backend-key-name").send_keys("browser-backend")
+        owner.rerendering(lambda: owner.click("#create-backend-key"))
+        owner.text_appears("#new-backend-key", "bk_prod_")
+        backend_key = owner.find("#new-backend-key code").text
+        # Known to verification: past the key's check, the malformed key id is what is refused.
+        status, refused = http(base + "/v1/verify/assertion", "POST", {"keyId": "AAAA", "clientData": "AA==", "assertion": "AA=="},
+                               {"Authorization": "Bearer " + backend_key})
+        expect(status == 400 and refused["error"]["code"] == "invalid_request", f"the backend key the dashboard made, at verify: {status} {refused}")
+        status, _ = http(base + "/v1/admin/config", headers={"Authorization": "Bearer " + backend_key})
+        expect(status == 401, f"the backend key managed: {status}")
+        owner.text_appears("#page", "browser-backend")
+        owner.shot("06-backend-keys-created")
         owner.go("debug-tokens")
         owner.find("#debug-token-name").send_keys("browser")
         owner.rerendering(lambda: owner.click("#create-debug-token"))
@@ -295,7 +309,7 @@ def main():
         owner.shot("06-pins")
         owner.go("overview")
         owner.text_appears("#page", "Emergency revocations")
-        step(7, "devices, keys, debug tokens, pins, audit log, policy, people and overview pages show the app; a key made there works, a pin is served")
+        step(7, "devices, keys, debug tokens, pins, audit log, policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)

@@ -403,7 +403,7 @@ async function devicesPage() {
 }
 
 async function keysPage() {
-  const listing = await api("GET", "keys");
+  const [listing, backend] = await Promise.all([api("GET", "keys"), api("GET", "backend-keys")]);
   const name = el("input", { id: "key-name", placeholder: "ci" });
   const created = el("div", { id: "new-key" });
   async function create() {
@@ -425,13 +425,46 @@ async function keysPage() {
       failed(error);
     }
   }
-  return el("section", { class: "card wide" }, el("h2", { text: "Provisioning keys" }),
-    el("p", { class: "muted", text: "For CI and the sesame CLI (SESAME_KEY). Sesame shows a key once, when it is created." }),
-    isOwner() ? el("div", { class: "row" }, name, el("button", { id: "create-key", onclick: create, text: "Create key" })) : null, created,
-    table(["Name", "Hint", "Created", "Last used", "Revoked", ""], listing.keys.map((k) =>
+  return el("div", { class: "grid" },
+    el("section", { class: "card wide" }, el("h2", { text: "Provisioning keys" }),
+      el("p", { class: "muted", text: "For CI and the sesame CLI (SESAME_KEY). Sesame shows a key once, when it is created." }),
+      isOwner() ? el("div", { class: "row" }, name, el("button", { id: "create-key", onclick: create, text: "Create key" })) : null, created,
+      table(["Name", "Hint", "Created", "Last used", "Revoked", ""], listing.keys.map((k) =>
+        el("tr", {}, el("td", { text: k.name }), el("td", {}, el("code", { text: k.hint })), el("td", { text: when(k.createdAt) }),
+          el("td", { text: when(k.lastUsedAt) }), el("td", { text: when(k.revokedAt) }),
+          el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(k), text: "Revoke" }) : null))))),
+    backendKeysCard(backend.keys));
+}
+
+// Backend keys: what the app's own API presents to Sesame's /v1/verify/… (single-use tokens, assertions).
+function backendKeysCard(keys) {
+  const name = el("input", { id: "backend-key-name", placeholder: "payments-api" });
+  const created = el("div", { id: "new-backend-key" });
+  async function create() {
+    try {
+      const reply = await api("POST", "backend-keys", { name: name.value.trim() });
+      await show("keys");
+      document.getElementById("new-backend-key").replaceChildren(el("p", { class: "notice", text: reply.message }), el("code", { class: "secret", text: reply.backendKey }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function revoke(key) {
+    if (!confirm("Revoke backend key " + key.name + " (" + key.hint + ")? Your backend is refused from now on.")) return;
+    try {
+      say((await api("DELETE", "backend-keys/" + encodeURIComponent(key.keyId))).message, "ok");
+      await show("keys");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Backend keys" }),
+    el("p", { class: "muted", text: "For your API's backend: it redeems single-use tokens and checks assertions with Sesame, and can do nothing else. Shown once." }),
+    isOwner() ? el("div", { class: "row" }, name, el("button", { id: "create-backend-key", onclick: create, text: "Create backend key" })) : null, created,
+    table(["Name", "Hint", "Created", "Last used", "Revoked", ""], keys.map((k) =>
       el("tr", {}, el("td", { text: k.name }), el("td", {}, el("code", { text: k.hint })), el("td", { text: when(k.createdAt) }),
         el("td", { text: when(k.lastUsedAt) }), el("td", { text: when(k.revokedAt) }),
-        el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(k), text: "Revoke" }) : null)))));
+        el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small revoke-backend-key", onclick: () => revoke(k), text: "Revoke" }) : null)))));
 }
 
 async function debugTokensPage() {
