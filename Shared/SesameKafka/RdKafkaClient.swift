@@ -291,7 +291,7 @@ final class RdKafkaClient: @unchecked Sendable {
 }
 
 /// An error librdkafka reported about the client rather than about a message.
-struct ClientError {
+struct ClientError: Sendable {
     var code: rd_kafka_resp_err_t
     var reason: String
 }
@@ -299,14 +299,14 @@ struct ClientError {
 /// The consumer's client errors, appended by librdkafka's error callback (which runs inside the
 /// consumer's own poll) and taken by that poll.
 final class ClientErrorQueue: Sendable {
-    private let pending = Mutex<[(code: Int32, reason: String)]>([])
+    private let pending = Mutex<[ClientError]>([])
 
     func append(_ error: ClientError) {
-        pending.withLock { $0.append((error.code.rawValue, error.reason)) }
+        pending.withLock { $0.append(error) }
     }
 
     func takeFirst() -> ClientError? {
-        pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }.map { ClientError(code: rd_kafka_resp_err_t(rawValue: $0.code), reason: $0.reason) }
+        pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }
 

@@ -41,7 +41,13 @@ public struct BackendKeyStore: Sendable {
     /// The key id and app of a presented live key; nil when it is malformed, unknown or revoked.
     public func authenticate(_ key: String) async throws -> (keyID: UUID, appID: String)? {
         guard Self.isWellFormed(key) else { return nil }
-        return try await HashedCredentials.authenticate(key, in: .backendKeys, database: database, logger: logger)
+        return try await authenticate(hash: BearerSecret.hash(key))
+    }
+
+    /// The key id and app of the live key whose SHA-256 is `hash` (of a well-formed key); nil when
+    /// it is unknown or revoked.
+    public func authenticate(hash: Data) async throws -> (keyID: UUID, appID: String)? {
+        try await HashedCredentials.authenticate(hash: hash, in: .backendKeys, database: database, logger: logger)
     }
 
     /// Creates a key for `appID` (registered), audited as done by `actor`; returns the plaintext

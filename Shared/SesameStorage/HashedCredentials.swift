@@ -15,7 +15,11 @@ public enum HashedCredentials {
 
     /// The key id and app of the live credential `secret`, or nil.
     public static func authenticate(_ secret: String, in table: Table, database: Database, logger: Logger) async throws -> (keyID: UUID, appID: String)? {
-        let hash = BearerSecret.hash(secret)
+        try await authenticate(hash: BearerSecret.hash(secret), in: table, database: database, logger: logger)
+    }
+
+    /// The key id and app of the live credential whose SHA-256 is `hash`, or nil.
+    public static func authenticate(hash: Data, in table: Table, database: Database, logger: Logger) async throws -> (keyID: UUID, appID: String)? {
         let rows = try await database.client.query(
             "SELECT key_id, app_id, key_hash FROM \(unescaped: table.rawValue) WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
         for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {

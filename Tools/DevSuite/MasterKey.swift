@@ -31,7 +31,7 @@ struct MasterKey: Sendable {
     /// data no key here opens: say so before starting services that cannot serve it. The first
     /// check records the key's fingerprint.
     func check(_ key: String) throws {
-        let fingerprint = SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16)
+        let fingerprint = sha256Hex(key).prefix(16)
         if let recorded = try? String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !recorded.isEmpty {
             guard recorded == fingerprint else {
                 throw SuiteError(

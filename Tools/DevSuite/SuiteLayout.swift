@@ -29,8 +29,7 @@ public struct SuiteLayout: Sendable {
     /// checkout's parents.
     public var postgresRoot: String {
         guard geteuid() == 0 else { return state + "/postgres" }
-        let digest = SHA256.hash(data: Data(state.utf8)).map { String(format: "%02x", $0) }.joined()
-        return "/tmp/sesame-dev-pg-\(digest.prefix(12))"
+        return "/tmp/sesame-dev-pg-\(sha256Hex(state).prefix(12))"
     }
     public var postgresData: String { postgresRoot + "/data" }
     public var databaseURL: String { "postgres://sesame@127.0.0.1:\(postgresPort)/sesame" }
@@ -120,4 +119,9 @@ public struct Replicas: Sendable, Equatable {
 public struct SuiteError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// The SHA-256 of `text`'s UTF-8, in lowercase hex (`sha256sum`'s).
+func sha256Hex(_ text: String) -> String {
+    SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
 }

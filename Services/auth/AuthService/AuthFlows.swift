@@ -19,7 +19,8 @@ struct AuthFlows: Sendable {
     let tokens: TokenAuthority
     let limits: AuthLimits
     let verifier: AppAttestVerifier
-    var assertions: AssertionCheck { AssertionCheck(keys: keys, verifier: verifier) }
+    /// The assertion check refresh shares with the backend's `POST /v1/verify/assertion`.
+    let assertions: AssertionCheck
     /// Whether this is a production deployment (development keys are then refused by default).
     let inProduction: Bool
     let logger: Logger

@@ -43,10 +43,11 @@ public enum AuthService: SesameServiceDefinition {
         let apps = AppDirectory(database: database, logger: logger)
         let keys = AttestedKeyStore(database: database, logger: logger)
         let verifier = AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM))
+        let assertions = AssertionCheck(keys: keys, verifier: verifier)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, logger: logger),
-            tokens: tokens, limits: limits, verifier: verifier,
+            tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
             inProduction: configuration.environment == .production, logger: logger)
 
         var parts = ServiceParts()
@@ -62,7 +63,7 @@ public enum AuthService: SesameServiceDefinition {
         let consumed = ConsumedAPITokens(database: database, logger: logger)
         VerifyRoutes(
             backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens,
-            assertions: AssertionCheck(keys: keys, verifier: verifier), limits: limits, logger: logger
+            assertions: assertions, limits: limits, logger: logger
         ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes))
 
         let revocations = try KafkaBroadcastConsumer(

@@ -74,8 +74,8 @@ struct VerifyRoutes {
             return try await consume(body, backendKeyHash: keyHash)
         }
         group.post("assertion") { request, context -> AssertionResponse in
-            _ = try limitedBackendKeyHash(of: request)
-            guard let key = try await backendKeys.authenticate(request.bearerCredential ?? "") else { throw AuthErrors.invalidBackendKey }
+            let keyHash = try limitedBackendKeyHash(of: request)
+            guard let key = try await backendKeys.authenticate(hash: keyHash) else { throw AuthErrors.invalidBackendKey }
             let body = try await request.decode(as: AssertionRequest.self, context: context)
             return try await checkAssertion(body, appID: key.appID)
         }
