@@ -22,6 +22,7 @@ let asn1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
 let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "CryptoExtras", package: "swift-crypto")
+let extrasBase64: Target.Dependency = .product(name: "ExtrasBase64", package: "swift-extras-base64")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdCore: Target.Dependency = .product(name: "HummingbirdCore", package: "hummingbird")
@@ -113,6 +114,7 @@ if declaresServer {
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
@@ -164,7 +166,7 @@ if declaresServer {
             name: "SesameTokens",
             dependencies: [
                 "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
-                jwtKit, crypto, postgresNIO, logging,
+                jwtKit, crypto, extrasBase64, postgresNIO, logging,
             ],
             path: "Shared/SesameTokens"
         ),

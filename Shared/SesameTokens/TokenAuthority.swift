@@ -5,10 +5,14 @@ import Logging
 import SesameConfiguration
 import SesameDomain
 import SesameStorage
+import Synchronization
 
 /// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
 /// JWKS. Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
 /// event arrives), and also when a token names a `kid` not yet known (another instance rotated).
+///
+/// The actor runs the loads; signing and verifying read the keys loaded last (`KeySet`) and run on
+/// the caller's task, so requests are neither queued on one executor nor hopped to it.
 public actor TokenAuthority {
     /// The token pair the app receives.
     public struct TokenPair: Sendable {
@@ -42,10 +46,8 @@ public actor TokenAuthority {
     private let store: SigningKeyStore
     private let signs: Bool
     private let logger: Logger
-    private var keys = JWTKeyCollection()
-    /// The keys this authority may sign with, by activation time.
-    private var signers: [(kid: String, activatesAt: Date)] = []
-    private var publicKeys: [(kid: String, key: P256.Signing.PublicKey)] = []
+    /// The keys loaded last; nil before the first load.
+    private nonisolated let keySet = Mutex<KeySet?>(nil)
     private var lastLoad: ContinuousClock.Instant?
     /// When a reload last started, successful or not: the unknown-kid rate limit counts attempts,
     /// so a database outage does not let every unknown `kid` through to the pool.
@@ -76,23 +78,21 @@ public actor TokenAuthority {
     public func reload() async throws {
         lastReloadAttempt = .now
         if signs { try await store.ensureActiveKey() }
-        let loaded = try await store.usableKeys(decryptSigning: signs)
-        let collection = JWTKeyCollection()
-        var signers: [(kid: String, activatesAt: Date)] = []
-        for key in loaded {
-            if let privateKey = key.privateKey {
-                await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: key.kid))
-                signers.append((key.kid, key.activatesAt))
-            } else {
-                await collection.add(ecdsa: try ES256PublicKey(backing: key.publicKey), kid: JWKIdentifier(string: key.kid))
-            }
+        let loaded = KeySet(try await store.usableKeys(decryptSigning: signs))
+        let before = keySet.withLock { keySet in
+            defer { keySet = loaded }
+            return keySet.map { Set($0.verifiers.keys) }
         }
-        keys = collection
-        self.signers = signers
-        let before = Set(publicKeys.map(\.kid))
-        publicKeys = loaded.map { ($0.kid, $0.publicKey) }
-        if Set(publicKeys.map(\.kid)) != before || lastLoad == nil { keySetGeneration.advance() }
+        if before != Set(loaded.verifiers.keys) { keySetGeneration.advance() }
         lastLoad = .now
+    }
+
+    /// The keys loaded last, loading them first if none were.
+    private nonisolated func currentKeys() async throws -> KeySet {
+        if let keys = keySet.withLock({ $0 }) { return keys }
+        try await loadIfNeeded()
+        guard let keys = keySet.withLock({ $0 }) else { throw TokenError("the signing keys are not loaded") }
+        return keys
     }
 
     private func loadIfNeeded() async throws {
@@ -105,65 +105,56 @@ public actor TokenAuthority {
         }
     }
 
-    /// The key that signs at `now`: the newest one already active. Before the first activation
-    /// (clocks may differ slightly from PostgreSQL's) the earliest one.
-    private func signer(at now: Date) -> String? {
-        (signers.last { $0.activatesAt <= now } ?? signers.first)?.kid
-    }
-
     /// The id of the key that signs tokens issued now.
-    public func signingKeyID(now: Date = Date()) async throws -> String? {
-        try await loadIfNeeded()
-        return signer(at: now)
+    public nonisolated func signingKeyID(now: Date = Date()) async throws -> String? {
+        try await currentKeys().signer(at: now)?.kid
     }
 
     /// A new access and refresh token for `subject` (an attested install: only those hold refresh
     /// tokens), in refresh-token `family` at `generation`.
-    public func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
-        let activeKid = try await activeSigner(at: now)
+    public nonisolated func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
+        let signer = try await activeSigner(at: now)
         let access = accessClaims(for: subject, now: now)
         let refresh = RefreshTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, family: family.uuidString, generation: generation, issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.refresh.wholeSeconds))),
             id: .init(value: UUID().uuidString), type: RefreshTokenClaims.typeValue, audience: .init(value: RefreshTokenClaims.audienceValue))
-        let kid = JWKIdentifier(string: activeKid)
-        return TokenPair(
-            accessToken: try await sign(access, kid: kid), refreshToken: try await sign(refresh, kid: kid), access: access, refresh: refresh)
+        return TokenPair(accessToken: try signer.sign(access), refreshToken: try signer.sign(refresh), access: access, refresh: refresh)
     }
 
     /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
     /// token or an unattested install exchanges again when it expires).
-    public func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
-        let activeKid = try await activeSigner(at: now)
+    public nonisolated func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
+        let signer = try await activeSigner(at: now)
         let claims = accessClaims(for: subject, now: now)
-        return (try await sign(claims, kid: JWKIdentifier(string: activeKid)), claims)
+        return (try signer.sign(claims), claims)
     }
 
     /// A token for the app's own API named `audience`, for the install an access token names
     /// (`access`), living `lifetime`, bound to `binding` (a base64url SHA-256) when given, single
     /// use when `limitedUse`.
-    public func issueAPIToken(
+    public nonisolated func issueAPIToken(
         for access: AccessTokenClaims, audience: String, binding: String?, limitedUse: Bool = false, lifetime: Duration, now: Date = Date()
     ) async throws -> (token: String, claims: APITokenClaims) {
-        let activeKid = try await activeSigner(at: now)
+        let signer = try await activeSigner(at: now)
         let claims = APITokenClaims(
             subject: access.subject, appID: access.appID, environment: access.environment, appVersion: access.appVersion,
             tier: access.trustTier, audience: .init(value: audience), issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetime.wholeSeconds))), id: .init(value: UUID().uuidString),
             type: APITokenClaims.typeValue, binding: binding, limitedUse: limitedUse ? true : nil)
-        return (try await sign(claims, headerType: APITokenClaims.headerType, kid: JWKIdentifier(string: activeKid)), claims)
+        return (try signer.sign(claims), claims)
     }
 
     /// The key that signs at `now`, loading the keys first (and again when none signs yet).
-    private func activeSigner(at now: Date) async throws -> String {
-        try await loadIfNeeded()
-        if signer(at: now) == nil { try await reload() }
-        guard let kid = signer(at: now) else { throw TokenError("no signing key") }
-        return kid
+    private nonisolated func activeSigner(at now: Date) async throws -> KeySet.Signer {
+        if let signer = try await currentKeys().signer(at: now) { return signer }
+        try await reload()
+        guard let signer = try await currentKeys().signer(at: now) else { throw TokenError("no signing key") }
+        return signer
     }
 
-    private func accessClaims(for subject: Subject, now: Date) -> AccessTokenClaims {
+    private nonisolated func accessClaims(for subject: Subject, now: Date) -> AccessTokenClaims {
         AccessTokenClaims(
             subject: .init(value: subject.keyID), appID: subject.appID, environment: subject.environment,
             appVersion: subject.appVersion, issuedAt: .init(value: now),
@@ -172,53 +163,56 @@ public actor TokenAuthority {
             tier: subject.tier)
     }
 
-    private func sign<Claims: SesameTokenClaims>(_ claims: Claims, kid: JWKIdentifier) async throws -> String {
-        try await sign(claims, headerType: Claims.headerType, kid: kid)
-    }
-
-    private func sign(_ claims: some JWTPayload, headerType: String, kid: JWKIdentifier) async throws -> String {
-        var header = JWTHeader()
-        header.typ = headerType
-        return try await keys.sign(claims, kid: kid, header: header)
-    }
-
     /// The claims of a valid, unexpired access token.
     /// - Throws: `TokenError` when the token is not acceptable; other errors when the keys could not
     ///   be loaded (a server problem, not the client's).
-    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+    public nonisolated func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
         try await verify(token, as: AccessTokenClaims.self)
     }
 
     /// The claims of a validly signed, unexpired refresh token (whether it is still current is the
     /// refresh-token family's business). Throws as `verifyAccessToken` does.
-    public func verifyRefreshToken(_ token: String) async throws -> RefreshTokenClaims {
+    public nonisolated func verifyRefreshToken(_ token: String) async throws -> RefreshTokenClaims {
         try await verify(token, as: RefreshTokenClaims.self)
     }
 
     /// The claims of a valid, unexpired API token (whether a single-use one was consumed is the
     /// caller's business). Throws as `verifyAccessToken` does.
-    public func verifyAPIToken(_ token: String) async throws -> APITokenClaims {
+    public nonisolated func verifyAPIToken(_ token: String) async throws -> APITokenClaims {
         try await verify(token, as: APITokenClaims.self, headerType: APITokenClaims.headerType, requiresHeaderType: true)
     }
 
-    private func verify<Claims: SesameTokenClaims>(_ token: String, as _: Claims.Type) async throws -> Claims {
+    private nonisolated func verify<Claims: SesameTokenClaims>(_ token: String, as _: Claims.Type) async throws -> Claims {
         try await verify(token, as: Claims.self, headerType: Claims.headerType, requiresHeaderType: Claims.requiresHeaderType)
     }
 
-    private func verify<Claims: JWTPayload>(_ token: String, as _: Claims.Type, headerType: String, requiresHeaderType: Bool) async throws -> Claims {
+    private nonisolated func verify<Claims: JWTPayload>(
+        _ token: String, as _: Claims.Type, headerType: String, requiresHeaderType: Bool
+    ) async throws -> Claims {
         guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
-        try await loadIfNeeded()
-        let header = try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header
-        switch header?.typ {
+        var keys = try await currentKeys()
+        let parsed: CompactES256.Parsed
+        do {
+            parsed = try CompactES256.parse(token)
+        } catch {
+            throw TokenError("\(error)")
+        }
+        switch parsed.header.typ {
         case headerType?: break
         case nil where !requiresHeaderType: break
         default: throw TokenError("the header typ is not \(headerType)")
         }
-        if let kid = header?.kid, !publicKeys.contains(where: { $0.kid == kid }) {
+        guard let kid = parsed.header.kid else { throw TokenError("the header names no key") }
+        if keys.verifiers[kid] == nil {
             await reloadForUnknownKid()
+            keys = try await currentKeys()
         }
+        guard let key = keys.verifiers[kid] else { throw TokenError("signed by an unknown key") }
+        guard CompactES256.isSigned(parsed, by: key) else { throw TokenError("the signature does not verify") }
         do {
-            return try await keys.verify(token, as: Claims.self)
+            let claims = try CompactES256.claims(of: parsed, as: Claims.self)
+            try await claims.verify(using: ES256Verifier(key: key))
+            return claims
         } catch {
             throw TokenError("\(error)")
         }
@@ -248,12 +242,64 @@ public actor TokenAuthority {
     }
 
     /// The public keys that verify Sesame's tokens, as a JSON Web Key Set.
-    public func jwks() async throws -> JWKS {
-        try await loadIfNeeded()
-        return JWKS(
-            keys: try publicKeys.map { kid, key in
+    public nonisolated func jwks() async throws -> JWKS {
+        JWKS(
+            keys: try await currentKeys().publicKeys.map { kid, key in
                 let parameters = try ES256PublicKey(backing: key).parameters
                 return JWK.ecdsa(.es256, identifier: JWKIdentifier(string: kid), x: parameters?.x, y: parameters?.y, curve: .p256)
             })
+    }
+}
+
+/// The keys one load found: those that sign (auth's, decrypted) and every one that verifies.
+struct KeySet: Sendable {
+    /// A key that signs, with the header segment of each kind of token it signs made once.
+    struct Signer: Sendable {
+        let kid: String
+        let activatesAt: Date
+        let key: P256.Signing.PrivateKey
+        /// The encoded header by `typ`, for the kinds of token Sesame signs.
+        private let headerSegments: [String: String]
+
+        init(kid: String, activatesAt: Date, key: P256.Signing.PrivateKey) {
+            self.kid = kid
+            self.activatesAt = activatesAt
+            self.key = key
+            let kinds = [AccessTokenClaims.headerType, RefreshTokenClaims.headerType, APITokenClaims.headerType]
+            headerSegments = Dictionary(uniqueKeysWithValues: kinds.compactMap { typ in
+                (try? CompactES256.headerSegment(kid: kid, typ: typ)).map { (typ, $0) }
+            })
+        }
+
+        func sign<Claims: SesameTokenClaims>(_ claims: Claims) throws -> String {
+            try sign(claims, headerType: Claims.headerType)
+        }
+
+        func sign(_ claims: APITokenClaims) throws -> String {
+            try sign(claims, headerType: APITokenClaims.headerType)
+        }
+
+        private func sign(_ claims: some Encodable, headerType: String) throws -> String {
+            let header = try headerSegments[headerType] ?? CompactES256.headerSegment(kid: kid, typ: headerType)
+            return try CompactES256.sign(claims, headerSegment: header, key: key)
+        }
+    }
+
+    /// By activation time.
+    let signers: [Signer]
+    let verifiers: [String: P256.Signing.PublicKey]
+    /// In the order the store listed them, for the JWKS.
+    let publicKeys: [(kid: String, key: P256.Signing.PublicKey)]
+
+    init(_ loaded: [SigningKey]) {
+        signers = loaded.compactMap { key in key.privateKey.map { Signer(kid: key.kid, activatesAt: key.activatesAt, key: $0) } }
+        verifiers = Dictionary(loaded.map { ($0.kid, $0.publicKey) }, uniquingKeysWith: { first, _ in first })
+        publicKeys = loaded.map { ($0.kid, $0.publicKey) }
+    }
+
+    /// The key that signs at `now`: the newest one already active. Before the first activation
+    /// (clocks may differ slightly from PostgreSQL's) the earliest one.
+    func signer(at now: Date) -> Signer? {
+        signers.last { $0.activatesAt <= now } ?? signers.first
     }
 }
