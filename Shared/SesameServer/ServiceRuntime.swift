@@ -26,8 +26,10 @@ public enum ServiceRuntime {
 
         let parts = try Service.parts(dependencies)
         let requestMetrics = RequestMetrics()
+        let stallWatch = DatabaseStallWatch(database: database)
         let router = router(
-            Service.self, parts: parts, database: database, migrations: migrations, configuration: configuration, requestMetrics: requestMetrics)
+            Service.self, parts: parts, database: database, migrations: migrations, configuration: configuration, requestMetrics: requestMetrics,
+            stallWatch: stallWatch)
 
         let serverName = "sesame-\(Service.name)"
         let fastPaths = parts.fastPaths
@@ -41,7 +43,7 @@ public enum ServiceRuntime {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             logger: logger
         )
-        app.addServices(database, migrations)
+        app.addServices(database, migrations, stallWatch)
         app.addServices(parts.services)
         return app
     }
@@ -55,7 +57,7 @@ public enum ServiceRuntime {
         let dependencies = try dependencies(Service.self, configuration: configuration, logger: Logger(label: "sesame-\(Service.name)"))
         let router = router(
             Service.self, parts: try Service.parts(dependencies), database: dependencies.database, migrations: dependencies.migrations,
-            configuration: configuration, requestMetrics: RequestMetrics())
+            configuration: configuration, requestMetrics: RequestMetrics(), stallWatch: DatabaseStallWatch(database: dependencies.database))
         return router.methodsAndPaths
     }
 
@@ -79,7 +81,7 @@ public enum ServiceRuntime {
     /// The shared middleware, then health, metrics, the OpenAPI document and the service's routes.
     private static func router<Service: SesameServiceDefinition>(
         _ service: Service.Type, parts: ServiceParts, database: Database, migrations: MigrationService,
-        configuration: ServiceConfiguration, requestMetrics: RequestMetrics
+        configuration: ServiceConfiguration, requestMetrics: RequestMetrics, stallWatch: DatabaseStallWatch
     ) -> Router<SesameRequestContext> {
         let router = Router(context: SesameRequestContext.self)
         let routeMethods = RouteMethods()
@@ -91,7 +93,7 @@ public enum ServiceRuntime {
             MethodNotAllowedMiddleware(routes: routeMethods)
             NulCharacterMiddleware()
             DatabaseAvailabilityMiddleware(
-                database: database,
+                watch: stallWatch,
                 exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics"), PathPrefix("/openapi.json")] + parts.pathsServedFromMemory)
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
         }
