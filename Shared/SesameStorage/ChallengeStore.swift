@@ -38,11 +38,27 @@ public struct ChallengeStore: Sendable {
     /// Redeems `nonce`: true exactly once for an unexpired nonce issued for this purpose.
     public func consume(_ nonce: [UInt8]) async throws -> Bool {
         guard nonce.count == 32 else { return false }
-        let hash = Data(SHA256.hash(data: nonce))
-        let rows = try await database.client.query(
-            "DELETE FROM challenges WHERE nonce_hash = \(hash) AND purpose = \(purpose) RETURNING expires_at > now()", logger: logger)
-        for try await unexpired in rows.decode(Bool.self) { return unexpired }
+        let rows = try await database.client.execute(
+            ConsumeStatement(hash: Data(SHA256.hash(data: nonce)), purpose: purpose), logger: logger)
+        for try await unexpired in rows { return unexpired }
         return false
+    }
+
+    /// `consume`, prepared once per connection: every attest and asserted refresh runs it.
+    private struct ConsumeStatement: PostgresPreparedStatement {
+        static let sql = "DELETE FROM challenges WHERE nonce_hash = $1 AND purpose = $2 RETURNING expires_at > now()"
+        typealias Row = Bool
+        let hash: Data
+        let purpose: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            try bindings.append(hash)
+            bindings.append(purpose)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
     }
 
     /// Removes expired challenges of every purpose; returns how many.

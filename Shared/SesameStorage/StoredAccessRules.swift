@@ -59,6 +59,8 @@ public enum StoredAccessRules {
 
     /// Reads what `revocationsJSON` selected into `loaded`, as `load` would have.
     public static func revocations(json: String, appID: String, into loaded: inout Loaded) {
+        // What nearly every app has: nothing to decode.
+        if json == "[]" { return }
         guard let entries = try? JSONDecoder().decode([[JSONValue]].self, from: Data(json.utf8)) else {
             loaded.failures[appID] = "revocations cannot be read"
             return

@@ -13,6 +13,7 @@ struct RegisteredApp: Sendable {
 /// Looks up registered apps (admin registers them when their first provisioning key is created).
 struct AppDirectory: Sendable {
     let database: Database
+    let policies: StoredPolicies
     let logger: Logger
 
     func app(appID: String) async throws -> RegisteredApp? {
@@ -27,7 +28,7 @@ struct AppDirectory: Sendable {
 
     private func first(of rows: PostgresRowSequence) async throws -> RegisteredApp? {
         for try await (appID, policy) in rows.decode((String, String).self) {
-            return RegisteredApp(appID: appID, policy: try AppPolicy(storedJSON: policy))
+            return RegisteredApp(appID: appID, policy: try policies.policy(policy))
         }
         return nil
     }

@@ -43,11 +43,9 @@ struct AttestedKeyStore: Sendable {
     }
 
     func key(_ keyID: [UInt8]) async throws -> AttestedKey? {
-        let rows = try await database.client.query(
-            """
-            SELECT app_id, public_key, counter, environment, revoked_at IS NOT NULL FROM attested_keys WHERE key_id = \(Data(keyID))
-            """, logger: logger)
-        for try await (appID, publicKey, counter, environment, revoked) in rows.decode((String, Data, Int64, String, Bool).self) {
+        for try await (appID, publicKey, counter, environment, revoked) in try await database.client.execute(
+            KeyStatement(keyID: Data(keyID)), logger: logger)
+        {
             return AttestedKey(
                 keyID: keyID, appID: appID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment,
                 revoked: revoked)
@@ -58,13 +56,42 @@ struct AttestedKeyStore: Sendable {
     /// Moves the key's counter to `counter` if that is still an increase: two requests racing with
     /// the same assertion cannot both pass.
     func advanceCounter(of keyID: [UInt8], to counter: UInt32) async throws -> Bool {
-        let rows = try await database.client.query(
-            """
-            UPDATE attested_keys SET counter = \(Int64(counter)), last_used_at = now()
-            WHERE key_id = \(Data(keyID)) AND counter < \(Int64(counter)) RETURNING 1
-            """, logger: logger)
-        for try await _ in rows { return true }
+        for try await _ in try await database.client.execute(AdvanceCounterStatement(keyID: Data(keyID), counter: Int64(counter)), logger: logger) {
+            return true
+        }
         return false
     }
+}
 
+// An assertion's two statements, prepared once per connection (refresh with an assertion and the
+// backend's assertion check run both).
+
+private struct KeyStatement: PostgresPreparedStatement {
+    static let sql = "SELECT app_id, public_key, counter, environment, revoked_at IS NOT NULL FROM attested_keys WHERE key_id = $1"
+    typealias Row = (String, Data, Int64, String, Bool)
+    let keyID: Data
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        try bindings.append(keyID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+private struct AdvanceCounterStatement: PostgresPreparedStatement {
+    static let sql = "UPDATE attested_keys SET counter = $2, last_used_at = now() WHERE key_id = $1 AND counter < $2 RETURNING 1"
+    typealias Row = Int32
+    let keyID: Data
+    let counter: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        try bindings.append(keyID)
+        bindings.append(counter)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
 }

@@ -40,13 +40,14 @@ public enum AuthService: SesameServiceDefinition {
             logger: logger)
         let clients = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
         let challenges = ChallengeStore(database: database, lifetime: challengeLifetime, purpose: "app", logger: logger)
-        let apps = AppDirectory(database: database, logger: logger)
+        let policies = StoredPolicies()
+        let apps = AppDirectory(database: database, policies: policies, logger: logger)
         let keys = AttestedKeyStore(database: database, logger: logger)
         let verifier = AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM))
         let assertions = AssertionCheck(keys: keys, verifier: verifier)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
-            keys: keys, families: RefreshTokenFamilies(database: database, logger: logger),
+            keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
             tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
             inProduction: configuration.environment == .production, logger: logger)
 

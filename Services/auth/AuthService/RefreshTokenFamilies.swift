@@ -32,27 +32,19 @@ enum RotationOutcome: Sendable, Equatable {
 /// Refresh-token families: each refresh token is single use; the family remembers the current generation.
 struct RefreshTokenFamilies: Sendable {
     let database: Database
+    let policies: StoredPolicies
     let logger: Logger
 
-    /// The family, its key, its app's policy and emergency revocations: one round trip.
+    /// The family, its key, its app's policy and emergency revocations: one round trip, prepared.
     func state(of family: UUID) async throws -> RefreshFamilyState? {
-        let rows = try await database.client.query(
-            """
-            SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL, f.expires_at <= now(),
-                   k.revoked_at IS NOT NULL, a.policy::text, \(unescaped: StoredAccessRules.revocationsJSON(appID: "f.app_id"))
-            FROM refresh_token_families f
-            JOIN attested_keys k ON k.key_id = f.key_id
-            JOIN apps a ON a.app_id = f.app_id
-            WHERE f.family_id = \(family)
-            """, logger: logger)
-        for try await (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in rows.decode(
-            (String, Data, Int64, Date, Bool, Bool, Bool, String, String).self)
+        for try await (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in try await database.client
+            .execute(FamilyStateStatement(family: family), logger: logger)
         {
             var revocations = StoredAccessRules.Loaded()
             StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
             return RefreshFamilyState(
                 appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-                keyRevoked: keyRevoked, policy: try AppPolicy(storedJSON: policy), revocations: revocations)
+                keyRevoked: keyRevoked, policy: try policies.policy(policy), revocations: revocations)
         }
         return nil
     }
@@ -62,25 +54,9 @@ struct RefreshTokenFamilies: Sendable {
     /// the family instead. Two requests racing with one token: the second finds the row moved on
     /// once the first's lock is released, and revokes.
     func rotate(_ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String? = nil) async throws -> RotationOutcome {
-        let rows = try await database.client.query(
-            """
-            WITH rotated AS (
-                UPDATE refresh_token_families
-                SET generation = generation + 1, expires_at = now() + make_interval(secs => \(lifetime.wholeSeconds))
-                WHERE family_id = \(family) AND generation = \(generation) AND revoked_at IS NULL AND expires_at > now()
-                RETURNING generation, key_id
-            ), reused AS (
-                UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'refresh token reused'
-                WHERE family_id = \(family) AND generation > \(generation) AND revoked_at IS NULL
-                RETURNING 1
-            ), seen AS (
-                UPDATE attested_keys SET last_used_at = now(), app_version = coalesce(\(appVersion), app_version)
-                WHERE key_id = (SELECT key_id FROM rotated)
-                RETURNING 1
-            )
-            SELECT (SELECT generation FROM rotated), EXISTS (SELECT 1 FROM reused), (SELECT count(*) FROM seen)
-            """, logger: logger)
-        for try await (next, reused, _) in rows.decode((Int64?, Bool, Int64).self) {
+        let rows = try await database.client.execute(
+            RotateStatement(family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion), logger: logger)
+        for try await (next, reused, _) in rows {
             if let next { return .rotated(generation: next) }
             if reused { return .reused }
             // Neither matched in this statement's snapshot, which may predate a refresh that rotated
@@ -115,4 +91,68 @@ struct RefreshTokenFamilies: Sendable {
         let revocations = state.revocations.rules[state.appID] ?? AccessRules()
         return revocations.verdict(requestedVersion: claimedVersion, tokenVersion: tokenVersion, issuedAt: state.createdAt, now: now) == .revoked
     }
+}
+
+// Refresh's two statements, prepared once per connection: parsing and planning them each time
+// cost PostgreSQL more than running them.
+
+/// `RefreshTokenFamilies.state(of:)`.
+private struct FamilyStateStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL, f.expires_at <= now(),
+               k.revoked_at IS NOT NULL, a.policy::text, \(StoredAccessRules.revocationsJSON(appID: "f.app_id"))
+        FROM refresh_token_families f
+        JOIN attested_keys k ON k.key_id = f.key_id
+        JOIN apps a ON a.app_id = f.app_id
+        WHERE f.family_id = $1
+        """
+    typealias Row = (String, Data, Int64, Date, Bool, Bool, Bool, String, String)
+
+    let family: UUID
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(family)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:)`.
+private struct RotateStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH rotated AS (
+            UPDATE refresh_token_families
+            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3)
+            WHERE family_id = $1 AND generation = $2 AND revoked_at IS NULL AND expires_at > now()
+            RETURNING generation, key_id
+        ), reused AS (
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'refresh token reused'
+            WHERE family_id = $1 AND generation > $2 AND revoked_at IS NULL
+            RETURNING 1
+        ), seen AS (
+            UPDATE attested_keys SET last_used_at = now(), app_version = coalesce($4, app_version)
+            WHERE key_id = (SELECT key_id FROM rotated)
+            RETURNING 1
+        )
+        SELECT (SELECT generation FROM rotated), EXISTS (SELECT 1 FROM reused), (SELECT count(*) FROM seen)
+        """
+    typealias Row = (Int64?, Bool, Int64)
+
+    let family: UUID
+    let generation: Int64
+    let lifetimeSeconds: Int64
+    let appVersion: String?
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(family)
+        bindings.append(generation)
+        bindings.append(Double(lifetimeSeconds))
+        bindings.append(appVersion)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
