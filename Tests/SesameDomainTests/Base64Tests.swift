@@ -1,0 +1,28 @@
+import Foundation
+import SesameDomain
+import Testing
+
+/// Base64 as clients send it, both alphabets, padded or not, and what is not base64.
+@Suite("Base64")
+struct Base64Tests {
+    @Test("every length round-trips through both alphabets, padded or not, wrapped or not")
+    func roundTrips() {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(($0 * 37 + 251) % 256) }
+            let standard = Data(bytes).base64EncodedString()
+            let url = Base64.urlEncode(bytes)
+            #expect(!url.contains("=") && !url.contains("+") && !url.contains("/"))
+            #expect(url == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            #expect(Base64.decode(standard) == bytes)
+            #expect(Base64.decode(url) == bytes)
+            #expect(Base64.decode(Data(bytes).base64EncodedString(options: .lineLength64Characters)) == bytes)
+        }
+    }
+
+    @Test("refused: characters outside both alphabets, an impossible length, padding in the middle")
+    func refusals() {
+        for text in ["QUJD*", "QUJD\u{00E9}", "Q", "QU=JD", "QUJD\u{0000}"] {
+            #expect(Base64.decode(text) == nil, "\(text)")
+        }
+    }
+}
