@@ -385,8 +385,8 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-auth-benchmark",
             dependencies: [
-                "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage",
-                "SesameTokens", "SesameTestSupport", "BenchmarkSupport", hummingbirdTesting, crypto, postgresNIO, logging,
+                "AppAttestTesting", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTokens", "SesameTestSupport", "BenchmarkSupport",
+                crypto, asn1, postgresNIO, logging,
             ],
             path: "Benchmarks/AuthBenchmark",
             exclude: ["replay.lua"]
