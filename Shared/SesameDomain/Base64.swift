@@ -4,9 +4,11 @@ import Foundation
 ///
 /// Both work on the UTF-8 bytes: an attestation object is 4 to 6 KB of base64 on every attest,
 /// and going through `Character`s and `NSString` replacements cost more than the rest of reading it.
+/// Inlinable, so callers get them specialized for their byte sequences.
 public enum Base64 {
     /// The bytes of `text`, or nil when it is not base64 in either alphabet. ASCII whitespace
     /// (line breaks of a wrapped encoding) is skipped.
+    @inlinable
     public static func decode(_ text: String) -> [UInt8]? {
         var normalized = [UInt8]()
         normalized.reserveCapacity(text.utf8.count + 3)
@@ -24,6 +26,7 @@ public enum Base64 {
     }
 
     /// URL-safe base64 without padding (RFC 4648 §5), as JWTs use it.
+    @inlinable
     public static func urlEncode(_ bytes: some Sequence<UInt8>) -> String {
         let standard = Data(bytes).base64EncodedData()
         var encoded = [UInt8]()
