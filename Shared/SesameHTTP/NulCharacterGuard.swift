@@ -67,8 +67,11 @@ public struct SesameJSONRequestDecoder: RequestDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
         if NulCharacterGuard.jsonHasNul(buffer.readableBytesView) { throw NulCharacterGuard.refusal }
-        return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        return try Self.decoder.decode(T.self, from: Data(buffer.readableBytesView))
     }
+
+    /// One for every request: decoding keeps no state between calls, and its options never change.
+    private static let decoder = JSONDecoder()
 }
 
 /// Refuses a request whose path or query holds an encoded NUL (`%00`).

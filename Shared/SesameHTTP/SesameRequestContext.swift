@@ -14,11 +14,14 @@ public struct SesameRequestContext: RequestContext {
     public var requestDecoder: SesameJSONRequestDecoder { SesameJSONRequestDecoder() }
 
     /// JSON responses write dates as ISO 8601 (`2026-11-22T21:04:11Z`), not Foundation's default.
-    public var responseEncoder: JSONEncoder {
+    public var responseEncoder: JSONEncoder { Self.responseEncoder }
+
+    /// One for every response: encoding keeps no state between calls, and its options never change.
+    private static let responseEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         return encoder
-    }
+    }()
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
