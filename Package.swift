@@ -184,7 +184,7 @@ if declaresServer {
             name: "SesameServer",
             dependencies: [
                 "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
-                hummingbird, serviceLifecycle, argumentParser,
+                hummingbird, serviceLifecycle, argumentParser, nioPosix,
             ],
             path: "Shared/SesameServer"
         ),

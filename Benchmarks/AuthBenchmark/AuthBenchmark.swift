@@ -31,6 +31,8 @@ let logger: Logger = {
 struct AuthBuild {
     let label: String
     let executable: URL
+    /// Added to the service's environment.
+    var environment: [String: String] = [:]
 }
 
 @main
@@ -44,6 +46,10 @@ enum AuthBenchmark {
             builds.append(AuthBuild(label: environment["SESAME_BENCH_BASELINE_LABEL"] ?? "baseline", executable: URL(fileURLWithPath: baseline)))
         }
         builds.append(AuthBuild(label: "this tree", executable: current))
+        // `SESAME_BENCH_NIO_EXECUTOR=also`: this tree again, its tasks on NIO's event loops (`SESAME_EXECUTOR=nio`).
+        if environment["SESAME_BENCH_NIO_EXECUTOR"] == "also" {
+            builds.append(AuthBuild(label: "this tree, NIO executor", executable: current, environment: ["SESAME_EXECUTOR": "nio"]))
+        }
         for build in builds where !FileManager.default.isExecutableFile(atPath: build.executable.path) {
             throw BenchmarkFailure("no auth executable for \(build.label) at \(build.executable.path): build it first")
         }
@@ -79,7 +85,7 @@ enum AuthBenchmark {
                     "SESAME_KAFKA_IDEMPOTENCE": "off", "SESAME_MASTER_KEY": Data(masterKey).base64EncodedString(),
                     "SESAME_LOG_LEVEL": "warning", "SESAME_APP_ATTEST_EXTRA_ROOTS": roots.path,
                     "SESAME_TRUSTED_PROXIES": "127.0.0.1", "SESAME_ATTEST_ADMISSION_RATE": "1000000",
-                ],
+                ].merging(build.environment) { _, variant in variant },
                 log: work.deletingLastPathComponent().appendingPathComponent("sesame-auth-benchmark-\(build.label.filter(\.isLetter)).log"))
             defer { auth.stop() }
             try await auth.waitUntilReady(timeout: .seconds(120))
@@ -107,7 +113,7 @@ enum AuthBenchmark {
             figures.authCPU, figures.databaseCPU)
     }
 
-    /// A Markdown table: each build's figures per flow, this tree's ratio to the first build, and
+    /// A Markdown table: each build's figures per flow, each later build's ratio to the first, and
     /// each flow against the crypto floor (its signatures' CPU as a share of auth's CPU per request).
     static func table(_ results: [(build: AuthBuild, flows: [FlowFigures])], floor: CryptoFloor) -> String {
         var header = "| flow | crypto floor (req/s per core) |"
@@ -116,8 +122,8 @@ enum AuthBenchmark {
             header += " \(build.label): req/s | p99 | auth CPU/req | PostgreSQL CPU/req | crypto share of auth CPU |"
             rule += " ---: | ---: | ---: | ---: | ---: |"
         }
-        if results.count > 1 {
-            header += " req/s ratio |"
+        for (build, _) in results.dropFirst() {
+            header += " \(build.label) ÷ \(results[0].build.label) |"
             rule += " ---: |"
         }
         var rows = [header, rule]
@@ -130,10 +136,10 @@ enum AuthBenchmark {
                     format: " %.0f | %@ | %.2f ms | %.2f ms | %.0f %% |", figures.requestsPerSecond, figures.p99, figures.authCPU, figures.databaseCPU,
                     100 * (1000 / perCore) / max(figures.authCPU, 0.001))
             }
-            if results.count > 1, let first = results.first?.flows.first(where: { $0.flow == flow }),
-                let last = results.last?.flows.first(where: { $0.flow == flow })
-            {
-                row += String(format: " %.2f× |", last.requestsPerSecond / max(first.requestsPerSecond, 1))
+            let first = results.first?.flows.first(where: { $0.flow == flow })
+            for (_, flows) in results.dropFirst() {
+                guard let first, let figures = flows.first(where: { $0.flow == flow }) else { row += " – |"; continue }
+                row += String(format: " %.2f× |", figures.requestsPerSecond / max(first.requestsPerSecond, 1))
             }
             rows.append(row)
         }

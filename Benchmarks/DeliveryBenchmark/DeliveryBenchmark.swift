@@ -46,9 +46,6 @@ enum DeliveryBenchmark {
         // The services' own log handler, as in production: swift-log's default one re-renders its
         // metadata whenever a request sets its id, which would bill every request for it.
         SesameLogging.bootstrap(json: true, level: .warning)
-        if ProcessInfo.processInfo.environment["SESAME_BENCH_NIO_EXECUTOR"] == "on" {
-            print("NIO event loops installed as the global executor: \(NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor())")
-        }
         try await benchmark()
     }
 

@@ -5,7 +5,7 @@ import SesameServer
 /// Entry point of `sesame-auth`: `serve` (default) or `migrate`.
 @main
 enum App {
-    static func main() async {
-        await ServiceCommand<AuthService>.main()
+    static func main() {
+        ServiceMain.run(ServiceCommand<AuthService>.self)
     }
 }
