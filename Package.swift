@@ -160,13 +160,13 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: [extrasBase64], path: "Shared/SesameDomain"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
         .target(
             name: "SesameTokens",
             dependencies: [
                 "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameStorage",
-                jwtKit, crypto, extrasBase64, postgresNIO, logging,
+                jwtKit, crypto, postgresNIO, logging,
             ],
             path: "Shared/SesameTokens"
         ),

@@ -1,10 +1,11 @@
+import ExtrasBase64
 import Foundation
 
 /// Base64 as Sesame's clients send it: standard or URL-safe alphabet, padded or not.
 ///
-/// Both work on the UTF-8 bytes: an attestation object is 4 to 6 KB of base64 on every attest,
+/// All work on the UTF-8 bytes: an attestation object is 4 to 6 KB of base64 on every attest,
 /// and going through `Character`s and `NSString` replacements cost more than the rest of reading it.
-/// Inlinable, so callers get them specialized for their byte sequences.
+/// Base64url is swift-extras-base64's; inlinable, so callers get them specialized for their bytes.
 public enum Base64 {
     /// The bytes of `text`, or nil when it is not base64 in either alphabet. ASCII whitespace
     /// (line breaks of a wrapped encoding) is skipped.
@@ -28,17 +29,25 @@ public enum Base64 {
     /// URL-safe base64 without padding (RFC 4648 §5), as JWTs use it.
     @inlinable
     public static func urlEncode(_ bytes: some Sequence<UInt8>) -> String {
-        let standard = Data(bytes).base64EncodedData()
-        var encoded = [UInt8]()
-        encoded.reserveCapacity(standard.count)
-        for byte in standard {
-            switch byte {
-            case UInt8(ascii: "+"): encoded.append(UInt8(ascii: "-"))
-            case UInt8(ascii: "/"): encoded.append(UInt8(ascii: "_"))
-            case UInt8(ascii: "="): continue
-            default: encoded.append(byte)
-            }
+        ExtrasBase64.Base64.encodeToString(bytes: Array(bytes), options: [.base64UrlAlphabet, .omitPaddingCharacter])
+    }
+
+    /// The bytes of `text` when it is URL-safe base64 without padding and nothing else (a JWS
+    /// segment, RFC 7515 §2): no `=`, no whitespace, no character of the standard alphabet.
+    @inlinable
+    public static func urlDecode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        // Checked here: the decoder would let a `=` through at the end.
+        guard text.allSatisfy(isURLAlphabet) else { return nil }
+        return try? ExtrasBase64.Base64.decode(bytes: text, options: [.base64UrlAlphabet, .omitPaddingCharacter])
+    }
+
+    @inlinable
+    static func isURLAlphabet(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default: false
         }
-        return String(decoding: encoded, as: UTF8.self)
     }
 }

@@ -1,10 +1,10 @@
 import Crypto
-import ExtrasBase64
 import Foundation
 import JWTKit
+import SesameDomain
 
 /// ES256 JSON Web Tokens in compact form (RFC 7515 §7.1), signed and checked with swift-crypto
-/// directly, on the caller's thread.
+/// directly, on the caller's thread; base64url is `SesameDomain.Base64`'s.
 ///
 /// Why not jwt-kit's `JWTKeyCollection`: it is an actor, so every signature and verification a
 /// service makes queued on one executor and hopped there and back (three times per refresh), and
@@ -35,9 +35,6 @@ enum CompactES256 {
         let description: String
     }
 
-    private static let base64URL: Base64.EncodingOptions = [.base64UrlAlphabet, .omitPaddingCharacter]
-    private static let base64URLDecoding: Base64.DecodingOptions = [.base64UrlAlphabet, .omitPaddingCharacter]
-
     // Shared: encoding and decoding keep no state between calls, and their options never change.
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -53,37 +50,28 @@ enum CompactES256 {
 
     /// The encoded header segment for tokens signed by `kid` with header `typ`: made once per key and kind.
     static func headerSegment(kid: String, typ: String) throws -> String {
-        Base64.encodeToString(bytes: try encoder.encode(Header(alg: "ES256", kid: kid, typ: typ)), options: base64URL)
+        Base64.urlEncode(try encoder.encode(Header(alg: "ES256", kid: kid, typ: typ)))
     }
 
     /// `claims` signed by `key` under `headerSegment`.
     static func sign(_ claims: some Encodable, headerSegment: String, key: P256.Signing.PrivateKey) throws -> String {
-        let payload = Base64.encodeToString(bytes: try encoder.encode(claims), options: base64URL)
+        let payload = Base64.urlEncode(try encoder.encode(claims))
         let signingInput = headerSegment + "." + payload
         let signature = try key.signature(for: SHA256.hash(data: Array(signingInput.utf8)))
-        return signingInput + "." + Base64.encodeToString(bytes: signature.rawRepresentation, options: base64URL)
+        return signingInput + "." + Base64.urlEncode(signature.rawRepresentation)
     }
 
     /// Splits and decodes `token`; throws `Malformed` unless it is three unpadded base64url
     /// segments with a JSON header naming ES256 and no critical extension.
     static func parse(_ token: String) throws -> Parsed {
-        // base64url without padding (RFC 7515 §2) and the two dots: nothing else, not even `=`,
-        // which the decoder would let through at a segment's end.
-        guard token.utf8.allSatisfy(isTokenCharacter) else { throw Malformed(description: "a character outside base64url") }
         let segments = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
         guard segments.count == 3, let lastDot = token.utf8.lastIndex(of: UInt8(ascii: ".")) else {
             throw Malformed(description: "not three segments")
         }
-        let headerBytes: [UInt8]
-        let payload: [UInt8]
-        let signature: [UInt8]
-        do {
-            headerBytes = try Base64.decode(bytes: segments[0].utf8, options: base64URLDecoding)
-            payload = try Base64.decode(bytes: segments[1].utf8, options: base64URLDecoding)
-            signature = try Base64.decode(bytes: segments[2].utf8, options: base64URLDecoding)
-        } catch {
-            throw Malformed(description: "a segment is not base64url")
-        }
+        // Unpadded base64url (RFC 7515 §2) and nothing else in any segment.
+        guard let headerBytes = Base64.urlDecode(segments[0].utf8), let payload = Base64.urlDecode(segments[1].utf8),
+            let signature = Base64.urlDecode(segments[2].utf8)
+        else { throw Malformed(description: "a segment is not unpadded base64url") }
         let header: Header
         do {
             header = try decoder.decode(Header.self, from: Data(headerBytes))
@@ -93,15 +81,6 @@ enum CompactES256 {
         guard header.alg == "ES256" else { throw Malformed(description: "alg \(header.alg) is not ES256") }
         guard header.crit == nil else { throw Malformed(description: "critical header extensions are not supported") }
         return Parsed(header: header, signingInput: token[..<lastDot].utf8, payload: payload, signature: signature)
-    }
-
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-            true
-        default: false
-        }
     }
 
     /// Whether `parsed`'s signature is `key`'s over its header and payload.

@@ -25,4 +25,15 @@ struct Base64Tests {
             #expect(Base64.decode(text) == nil, "\(text)")
         }
     }
+
+    @Test("strict base64url: what urlEncode writes reads back; padding, the standard alphabet, whitespace and impossible lengths do not")
+    func strictURL() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(($0 * 53 + 7) % 256) }
+            #expect(Base64.urlDecode(Array(Base64.urlEncode(bytes).utf8)) == bytes)
+        }
+        for text in ["QUJD=", "QUI=", "+/+/", "QU JD", "QUJD\n", "Q", "QUJDR"] {
+            #expect(Base64.urlDecode(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
 }
