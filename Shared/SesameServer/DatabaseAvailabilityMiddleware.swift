@@ -9,9 +9,9 @@ import SesameStorage
 ///
 /// A request still running after the watch's `patience` while the database does not answer a probe
 /// is cancelled by the watch (`DatabaseStallWatch`, one task for the service), which releases its
-/// place in the pool's queue, and answered 503. A request that
-/// fails with an error the service did not render is blamed on the database only if a probe fails
-/// too. Paths served from memory are left alone, so the hot path pays nothing.
+/// place in the pool's queue, and answered 503. A request that fails with an error the service did
+/// not render is blamed on the database only if a probe fails too. Paths served from memory are
+/// left alone, so the hot path pays nothing.
 struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware {
     let watch: DatabaseStallWatch
     /// Paths that never wait on PostgreSQL (health, metrics, what a service serves from memory).

@@ -86,7 +86,7 @@ final class DatabaseStallWatch: Service, Sendable {
 }
 
 /// A watched request's task, held only between its registration and its removal, both on that
-/// task (`DatabaseStallWatch.watching`) and the removal under the lock the cancel is made under,
+/// task (`DatabaseStallWatch.watchingCurrentTask`) and the removal under the lock the cancel is made under,
 /// so it never outlives the request it cancels; cancelling a running task from another thread is
 /// what `Task.cancel()` does.
 private struct RequestTask: @unchecked Sendable {

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import SesameHTTP
-import Synchronization
+import SesameDomain
 
 /// `GET /v1/config` answered on the event loop (`FastPathRoute`) for a caller whose token this
 /// instance has verified before — an app's every fetch after its first. Anything else (a new
@@ -44,22 +44,12 @@ struct ConfigFastPath: FastPathRoute {
 }
 
 /// Parsed queries by request target. An app's installs ask a few targets over and over
-/// (`/v1/config?version=2.1.3`), and parsing one cost more than the rest of the answer. Bounded:
-/// emptied when full, as targets are the client's to invent.
-final class QueryCache: Sendable {
-    private let parsed = Mutex<[String: ConfigRoutes.Query]>([:])
-    private let capacity: Int
-
-    init(capacity: Int = 1_000) { self.capacity = capacity }
+/// (`/v1/config?version=2.1.3`), and parsing one cost more than the rest of the answer.
+struct QueryCache: Sendable {
+    private let parsed = BoundedMemo<ConfigRoutes.Query>()
 
     /// The query of `target` (path and query string); `invalid_version` as `ConfigRoutes.Query` throws it.
     func query(of target: String) throws -> ConfigRoutes.Query {
-        if let query = parsed.withLock({ $0[target] }) { return query }
-        let query = try ConfigRoutes.Query(URI(target))
-        parsed.withLock { parsed in
-            if parsed.count >= capacity { parsed.removeAll(keepingCapacity: true) }
-            parsed[target] = query
-        }
-        return query
+        try parsed.value(for: target) { try ConfigRoutes.Query(URI($0)) }
     }
 }
