@@ -25,8 +25,3 @@ struct WrkRun {
         return try Wrk.run(arguments)
     }
 }
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
