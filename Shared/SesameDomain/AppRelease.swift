@@ -11,10 +11,13 @@ public struct AppRelease<Config: Sendable>: Sendable {
     public var configs: [String: Config]
     /// The kill switches and emergency revocations.
     public var rules: AccessRules
+    /// The staged rollouts in flight, by the pattern whose newest revision (in `configs`) they roll out.
+    public var rollouts: [String: Rollout<Config>]
 
-    public init(configs: [String: Config] = [:], rules: AccessRules = AccessRules()) {
+    public init(configs: [String: Config] = [:], rules: AccessRules = AccessRules(), rollouts: [String: Rollout<Config>] = [:]) {
         self.configs = configs
         self.rules = rules
+        self.rollouts = rollouts
     }
 
     /// What the decision knows of the caller's token.
@@ -24,10 +27,27 @@ public struct AppRelease<Config: Sendable>: Sendable {
         public let version: String?
         /// When the token (or its refresh family) was issued.
         public let issuedAt: Date
+        /// The install the token was issued to (its subject: the attested key id, base64url), which
+        /// places it in or out of a rollout; nil places it out of every rollout.
+        public let install: String?
 
-        public init(version: String?, issuedAt: Date) {
+        public init(version: String?, issuedAt: Date, install: String? = nil) {
             self.version = version
             self.issuedAt = issuedAt
+            self.install = install
+        }
+    }
+
+    /// Where a rollout placed an install.
+    public struct Placement: Sendable, Equatable {
+        /// The rollout.
+        public let rollout: UUID
+        /// Whether the install got the rollout's new revision (true) or the previous one.
+        public let included: Bool
+
+        public init(rollout: UUID, included: Bool) {
+            self.rollout = rollout
+            self.included = included
         }
     }
 
@@ -38,15 +58,18 @@ public struct AppRelease<Config: Sendable>: Sendable {
         /// An emergency revocation covers the token: the app attests again.
         case revoked
         /// The config published for `pattern`, the most specific that covers the version; with
-        /// `refreshAfter` seconds while a revocation's forced-refresh window runs.
-        case serve(Config, pattern: String, refreshAfter: Int?)
+        /// `refreshAfter` seconds while a revocation's forced-refresh window runs, and where a
+        /// rollout of the pattern placed the install (nil when none is in flight).
+        case serve(Config, pattern: String, refreshAfter: Int?, placement: Placement?)
         /// Nothing published covers the version.
         case noConfig
     }
 
     /// The decision for an app at `version` holding `token`, at `now`: a kill switch first, then
     /// a revocation (see `AccessRules.verdict`), then the first published pattern of
-    /// `AppVersion.lookupOrder`.
+    /// `AppVersion.lookupOrder`; where a rollout of that pattern is in flight, its bucket decides
+    /// between the new revision and the previous one (an install outside it, where the pattern
+    /// published nothing before, is resolved as if the pattern were not there).
     public func resolve(version: AppVersion, token: Token, now: Date) -> Resolution {
         let refreshAfter: Int?
         switch rules.verdict(requestedVersion: version, tokenVersionText: token.version, issuedAt: token.issuedAt, now: now) {
@@ -55,7 +78,14 @@ public struct AppRelease<Config: Sendable>: Sendable {
         case .allowed(let hint): refreshAfter = hint
         }
         for pattern in version.lookupOrder {
-            if let config = configs[pattern] { return .serve(config, pattern: pattern, refreshAfter: refreshAfter) }
+            guard let config = configs[pattern] else { continue }
+            guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, placement: nil) }
+            if let install = token.install, rollout.includes(install: install) {
+                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, placement: Placement(rollout: rollout.id, included: true))
+            }
+            if let previous = rollout.previous {
+                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, placement: Placement(rollout: rollout.id, included: false))
+            }
         }
         return .noConfig
     }

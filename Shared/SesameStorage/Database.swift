@@ -36,3 +36,19 @@ public struct Database: Service {
         await probe.isReachable(timeout: timeout)
     }
 }
+
+extension PostgresClient {
+    /// `withTransaction`, rethrowing the closure's own error once the transaction is rolled back
+    /// instead of PostgresNIO's wrapper: a refusal thrown inside (a conflict, a missing row)
+    /// reaches the caller, and the client, as itself rather than as an internal error.
+    public func withRefusingTransaction<Result>(
+        logger: Logger, isolation: isolated (any Actor)? = #isolation, _ closure: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        do {
+            return try await withTransaction(logger: logger, isolation: isolation, closure)
+        } catch let error as PostgresTransactionError {
+            if error.rollbackError == nil, error.beginError == nil, let closureError = error.closureError { throw closureError }
+            throw error
+        }
+    }
+}

@@ -15,7 +15,7 @@ struct AppReleaseTests {
         switch release.resolve(version: self.version(version), token: token ?? freshToken(version), now: time ?? now) {
         case .disabled(let reason): "disabled: \(reason)"
         case .revoked: "revoked"
-        case .serve(let config, let pattern, let refreshAfter): "\(config) via \(pattern)" + (refreshAfter.map { " refresh \($0)" } ?? "")
+        case .serve(let config, let pattern, let refreshAfter, _): "\(config) via \(pattern)" + (refreshAfter.map { " refresh \($0)" } ?? "")
         case .noConfig: "none"
         }
     }

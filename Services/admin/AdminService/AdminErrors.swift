@@ -1,4 +1,5 @@
 import HTTPTypes
+import SesameDomain
 import SesameHTTP
 
 /// Every refusal the management API answers with: a stable code, and a message that says what to do.
@@ -63,6 +64,24 @@ enum AdminErrors {
         APIError(
             .notFound, code: "revision_not_found",
             message: "Version pattern '\(pattern)' has no revision \(revision) with a config to restore; see 'sesame config history'.")
+    }
+    static func rolloutInFlight(_ pattern: String) -> APIError {
+        APIError(
+            .conflict, code: "rollout_in_progress",
+            message: "A staged rollout of version pattern '\(pattern)' is in flight: complete it ('sesame config rollout complete \(pattern)') or roll it back ('sesame config rollout rollback \(pattern)') first.")
+    }
+    static func noRolloutInFlight(_ pattern: String) -> APIError {
+        APIError(
+            .notFound, code: "rollout_not_found",
+            message: "No staged rollout of version pattern '\(pattern)' is in flight; start one with 'sesame config upload --rollout PERCENT'.")
+    }
+    static func rolloutNotWider(current basisPoints: Int) -> APIError {
+        APIError(
+            .conflict, code: "rollout_not_wider",
+            message: "The rollout already reaches \(RolloutBucket.percentText(basisPoints: basisPoints)) %; widen it to more, or pause or roll it back.")
+    }
+    static func rolloutAlready(_ state: String) -> APIError {
+        APIError(.conflict, code: "rollout_state", message: "The rollout is already \(state).")
     }
     static func noMatch(_ version: String) -> APIError {
         APIError(.notFound, code: "no_matching_config", message: "No published pattern matches version \(version); upload one for '*' as a default.")

@@ -40,8 +40,11 @@ struct AccessGate: Sendable {
         /// The app's state as it was when the caller was authenticated.
         let state: AppState
 
-        /// What `AppRelease.resolve` knows of the caller's token.
-        var token: AppRelease<ServedConfig>.Token { .init(version: claims.appVersion, issuedAt: claims.issuedAt.value) }
+        /// What `AppRelease.resolve` knows of the caller's token: its version, its age, and its
+        /// subject, which places the install in or out of a rollout.
+        var token: AppRelease<ServedConfig>.Token {
+            .init(version: claims.appVersion, issuedAt: claims.issuedAt.value, install: claims.subject.value)
+        }
     }
 
     /// A caller let through, with what the endpoint needs.

@@ -55,8 +55,9 @@ struct ConfigRoutes: Sendable {
         let version = query.version
         let served: ServedConfig
         let refreshAfter: Int?
+        let placement: AppRelease<ServedConfig>.Placement?
         switch caller.state.release.resolve(version: version, token: caller.token, now: now) {
-        case .serve(let config, _, let hint): (served, refreshAfter) = (config, hint)
+        case .serve(let config, _, let hint, let placed): (served, refreshAfter, placement) = (config, hint, placed)
         case .disabled(let reason): throw APIError.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked
         case .noConfig: throw DeliveryErrors.noConfig(version.text)
@@ -100,6 +101,12 @@ struct ConfigRoutes: Sendable {
         body.writeString(#"","revision":"#)
         body.writeString(String(served.revision))
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
+        if let placement {
+            // Which side of the rollout the install is on decides the revision, so the ETag covers it.
+            body.writeString(#","rollout":{"id":""#)
+            body.writeString(placement.rollout.uuidString.lowercased())
+            body.writeString(placement.included ? #"","included":true}"# : #"","included":false}"#)
+        }
         body.writeString(#","tier":""#)
         body.writeString(tier.rawValue)
         body.writeString(#"""#)

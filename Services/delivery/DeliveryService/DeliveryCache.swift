@@ -93,14 +93,20 @@ final class DeliveryCache: Sendable {
         notices.changed(replaced)
     }
 
-    /// The configs held now for `appIDs`, to reuse their decrypted bodies when reloading.
-    func configs(of appIDs: some Sequence<String>) -> [String: [String: ServedConfig]] {
+    /// The configs held now for `appIDs` (each pattern's newest, and what a rollout's other
+    /// installs get), to reuse their decrypted bodies when reloading.
+    func configs(of appIDs: some Sequence<String>) -> [String: [ServedConfig]] {
         contents.withLock { contents in
-            Dictionary(uniqueKeysWithValues: appIDs.compactMap { appID in contents.apps[appID].map { (appID, $0.release.configs) } })
+            Dictionary(uniqueKeysWithValues: appIDs.compactMap { appID in contents.apps[appID].map { (appID, $0.release.held) } })
         }
     }
 
-    func allConfigs() -> [String: [String: ServedConfig]] {
-        contents.withLock { $0.apps.mapValues(\.release.configs) }
+    func allConfigs() -> [String: [ServedConfig]] {
+        contents.withLock { $0.apps.mapValues(\.release.held) }
     }
+}
+
+extension AppRelease<ServedConfig> {
+    /// Every config this release holds.
+    var held: [ServedConfig] { Array(configs.values) + rollouts.values.compactMap(\.previous) }
 }

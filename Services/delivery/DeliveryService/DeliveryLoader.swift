@@ -44,33 +44,43 @@ struct DeliveryLoader: Sendable {
 
     /// Every app's state (`only` nil), or the states of the apps in `only`. Throws only when
     /// PostgreSQL cannot be read at all.
-    func loadAll(only: [String]? = nil, previous: [String: [String: ServedConfig]]) async throws -> Loaded {
+    func loadAll(only: [String]? = nil, previous: [String: [ServedConfig]]) async throws -> Loaded {
         var states: [String: AppState] = [:]
         var failures: [String: String] = [:]
         var rowsRead = 0
+        var heads: [Revision] = []
         let current = try await database.client.query(
             """
             SELECT app_id, pattern, revision, zero_knowledge FROM config_heads
             WHERE action <> 'delete' AND (\(only)::text[] IS NULL OR app_id = ANY(\(only)::text[]))
             """, logger: logger)
-        var wanted: (appIDs: [String], patterns: [String], revisions: [Int64], zeroKnowledge: [Bool]) = ([], [], [], [])
         for try await (appID, pattern, revision, zeroKnowledge) in current.decode((String, String, Int64, Bool).self) {
             rowsRead += 1
-            if let held = previous[appID]?[pattern], held.revision == revision {
-                states[appID, default: AppState()].release.configs[pattern] = held
-            } else {
-                wanted.appIDs.append(appID)
-                wanted.patterns.append(pattern)
-                wanted.revisions.append(revision)
-                wanted.zeroKnowledge.append(zeroKnowledge)
-            }
+            heads.append(Revision(appID: appID, pattern: pattern, revision: revision, zeroKnowledge: zeroKnowledge))
         }
-        if !wanted.appIDs.isEmpty {
-            // Every changed body in one round trip, not one query each.
+        var wanted = heads
+        let rollouts = try await StoredRollouts.inFlight(appIDs: only, from: database.client, logger: logger)
+        rowsRead += rollouts.count
+        for rollout in rollouts {
+            guard let previousRevision = rollout.previousRevision, let zeroKnowledge = rollout.previousZeroKnowledge else { continue }
+            wanted.append(Revision(appID: rollout.appID, pattern: rollout.pattern, revision: previousRevision, zeroKnowledge: zeroKnowledge))
+        }
+
+        // A config held at the same revision is reused; every other body is read in one round trip.
+        let held = Dictionary(
+            previous.flatMap { appID, configs in configs.map { (Revision(appID: appID, pattern: $0.pattern, revision: $0.revision), $0) } },
+            uniquingKeysWith: { first, _ in first })
+        var served: [Revision: ServedConfig] = [:]
+        var missing: [Revision] = []
+        for revision in wanted {
+            if let config = held[revision] { served[revision] = config } else { missing.append(revision) }
+        }
+        if !missing.isEmpty {
             let rows = try await database.client.query(
                 """
                 SELECT r.app_id, r.pattern, r.revision, r.body, w.zero_knowledge, r.tiers::text FROM config_revisions r
-                JOIN unnest(\(wanted.appIDs)::text[], \(wanted.patterns)::text[], \(wanted.revisions)::bigint[], \(wanted.zeroKnowledge)::boolean[])
+                JOIN unnest(\(missing.map(\.appID))::text[], \(missing.map(\.pattern))::text[], \(missing.map(\.revision))::bigint[],
+                            \(missing.map(\.zeroKnowledge))::boolean[])
                     AS w(app_id, pattern, revision, zero_knowledge)
                     ON r.app_id = w.app_id AND r.pattern = w.pattern AND r.revision = w.revision
                 """, logger: logger)
@@ -81,12 +91,35 @@ struct DeliveryLoader: Sendable {
                 rowsRead += 1
                 sealed.append(SealedConfig(appID: appID, pattern: pattern, revision: revision, body: body, zeroKnowledge: zeroKnowledge, tiers: tiers))
             }
-            for (config, opened) in zip(sealed, await prepare(sealed)) {
+            for (stored, opened) in zip(sealed, await prepare(sealed)) {
                 switch opened {
-                case .success(let served): states[config.appID, default: AppState()].release.configs[config.pattern] = served
-                case .failure(let error): failures[config.appID] = "config \(config.pattern) revision \(config.revision) cannot be opened: \(error)"
+                case .success(let config): served[Revision(appID: stored.appID, pattern: stored.pattern, revision: stored.revision)] = config
+                case .failure(let error): failures[stored.appID] = "config \(stored.pattern) revision \(stored.revision) cannot be opened: \(error)"
                 }
             }
+        }
+        for revision in heads {
+            // A head without a body (a row changed under the read) leaves the app failing, not served without it.
+            guard let config = served[revision] else {
+                failures[revision.appID] = failures[revision.appID] ?? "config \(revision.pattern) revision \(revision.revision) was not found"
+                continue
+            }
+            states[revision.appID, default: AppState()].release.configs[revision.pattern] = config
+        }
+        for rollout in rollouts {
+            // A rollout is of its pattern's newest revision; one left behind by a newer revision no longer decides.
+            guard states[rollout.appID]?.release.configs[rollout.pattern]?.revision == rollout.revision else { continue }
+            var previousConfig: ServedConfig?
+            if let previousRevision = rollout.previousRevision {
+                guard let config = served[Revision(appID: rollout.appID, pattern: rollout.pattern, revision: previousRevision)] else {
+                    failures[rollout.appID] = failures[rollout.appID] ?? "rollout \(rollout.id): revision \(previousRevision) of \(rollout.pattern) was not found"
+                    continue
+                }
+                previousConfig = config
+            }
+            states[rollout.appID]?.release.rollouts[rollout.pattern] = Rollout(
+                id: rollout.id, appID: rollout.appID, basisPoints: rollout.basisPoints, salt: rollout.salt, paused: rollout.paused,
+                previous: previousConfig)
         }
 
         let policies = try await database.client.query(
@@ -133,6 +166,25 @@ struct DeliveryLoader: Sendable {
         // A half-loaded app would serve without a config or a rule it has: none of it is used.
         for appID in failures.keys { states[appID] = nil }
         return Loaded(states: states, failures: failures, rowsRead: rowsRead)
+    }
+
+    /// One revision of one app's pattern.
+    private struct Revision: Hashable {
+        let appID: String
+        let pattern: String
+        let revision: Int64
+        /// Carried to the body query; not part of the identity.
+        var zeroKnowledge = false
+
+        static func == (left: Revision, right: Revision) -> Bool {
+            left.appID == right.appID && left.pattern == right.pattern && left.revision == right.revision
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(appID)
+            hasher.combine(pattern)
+            hasher.combine(revision)
+        }
     }
 
     /// A published revision as stored.

@@ -16,5 +16,6 @@ public enum Migrations {
         pinRegistrySequence,
         appChangeEvents,
         backendKeys,
+        configRollouts,
     ]
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import SesameDomain
+import SesameStorage
 
 /// `POST /v1/admin/config/upload`.
 struct UploadRequest: Decodable {
@@ -8,6 +9,9 @@ struct UploadRequest: Decodable {
     let config: JSONValue
     /// Which tier each top-level key needs; keys not named need `attested`.
     let tiers: ConfigTiers?
+    /// The percentage of installs that get this revision as a staged rollout (the rest keep what
+    /// the pattern serves now); absent: every install.
+    let rollout: Double?
 }
 
 struct UploadResponse: ResponseEncodable {
@@ -16,8 +20,57 @@ struct UploadResponse: ResponseEncodable {
     let tiers: ConfigTiers?
     let pattern: String
     let revision: Int64
+    /// The staged rollout this upload began, if it named one.
+    let rollout: RolloutInfo?
     let totalPatterns: Int
     let allPatterns: [String]
+}
+
+/// A staged rollout, as the API shows it.
+struct RolloutInfo: Codable, Sendable {
+    let id: String
+    let pattern: String
+    /// The revision rolled out.
+    let revision: Int64
+    /// What the installs outside the rollout get; absent when the pattern served nothing before.
+    let previousRevision: Int64?
+    /// The share of installs that get `revision` (while active).
+    let percent: Double
+    /// `active`, `paused`, `completed` or `rolled_back`.
+    let state: String
+    let createdAt: Date
+    let updatedAt: Date
+
+    init(_ stored: StoredRollout) {
+        id = stored.id.uuidString.lowercased()
+        pattern = stored.pattern
+        revision = stored.revision
+        previousRevision = stored.previousRevision
+        percent = RolloutBucket.percent(basisPoints: stored.basisPoints)
+        state = stored.state
+        createdAt = stored.createdAt
+        updatedAt = stored.updatedAt
+    }
+}
+
+/// `POST /v1/admin/config/rollout`.
+struct RolloutRequest: Decodable {
+    let version: String
+    let action: RolloutAction
+    /// For `widen`: the new percentage of installs.
+    let percent: Double?
+}
+
+struct RolloutResponse: ResponseEncodable {
+    let message: String
+    let rollout: RolloutInfo
+    /// The revision a rollback published (the previous config again, or a delete).
+    let restoredAs: Int64?
+}
+
+/// `GET /v1/admin/config/rollouts`.
+struct RolloutsResponse: ResponseEncodable {
+    let rollouts: [RolloutInfo]
 }
 
 /// `GET /v1/admin/config`.
@@ -61,6 +114,19 @@ struct ResolveResponse: ResponseEncodable {
     /// Seconds, while an emergency revocation's forced-refresh window runs.
     var refreshAfter: Int?
     var reason: String?
+    /// While a staged rollout of the matched pattern is in flight: which, its share, and (for the
+    /// `install` asked about) whether that install is in it.
+    var rollout: ResolvedRollout?
+}
+
+/// `ResolveResponse.rollout`.
+struct ResolvedRollout: Encodable, Sendable {
+    let id: String
+    let percent: Double
+    let paused: Bool
+    /// Whether the install asked about gets the rollout's revision; absent when none was named
+    /// (the answer then shows what an install outside the rollout gets).
+    let included: Bool?
 }
 
 /// `GET /v1/admin/config/body`: a revision's config as stored (a zero-knowledge envelope as is).

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameStorage
 import SesameVault
 
 /// `config/…`: upload, view, delete, history, rollback, resolve.
@@ -28,11 +29,15 @@ struct ConfigRoutes {
                 throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
             }
             let tiers = try Self.validTiers(body.tiers, zeroKnowledge: zeroKnowledge)
-            let (revision, patterns) = try await configs.upload(
-                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers, caller: caller)
+            let rolloutBasisPoints = try body.rollout.map { try Self.validRolloutShare($0, upload: true) }
+            let (revision, rollout, patterns) = try await configs.upload(
+                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers,
+                rolloutBasisPoints: rolloutBasisPoints, caller: caller)
+            let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
             return UploadResponse(
-                message: "Published revision \(revision) for version pattern '\(pattern)'\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
-                tiers: tiers, pattern: pattern, revision: revision, totalPatterns: patterns.count, allPatterns: patterns)
+                message: "Published revision \(revision) for version pattern '\(pattern)'\(reach)\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
+                tiers: tiers, pattern: pattern, revision: revision, rollout: rollout.map(RolloutInfo.init), totalPatterns: patterns.count,
+                allPatterns: patterns)
         }
 
         group.get("config") { request, _ -> ManifestResponse in
@@ -68,6 +73,22 @@ struct ConfigRoutes {
             return RollbackResponse(
                 message: "Version pattern '\(pattern)' now serves the config of revision \(body.revision), as revision \(revision).",
                 pattern: pattern, revision: revision, restoredFrom: body.revision)
+        }
+
+        group.get("config/rollouts") { request, _ -> RolloutsResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
+            return RolloutsResponse(rollouts: try await configs.rollouts(appID: appID, pattern: pattern).map(RolloutInfo.init))
+        }
+
+        group.post("config/rollout") { request, context -> RolloutResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: RolloutRequest.self, context: context)
+            let pattern = try Self.validPattern(body.version)
+            let basisPoints = try body.percent.map { try Self.validRolloutShare($0, upload: false) }
+            let (rollout, restoredAs) = try await configs.changeRollout(
+                appID: appID, pattern: pattern, action: body.action, basisPoints: basisPoints, caller: caller)
+            return RolloutResponse(message: Self.describe(body.action, rollout, restoredAs: restoredAs), rollout: RolloutInfo(rollout), restoredAs: restoredAs)
         }
 
         group.get("config/body") { request, _ -> ConfigBodyResponse in
@@ -108,14 +129,25 @@ struct ConfigRoutes {
             guard let appVersion = AppVersion(version) else {
                 throw APIError.invalidField("version", "must be an app version such as 2.1.3")
             }
-            // What an app at the version gets right after it attests, decided as delivery decides.
+            // What an app at the version gets right after it attests, decided as delivery decides;
+            // `install` (a device's key id, as `sesame devices` lists it) places it in or out of a rollout.
+            let install = request.uri.queryParameters.get("install").map { String($0) }
+            if let install, install.isEmpty || install.utf8.count > 200 {
+                throw APIError.invalidField("install", "must be a device's key id (base64url), as 'sesame devices list' shows it")
+            }
             let now = Date()
             let release = try await configs.release(appID: appID)
-            switch release.resolve(version: appVersion, token: .init(version: appVersion.text, issuedAt: now), now: now) {
-            case .serve(let state, let pattern, let refreshAfter):
-                return ResolveResponse(
+            switch release.resolve(version: appVersion, token: .init(version: appVersion.text, issuedAt: now, install: install), now: now) {
+            case .serve(let state, let pattern, let refreshAfter, let placement):
+                var answer = ResolveResponse(
                     requestedVersion: appVersion.text, outcome: "serve", matchedPattern: pattern, revision: state.revision,
                     zeroKnowledge: state.zeroKnowledge, refreshAfter: refreshAfter)
+                if let placement, let rollout = release.rollouts[pattern] {
+                    answer.rollout = ResolvedRollout(
+                        id: placement.rollout.uuidString.lowercased(), percent: RolloutBucket.percent(basisPoints: rollout.basisPoints),
+                        paused: rollout.paused, included: install == nil ? nil : placement.included)
+                }
+                return answer
             case .disabled(let reason):
                 return ResolveResponse(requestedVersion: appVersion.text, outcome: "disabled", reason: reason)
             case .revoked:
@@ -148,6 +180,37 @@ struct ConfigRoutes {
             throw APIError.invalidField("tiers", "names at most 1000 top-level keys of the config, each 1 to 200 bytes")
         }
         return ConfigTiers(tiers.required.filter { $0.value != .attested })
+    }
+
+    /// A rollout's share in basis points from a percentage: 0 up to (not including, for an
+    /// upload: that is a plain upload) 100, in steps of 0.01.
+    static func validRolloutShare(_ percent: Double, upload: Bool) throws -> Int {
+        guard let basisPoints = RolloutBucket.basisPoints(percent: percent), !upload || basisPoints < RolloutBucket.count else {
+            throw APIError.invalidField(
+                upload ? "rollout" : "percent",
+                upload
+                    ? "must be a percentage from 0 to below 100, in steps of 0.01 (to publish to every install, leave it out)"
+                    : "must be a percentage from 0 to 100, in steps of 0.01")
+        }
+        return basisPoints
+    }
+
+    /// What a rollout change did, for people.
+    static func describe(_ action: RolloutAction, _ rollout: StoredRollout, restoredAs: Int64?) -> String {
+        let share = RolloutBucket.percentText(basisPoints: rollout.basisPoints)
+        let pattern = rollout.pattern
+        return switch action {
+        case .widen: "Revision \(rollout.revision) of '\(pattern)' now reaches \(share) % of installs\(rollout.paused ? " once resumed" : "")."
+        case .pause: "Paused: every install of '\(pattern)' gets \(rollout.previousRevision.map { "revision \($0)" } ?? "what it would without this pattern") until you resume."
+        case .resume: "Resumed: revision \(rollout.revision) of '\(pattern)' reaches \(share) % of installs again (the same ones)."
+        case .complete: "Completed: every install of '\(pattern)' gets revision \(rollout.revision)."
+        case .rollback:
+            if let previous = rollout.previousRevision, let restoredAs {
+                "Rolled back: every install of '\(pattern)' gets the config of revision \(previous) again, as revision \(restoredAs)."
+            } else {
+                "Rolled back: '\(pattern)' served nothing before the rollout and is deleted again (revision \(restoredAs ?? 0))."
+            }
+        }
     }
 
     /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.

@@ -47,16 +47,21 @@ struct ConfigStore: Sendable {
     let encryption: EnvelopeEncryption
     let logger: Logger
 
-    /// Publishes `body` (JSON bytes) as the next revision of `pattern`; returns the revision and the live
-    /// patterns as that transaction left them (not as a later read might see them).
+    /// Publishes `body` (JSON bytes) as the next revision of `pattern`, to every install or, with
+    /// `rolloutBasisPoints`, to that share of them as a staged rollout; returns the revision, the
+    /// rollout begun, and the live patterns as that transaction left them (not as a later read
+    /// might see them). Refused while a rollout of the pattern is in flight.
     func upload(
-        appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers?, caller: Caller
-    ) async throws -> (revision: Int64, livePatterns: [String]) {
+        appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers?, rolloutBasisPoints: Int? = nil,
+        caller: Caller
+    ) async throws -> (revision: Int64, rollout: StoredRollout?, livePatterns: [String]) {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
         let tiersJSON = try tiers?.storedJSON()
         let digest = Data(SHA256.hash(data: body))
-        return try await database.client.withTransaction(logger: logger) { connection in
+        return try await database.client.withRefusingTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
+            try await refuseWhileRolling(appID: appID, pattern: pattern, on: connection)
+            let previous = try await liveRevision(appID: appID, pattern: pattern, on: connection)
             try await connection.query(
                 """
                 INSERT INTO config_revisions
@@ -73,7 +78,13 @@ struct ConfigStore: Sendable {
                         "tiers": tiers.map { .object($0.required.mapValues { .string($0.rawValue) }) } ?? .null,
                     ]),
                 appID: appID, on: connection, logger: logger)
-            return (revision, try await livePatterns(appID: appID, on: connection).map(\.pattern))
+            var rollout: StoredRollout?
+            if let rolloutBasisPoints {
+                rollout = try await beginRollout(
+                    appID: appID, pattern: pattern, revision: revision, previous: previous, basisPoints: rolloutBasisPoints, caller: caller,
+                    on: connection)
+            }
+            return (revision, rollout, try await livePatterns(appID: appID, on: connection).map(\.pattern))
         }
     }
 
@@ -100,8 +111,9 @@ struct ConfigStore: Sendable {
     /// Publishes the body of an earlier `revision` of `pattern` as its next revision; nil when that
     /// revision does not exist or holds no body (a delete).
     func rollback(appID: String, pattern: String, to revision: Int64, caller: Caller) async throws -> Int64? {
-        try await database.client.withTransaction(logger: logger) { connection in
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
             let next = try await nextRevision(appID: appID, pattern: pattern, on: connection)
+            try await refuseWhileRolling(appID: appID, pattern: pattern, on: connection)
             let rows = try await connection.query(
                 """
                 INSERT INTO config_revisions
@@ -124,10 +136,11 @@ struct ConfigStore: Sendable {
     /// Deletes `pattern` (every pattern when nil) by recording a delete revision; returns the
     /// patterns deleted (none when nothing was published there).
     func delete(appID: String, pattern: String?, caller: Caller) async throws -> [String] {
-        try await database.client.withTransaction(logger: logger) { connection in
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
             let live = try await livePatterns(appID: appID, on: connection).map(\.pattern).filter { pattern == nil || $0 == pattern }
             for target in live {
                 let revision = try await nextRevision(appID: appID, pattern: target, on: connection)
+                try await refuseWhileRolling(appID: appID, pattern: target, on: connection)
                 try await connection.query(
                     """
                     INSERT INTO config_revisions (app_id, pattern, revision, action, created_by_key)
@@ -147,14 +160,26 @@ struct ConfigStore: Sendable {
     }
 
     /// What the app has released, as delivery decides on it (`AppRelease.resolve`): the live
-    /// patterns with the kill switches and emergency revocations.
+    /// patterns with the kill switches, emergency revocations and rollouts in flight.
     func release(appID: String) async throws -> AppRelease<PatternState> {
-        let live = try await manifest(appID: appID)
+        let (live, rollouts) = try await database.client.withConnection { connection in
+            let live = try await livePatterns(appID: appID, on: connection)
+            var rollouts: [String: Rollout<PatternState>] = [:]
+            for stored in try await StoredRollouts.read(appIDs: [appID], pattern: nil, inFlightOnly: true, on: connection, logger: logger) {
+                var previous: PatternState?
+                if let revision = stored.previousRevision {
+                    previous = try await revisionStates(appID: appID, pattern: stored.pattern, revision: revision, on: connection).first
+                }
+                rollouts[stored.pattern] = Rollout(
+                    id: stored.id, appID: appID, basisPoints: stored.basisPoints, salt: stored.salt, paused: stored.paused, previous: previous)
+            }
+            return (live, rollouts)
+        }
         let stored = try await StoredAccessRules.load(appID: appID, from: database.client, logger: logger)
         if let failure = stored.failures[appID] { throw AdminErrors.storedRuleUnreadable(failure) }
         return AppRelease(
             configs: Dictionary(live.map { ($0.pattern, $0) }, uniquingKeysWith: { first, _ in first }),
-            rules: stored.rules[appID] ?? AccessRules())
+            rules: stored.rules[appID] ?? AccessRules(), rollouts: rollouts)
     }
 
     /// Every revision of `pattern` (of every pattern when nil), newest first.
@@ -181,13 +206,21 @@ struct ConfigStore: Sendable {
     }
 
     private func livePatterns(appID: String, on connection: PostgresConnection) async throws -> [PatternState] {
+        try await revisionStates(appID: appID, pattern: nil, revision: nil, on: connection)
+    }
+
+    /// The state of each pattern's newest revision when `revision` is nil (the live patterns:
+    /// deletes left out), or of `revision` of `pattern`.
+    private func revisionStates(appID: String, pattern: String?, revision: Int64?, on connection: PostgresConnection) async throws -> [PatternState] {
         let rows = try await connection.query(
             """
             SELECT latest.pattern, latest.revision, latest.size_bytes, latest.zero_knowledge, latest.created_at,
                    k.name || ' (' || k.key_hint || ')', latest.tiers::text
             FROM (
                 SELECT DISTINCT ON (pattern) pattern, revision, action, size_bytes, zero_knowledge, created_at, created_by_key, tiers
-                FROM config_revisions WHERE app_id = \(appID) ORDER BY pattern, revision DESC
+                FROM config_revisions
+                WHERE app_id = \(appID) AND (\(pattern)::text IS NULL OR pattern = \(pattern)) AND (\(revision)::bigint IS NULL OR revision = \(revision))
+                ORDER BY pattern, revision DESC
             ) latest
             LEFT JOIN provisioning_keys k ON k.key_id = latest.created_by_key
             WHERE latest.action <> 'delete' ORDER BY latest.pattern
@@ -206,12 +239,26 @@ struct ConfigStore: Sendable {
 
     /// The next revision of `pattern`, holding a lock on it until the transaction ends, so
     /// concurrent uploads get distinct, increasing revisions.
-    private func nextRevision(appID: String, pattern: String, on connection: PostgresConnection) async throws -> Int64 {
-        let lockKey = "config:\(appID):\(pattern)"
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
+    func nextRevision(appID: String, pattern: String, on connection: PostgresConnection) async throws -> Int64 {
+        try await lock(appID: appID, pattern: pattern, on: connection)
         let rows = try await connection.query(
             "SELECT COALESCE(MAX(revision), 0) + 1 FROM config_revisions WHERE app_id = \(appID) AND pattern = \(pattern)", logger: logger)
         for try await next in rows.decode(Int64.self) { return next }
         return 1
     }
+
+    /// Holds `pattern`'s lock until the transaction ends: its revisions and its rollout change one writer at a time.
+    func lock(appID: String, pattern: String, on connection: PostgresConnection) async throws {
+        let lockKey = "config:\(appID):\(pattern)"
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
+    }
+
+    /// The revision `pattern` serves now; nil when it serves nothing (never published, or deleted).
+    func liveRevision(appID: String, pattern: String, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(
+            "SELECT revision FROM config_heads WHERE app_id = \(appID) AND pattern = \(pattern) AND action <> 'delete'", logger: logger)
+        for try await revision in rows.decode(Int64.self) { return revision }
+        return nil
+    }
 }
+

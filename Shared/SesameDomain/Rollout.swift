@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+
+/// A staged rollout of one pattern's newest revision: a share of the pattern's installs gets it,
+/// the rest keep what the pattern served before. Which installs is decided by a bucket, a stable
+/// hash of the app, the rollout's salt and the install's token subject: sticky for an install
+/// (widening only adds installs), independent between rollouts (each has its own salt), uniform.
+public struct Rollout<Config: Sendable>: Sendable {
+    /// The rollout's id, as the API and the answer name it.
+    public let id: UUID
+    /// The app whose installs are bucketed.
+    public let appID: String
+    /// The share of installs that get the new revision, in basis points (0...10,000: 500 is 5 %).
+    public let basisPoints: Int
+    /// Mixed into each install's bucket, so two rollouts pick independent shares.
+    public let salt: String
+    /// While paused, every install gets `previous`; resuming gives the same installs the new revision again.
+    public let paused: Bool
+    /// What the installs outside the rollout get; nil when the pattern served nothing before, and
+    /// they are resolved as if it published nothing (a less specific pattern, or no config).
+    public let previous: Config?
+
+    public init(id: UUID, appID: String, basisPoints: Int, salt: String, paused: Bool, previous: Config?) {
+        self.id = id
+        self.appID = appID
+        self.basisPoints = basisPoints
+        self.salt = salt
+        self.paused = paused
+        self.previous = previous
+    }
+
+    /// Whether the install whose token subject is `install` gets the new revision now.
+    public func includes(install: String) -> Bool {
+        !paused && RolloutBucket.of(appID: appID, salt: salt, install: install) < basisPoints
+    }
+}
+
+/// The buckets rollouts share out: an install's bucket, and percentages as the bucket counts they cover.
+public enum RolloutBucket {
+    /// How many buckets there are: one per basis point of installs.
+    public static let count = 10_000
+
+    /// The install's bucket, 0..<10,000: SHA-256 over the app, the salt and the install's subject,
+    /// each length-prefixed so no two inputs share a hash input, its first 8 bytes read as a number.
+    public static func of(appID: String, salt: String, install: String) -> Int {
+        var hasher = SHA256()
+        for part in ["sesame.rollout.v1", appID, salt, install] {
+            let bytes = Array(part.utf8)
+            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: bytes)
+        }
+        let value = hasher.finalize().prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return Int(value % UInt64(count))
+    }
+
+    /// Basis points from a percentage (`5`, `0.5`, `100`): nil outside 0...100 or finer than 0.01.
+    public static func basisPoints(percent: Double) -> Int? {
+        guard percent.isFinite, (0...100).contains(percent) else { return nil }
+        let points = (percent * 100).rounded()
+        guard abs(points - percent * 100) < 1e-6 else { return nil }
+        return Int(points)
+    }
+
+    /// `basisPoints` as a percentage.
+    public static func percent(basisPoints: Int) -> Double { Double(basisPoints) / 100 }
+
+    /// `basisPoints` as a percentage written for people: `5`, `0.5`, `12.25`.
+    public static func percentText(basisPoints: Int) -> String {
+        let (whole, hundredths) = basisPoints.quotientAndRemainder(dividingBy: 100)
+        if hundredths == 0 { return "\(whole)" }
+        if hundredths % 10 == 0 { return "\(whole).\(hundredths / 10)" }
+        return "\(whole).\(hundredths < 10 ? "0" : "")\(hundredths)"
+    }
+}
