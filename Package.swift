@@ -160,7 +160,7 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", dependencies: [extrasBase64], path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: [crypto, extrasBase64], path: "Shared/SesameDomain"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
         .target(
             name: "SesameTokens",
