@@ -244,4 +244,41 @@ struct ManagementCommandTests {
             #expect(wrong.error.contains("wrong vault password or corrupted file"))
         }
     }
+
+    @Test("upload --rollout, config rollout widen/pause/resume/complete/rollback, config rollouts, resolve --install")
+    func rollouts() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let first = try temporaryFile(#"{"endpoint": "https://old.example.com"}"#)
+            let second = try temporaryFile(#"{"endpoint": "https://new.example.com"}"#)
+            #expect(await Self.sesame(["config", "upload", "--file", first, "--ver", "2.*"] + server).status == 0)
+
+            let started = await Self.sesame(["config", "upload", "--file", second, "--ver", "2.*", "--rollout", "5"] + server)
+            #expect(started.status == 0)
+            #expect(started.out.contains("to 5 % of installs (staged rollout"))
+            let busy = await Self.sesame(["config", "upload", "--file", first, "--ver", "2.*"] + server)
+            #expect(busy.status != 0)
+            #expect(busy.error.contains("rollout_in_progress") || busy.error.contains("staged rollout"))
+
+            #expect(await Self.sesame(["config", "rollout", "widen", "--ver", "2.*"] + server).status != 0)
+            let widened = await Self.sesame(["config", "rollout", "widen", "--ver", "2.*", "--percent", "25"] + server)
+            #expect(widened.out.contains("now reaches 25 % of installs"))
+            #expect(await Self.sesame(["config", "rollout", "pause", "--ver", "2.*"] + server).out.contains("Paused"))
+            let outside = await Self.sesame(["config", "resolve", "--app-version", "2.1.3"] + server)
+            #expect(outside.out.contains("revision 1"))
+            #expect(outside.out.contains("for installs outside a staged rollout at 25 %, paused"))
+            #expect(await Self.sesame(["config", "rollout", "resume", "--ver", "2.*"] + server).out.contains("Resumed"))
+            let placed = await Self.sesame(["config", "resolve", "--app-version", "2.1.3", "--install", "some-device-key-id"] + server)
+            #expect(placed.out.contains("this install is"))
+
+            let listed = await Self.sesame(["config", "rollouts"] + server)
+            #expect(listed.out.contains("PERCENT"))
+            #expect(listed.out.contains("active"))
+            let rolledBack = await Self.sesame(["config", "rollout", "rollback", "--ver", "2.*"] + server)
+            #expect(rolledBack.out.contains("Rolled back"))
+            #expect(rolledBack.out.contains("as revision 3"))
+            #expect(await Self.sesame(["config", "rollouts", "--ver", "2.*"] + server).out.contains("rolled_back"))
+            #expect(await Self.sesame(["config", "rollout", "complete", "--ver", "2.*"] + server).status != 0)
+        }
+    }
 }

@@ -16,6 +16,8 @@ struct UploadCommand: AsyncParsableCommand {
         name: .customLong("tier"),
         help: "KEY=TIER: the least tier that sees top-level KEY (unattested, debug, attested); keys not named need attested. Repeat per key.")
     var tiers: [String] = []
+    @Option(help: "A staged rollout: the percentage of installs (below 100) that get this revision; the rest keep the pattern's current one.")
+    var rollout: Double?
     @OptionGroup var vault: VaultPasswordOptions
 
     func run() async throws {
@@ -32,6 +34,7 @@ struct UploadCommand: AsyncParsableCommand {
             }
             var body: [String: Any] = ["version": ver, "config": config]
             if !tiers.isEmpty { body["tiers"] = try Self.parseTiers(tiers) }
+            if let rollout { body["rollout"] = rollout }
             let reply = try await server.client().post("config/upload", body)
             // With --json, standard output is the reply alone, for CI to parse.
             server.show(reply) {
@@ -159,10 +162,13 @@ struct ConfigResolveCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Option(name: .customLong("app-version"), help: "The app version, such as 2.1.3.") var appVersion: String
+    @Option(help: "A device's key id (see 'sesame devices list'): whether a staged rollout includes it.") var install: String?
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("config/resolve", query: ["version": appVersion])
+            var query = ["version": appVersion]
+            if let install { query["install"] = install }
+            let reply = try await server.client().get("config/resolve", query: query)
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             switch reply.object["outcome"] as? String {
             case "disabled":
@@ -172,8 +178,21 @@ struct ConfigResolveCommand: AsyncParsableCommand {
             default:
                 let refresh = (reply.object["refreshAfter"] as? Int).map { " (apps refresh within \($0) s: an emergency revocation is in its window)" } ?? ""
                 Console.current.out(
-                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh).")
+                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh)\(Self.rolloutNote(reply.object["rollout"])).")
             }
+        }
+    }
+}
+
+extension ConfigResolveCommand {
+    /// What the answer's rollout means for the install asked about (or for installs outside it).
+    static func rolloutNote(_ value: Any?) -> String {
+        guard let rollout = value as? [String: Any] else { return "" }
+        let share = "a staged rollout at \(text(rollout["percent"])) %\((rollout["paused"] as? Bool) == true ? ", paused" : "")"
+        switch rollout["included"] as? Bool {
+        case true?: return ", as this install is in \(share)"
+        case false?: return ", as this install is outside \(share)"
+        case nil: return " for installs outside \(share) (name one with --install to place it)"
         }
     }
 }
