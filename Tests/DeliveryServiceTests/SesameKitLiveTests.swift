@@ -216,6 +216,15 @@ struct SesameKitLiveTests {
             #expect(pushed.bool("features.checkout") == true && pushed.revision == Int64(revision) && pushed.source == .network)
             // Pushed, not polled: well under the config's freshness and SesameKit's one-minute poll.
             #expect(ContinuousClock.now - published < .seconds(5))
+            #expect(pushed.rollout == nil)
+
+            // A staged rollout widened to every install reaches the running app, which says so.
+            let staged = try await harness.manage(.post, "config/upload", ["version": "2.*", "config": ["features": ["checkout": "staged"]], "rollout": 0])
+            let rollout = try #require(staged["rollout"] as? [String: Any])
+            _ = try await harness.manage(.post, "config/rollout", ["version": "2.*", "action": "widen", "percent": 100])
+            let widened = try #require(try await updates.next())
+            #expect(widened.string("features.checkout") == "staged")
+            #expect(widened.rollout == SesameConfig.Rollout(id: try #require(rollout["id"] as? String), included: true))
 
             _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": false, "reason": "Update to keep going."])
             await #expect(throws: SesameError.versionDisabled(reason: "Update to keep going.")) {

@@ -220,7 +220,7 @@ public actor SesameClient {
                 let fresh = SavedConfig(
                     body: reply.body, etag: response.headers["etag"], revision: reply.revision, matchedPattern: reply.matchedPattern,
                     confirmedAt: now, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0, tier: reply.tier,
-                    withheld: reply.withheld)
+                    withheld: reply.withheld, rollout: reply.rollout)
                 let served = try config(from: fresh, scope: scope, source: .network, isStale: false)
                 save(fresh, as: key)
                 return served
@@ -337,7 +337,7 @@ public actor SesameClient {
         let selected = scope.isEmpty ? values : Self.select(scope, from: values)
         return SesameConfig(
             values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern,
-            tier: saved.tier ?? .attested, withheld: saved.withheld ?? [])
+            tier: saved.tier ?? .attested, withheld: saved.withheld ?? [], rollout: saved.rollout)
     }
 
     /// Only the dot paths of `scope`, with the objects that lead to them.

@@ -68,12 +68,29 @@ public struct SesameConfig: Sendable, Equatable {
     public let revision: Int64
     /// The version pattern that served it (`2.1.*`); empty for the fallback.
     public let matchedPattern: String
+    /// The staged rollout of `matchedPattern` in flight when it was served, and whether this
+    /// install is in it; nil when none was.
+    public let rollout: Rollout?
+
+    /// Where a staged rollout placed this install.
+    public struct Rollout: Codable, Sendable, Equatable {
+        /// The rollout's id, as `sesame config rollouts` lists it.
+        public let id: String
+        /// Whether this install got the rollout's revision (true) or the pattern's previous one.
+        public let included: Bool
+
+        public init(id: String, included: Bool) {
+            self.id = id
+            self.included = included
+        }
+    }
 
     /// A config (SesameKit makes these; tests may too).
     public init(
         values: [String: Value], isStale: Bool, source: Source, revision: Int64, matchedPattern: String, tier: Tier? = nil,
-        withheld: [String] = []
+        withheld: [String] = [], rollout: Rollout? = nil
     ) {
+        self.rollout = rollout
         self.values = values
         self.tier = tier
         self.withheld = withheld

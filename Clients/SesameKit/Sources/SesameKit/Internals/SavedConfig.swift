@@ -15,6 +15,8 @@ struct SavedConfig: Codable, Sendable {
     /// The tier it was served at (absent from configs saved before tiers existed: attested).
     var tier: SesameConfig.Tier?
     var withheld: [String]?
+    /// Where a staged rollout placed the install (absent from configs saved before rollouts existed).
+    var rollout: SesameConfig.Rollout?
 
     func isFresh(at now: Date) -> Bool { now < confirmedAt.addingTimeInterval(TimeInterval(freshFor)) }
     func age(at now: Date) -> Duration { .seconds(max(0, now.timeIntervalSince(confirmedAt))) }
@@ -28,6 +30,7 @@ struct ConfigReply: Sendable {
     let refreshAfter: Int?
     let tier: SesameConfig.Tier?
     let withheld: [String]
+    let rollout: SesameConfig.Rollout?
 
     /// Reads the reply, keeping `config`'s own bytes.
     init?(_ data: Data) {
@@ -43,6 +46,8 @@ struct ConfigReply: Sendable {
         self.refreshAfter = (object["refreshAfter"] as? NSNumber)?.intValue
         self.tier = (object["tier"] as? String).flatMap(SesameConfig.Tier.init(rawValue:))
         self.withheld = object["withheld"] as? [String] ?? []
+        let rollout = object["rollout"] as? [String: Any]
+        self.rollout = (rollout?["id"] as? String).flatMap { id in (rollout?["included"] as? Bool).map { SesameConfig.Rollout(id: id, included: $0) } }
     }
 }
 
