@@ -94,13 +94,14 @@ enum DeliveryBenchmark {
         let servedBuffer = ByteBuffer(bytes: served)
         bare.get("v1/config") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: servedBuffer)) }
         let nginxPort = nginx.port
-        try await Application(router: bare, logger: logger).test(.live) { bareClient in
+        let plain = try await Application(router: bare, logger: logger).test(.live) { bareClient in
             guard let barePort = bareClient.port else { throw BenchmarkFailure("no port") }
-            try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
+            return try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
         }
 
         // Propagation: upload acknowledged → both instances serve the new revision.
         var latencies: [Duration] = []
+        var lastRevision = revision
         for round in 1...100 {
             var next = sampleConfig()
             next["round"] = round
@@ -108,15 +109,31 @@ enum DeliveryBenchmark {
             let revision = try await management.upload(next)
             _ = try await waitForRevision(revision, at: deliveries, token: token, timeout: .seconds(10))
             latencies.append(ContinuousClock.now - started)
+            lastRevision = revision
         }
         latencies.sort()
         let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
         print(String(format: "propagation to both instances over 100 uploads: p50 %.0f ms, p99 %.0f ms, max %.0f ms",
             milliseconds(latencies[49]), milliseconds(latencies[98]), milliseconds(latencies[99])))
+
+        // The hot path with a staged rollout of the served pattern in flight: every answer then
+        // places the install in or out of it (a SHA-256 over the app, the salt and the key id).
+        let staged = try await management.call("config/upload", ["version": "*", "config": sampleConfig(), "rollout": 50])
+        guard let stagedRevision = staged["revision"] as? Int else { throw BenchmarkFailure("rollout refused: \(staged)") }
+        _ = try await waitForRevision(stagedRevision, orPrevious: lastRevision, at: deliveries, token: token, timeout: .seconds(10))
+        for (connections, without) in plain {
+            let with = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
+            print(String(format: "delivery GET /v1/config with a rollout in flight, %d connections: %.0f req/s, p99 %@ (%.2f× without)", connections,
+                with.requestsPerSecond, with.p99, with.requestsPerSecond / without))
+        }
     }
 
-    /// wrk against delivery, nginx and bare Hummingbird in turn, at 64 and 256 connections.
-    static func measureServing(path: String, delivery port: Int, nginx nginxPort: Int, bareHummingbird: Int, token: String) throws {
+    /// wrk against delivery, nginx and bare Hummingbird in turn, at 64 and 256 connections;
+    /// delivery's requests per second at each.
+    static func measureServing(
+        path: String, delivery port: Int, nginx nginxPort: Int, bareHummingbird: Int, token: String
+    ) throws -> [(connections: Int, requestsPerSecond: Double)] {
+        var served: [(connections: Int, requestsPerSecond: Double)] = []
         for connections in [64, 256] {
             let sesame = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
             let reference = try measure("http://127.0.0.1:\(nginxPort)\(path)", connections: connections)
@@ -131,7 +148,9 @@ enum DeliveryBenchmark {
             let framework = try measure("http://127.0.0.1:\(bareHummingbird)\(path)", connections: connections)
             print(String(format: "bare Hummingbird, same bytes, %d connections: %.0f req/s, p99 %@ (delivery / bare: %.2f)", connections,
                 framework.requestsPerSecond, framework.p99, sesame.requestsPerSecond / framework.requestsPerSecond))
+            served.append((connections, sesame.requestsPerSecond))
         }
+        return served
     }
 
     /// wrk for 10 s at `connections`, two threads.
@@ -139,15 +158,19 @@ enum DeliveryBenchmark {
         try Wrk.run(["-t2", "-c\(connections)", "-d10s", "--latency"] + headers.flatMap { ["-H", $0] } + [url]).0
     }
 
-    /// Polls every instance until it serves `revision`; returns the body served.
-    static func waitForRevision(_ revision: Int, at deliveries: [any TestClientProtocol], token: String, timeout: Duration) async throws -> [UInt8] {
+    /// Polls every instance until it serves `revision` (or, for an install outside a rollout of
+    /// it, `previous` within that rollout); returns the body served.
+    static func waitForRevision(
+        _ revision: Int, orPrevious previous: Int? = nil, at deliveries: [any TestClientProtocol], token: String, timeout: Duration
+    ) async throws -> [UInt8] {
         var body: [UInt8] = []
         for delivery in deliveries {
             try await eventually(timeout: timeout, pollEvery: .milliseconds(5), "revision \(revision) served") {
                 try await delivery.execute(uri: "/v1/config?version=2.1.3", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
                     let bytes = Array(response.body.readableBytesView)
                     let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
-                    guard object?["revision"] as? Int == revision else { return false }
+                    let servedRevision = object?["revision"] as? Int
+                    guard servedRevision == revision || (object?["rollout"] != nil && servedRevision == previous) else { return false }
                     body = bytes
                     return true
                 }
