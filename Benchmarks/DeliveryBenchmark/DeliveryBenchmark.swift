@@ -94,9 +94,9 @@ enum DeliveryBenchmark {
         let servedBuffer = ByteBuffer(bytes: served)
         bare.get("v1/config") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: servedBuffer)) }
         let nginxPort = nginx.port
-        let plain = try await Application(router: bare, logger: logger).test(.live) { bareClient in
+        try await Application(router: bare, logger: logger).test(.live) { bareClient in
             guard let barePort = bareClient.port else { throw BenchmarkFailure("no port") }
-            return try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
+            try measureServing(path: path, delivery: port, nginx: nginxPort, bareHummingbird: barePort, token: token)
         }
 
         // Propagation: upload acknowledged → both instances serve the new revision.
@@ -116,24 +116,23 @@ enum DeliveryBenchmark {
         print(String(format: "propagation to both instances over 100 uploads: p50 %.0f ms, p99 %.0f ms, max %.0f ms",
             milliseconds(latencies[49]), milliseconds(latencies[98]), milliseconds(latencies[99])))
 
-        // The hot path with a staged rollout of the served pattern in flight: every answer then
-        // places the install in or out of it (a SHA-256 over the app, the salt and the key id).
+        // The hot path with a staged rollout of the served pattern in flight, against the same
+        // path measured just before it starts: every answer then places the install in or out of
+        // it (a SHA-256 over the rollout's seed and the key id).
+        let authorization = ["Authorization: Bearer \(token)"]
+        let plain = try [64, 256].map { (connections: $0, requestsPerSecond: try measure("http://127.0.0.1:\(port)\(path)", connections: $0, headers: authorization).requestsPerSecond) }
         let staged = try await management.call("config/upload", ["version": "*", "config": sampleConfig(), "rollout": 50])
         guard let stagedRevision = staged["revision"] as? Int else { throw BenchmarkFailure("rollout refused: \(staged)") }
         _ = try await waitForRevision(stagedRevision, orPrevious: lastRevision, at: deliveries, token: token, timeout: .seconds(10))
         for (connections, without) in plain {
-            let with = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
+            let with = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: authorization)
             print(String(format: "delivery GET /v1/config with a rollout in flight, %d connections: %.0f req/s, p99 %@ (%.2f× without)", connections,
                 with.requestsPerSecond, with.p99, with.requestsPerSecond / without))
         }
     }
 
-    /// wrk against delivery, nginx and bare Hummingbird in turn, at 64 and 256 connections;
-    /// delivery's requests per second at each.
-    static func measureServing(
-        path: String, delivery port: Int, nginx nginxPort: Int, bareHummingbird: Int, token: String
-    ) throws -> [(connections: Int, requestsPerSecond: Double)] {
-        var served: [(connections: Int, requestsPerSecond: Double)] = []
+    /// wrk against delivery, nginx and bare Hummingbird in turn, at 64 and 256 connections.
+    static func measureServing(path: String, delivery port: Int, nginx nginxPort: Int, bareHummingbird: Int, token: String) throws {
         for connections in [64, 256] {
             let sesame = try measure("http://127.0.0.1:\(port)\(path)", connections: connections, headers: ["Authorization: Bearer \(token)"])
             let reference = try measure("http://127.0.0.1:\(nginxPort)\(path)", connections: connections)
@@ -148,9 +147,7 @@ enum DeliveryBenchmark {
             let framework = try measure("http://127.0.0.1:\(bareHummingbird)\(path)", connections: connections)
             print(String(format: "bare Hummingbird, same bytes, %d connections: %.0f req/s, p99 %@ (delivery / bare: %.2f)", connections,
                 framework.requestsPerSecond, framework.p99, sesame.requestsPerSecond / framework.requestsPerSecond))
-            served.append((connections, sesame.requestsPerSecond))
         }
-        return served
     }
 
     /// wrk for 10 s at `connections`, two threads.

@@ -11,7 +11,8 @@ struct ConfigGroup: ParsableCommand {
         commandName: "config", abstract: "Publish, inspect and roll back the app's configs.",
         subcommands: [
             UploadCommand.self, ConfigViewCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, ConfigHistoryCommand.self,
-            ConfigRollbackCommand.self, ConfigRolloutCommand.self, ConfigRolloutsCommand.self, ConfigResolveCommand.self, ConfigDeleteCommand.self,
+            ConfigRollbackCommand.self, ConfigRolloutCommand.self, ConfigRolloutsCommand.self,
+            ConfigOverrideCommand.self, ConfigOverridesCommand.self, ConfigResolveCommand.self, ConfigDeleteCommand.self,
         ])
 }
 

@@ -13,11 +13,18 @@ public struct AppRelease<Config: Sendable>: Sendable {
     public var rules: AccessRules
     /// The staged rollouts in flight, by the pattern whose newest revision (in `configs`) they roll out.
     public var rollouts: [String: Rollout<Config>]
+    /// Device overrides: by pattern, then by install (token subject), the config that install gets
+    /// there whatever is published or rolling out ("show me the new config on my phone").
+    public var overrides: [String: [String: Config]]
 
-    public init(configs: [String: Config] = [:], rules: AccessRules = AccessRules(), rollouts: [String: Rollout<Config>] = [:]) {
+    public init(
+        configs: [String: Config] = [:], rules: AccessRules = AccessRules(), rollouts: [String: Rollout<Config>] = [:],
+        overrides: [String: [String: Config]] = [:]
+    ) {
         self.configs = configs
         self.rules = rules
         self.rollouts = rollouts
+        self.overrides = overrides
     }
 
     /// What the decision knows of the caller's token.
@@ -38,17 +45,14 @@ public struct AppRelease<Config: Sendable>: Sendable {
         }
     }
 
-    /// Where a rollout placed an install.
-    public struct Placement: Sendable, Equatable {
-        /// The rollout.
-        public let rollout: UUID
-        /// Whether the install got the rollout's new revision (true) or the previous one.
-        public let included: Bool
-
-        public init(rollout: UUID, included: Bool) {
-            self.rollout = rollout
-            self.included = included
-        }
+    /// Which rule chose the config an install gets, once the pattern is known.
+    public enum Decision: Sendable, Equatable {
+        /// The pattern's published revision; no rollout in flight.
+        case published
+        /// A staged rollout placed the install in it (its revision) or out (the previous one).
+        case rollout(UUID, included: Bool)
+        /// A device override: this install was given a chosen revision by name.
+        case deviceOverride
     }
 
     /// What an app at a version gets.
@@ -57,19 +61,22 @@ public struct AppRelease<Config: Sendable>: Sendable {
         case disabled(reason: String)
         /// An emergency revocation covers the token: the app attests again.
         case revoked
-        /// The config published for `pattern`, the most specific that covers the version; with
-        /// `refreshAfter` seconds while a revocation's forced-refresh window runs, and where a
-        /// rollout of the pattern placed the install (nil when none is in flight).
-        case serve(Config, pattern: String, refreshAfter: Int?, placement: Placement?)
+        /// The config for `pattern`, the most specific that covers the version; with `refreshAfter`
+        /// seconds while a revocation's forced-refresh window runs, and the rule that chose it.
+        case serve(Config, pattern: String, refreshAfter: Int?, decision: Decision)
         /// Nothing published covers the version.
         case noConfig
     }
 
-    /// The decision for an app at `version` holding `token`, at `now`: a kill switch first, then
-    /// a revocation (see `AccessRules.verdict`), then the first published pattern of
-    /// `AppVersion.lookupOrder`; where a rollout of that pattern is in flight, its bucket decides
-    /// between the new revision and the previous one (an install outside it, where the pattern
-    /// published nothing before, is resolved as if the pattern were not there).
+    /// The decision for an app at `version` holding `token`, at `now`, in this order:
+    /// 1. a kill switch covering the version, then an emergency revocation covering the token
+    ///    (`AccessRules.verdict`): nothing below can serve past them;
+    /// 2. the first pattern of `AppVersion.lookupOrder` that has a config for this install;
+    /// 3. there, the install's device override, if it has one;
+    /// 4. else a rollout in flight: its bucket decides between the new revision and the previous
+    ///    one (an install outside it, where the pattern published nothing before, is resolved as
+    ///    if the pattern were not there);
+    /// 5. else the published revision.
     public func resolve(version: AppVersion, token: Token, now: Date) -> Resolution {
         let refreshAfter: Int?
         switch rules.verdict(requestedVersion: version, tokenVersionText: token.version, issuedAt: token.issuedAt, now: now) {
@@ -78,13 +85,16 @@ public struct AppRelease<Config: Sendable>: Sendable {
         case .allowed(let hint): refreshAfter = hint
         }
         for pattern in version.lookupOrder {
+            if let install = token.install, let pinned = overrides[pattern]?[install] {
+                return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
+            }
             guard let config = configs[pattern] else { continue }
-            guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, placement: nil) }
+            guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .published) }
             if let install = token.install, rollout.includes(install: install) {
-                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, placement: Placement(rollout: rollout.id, included: true))
+                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.id, included: true))
             }
             if let previous = rollout.previous {
-                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, placement: Placement(rollout: rollout.id, included: false))
+                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.id, included: false))
             }
         }
         return .noConfig

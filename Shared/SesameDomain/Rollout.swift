@@ -20,6 +20,9 @@ public struct Rollout<Config: Sendable>: Sendable {
     /// they are resolved as if it published nothing (a less specific pattern, or no config).
     public let previous: Config?
 
+    /// The hash of what every install's bucket of this rollout starts with, made once.
+    private let seed: RolloutBucket.Seed
+
     public init(id: UUID, appID: String, basisPoints: Int, salt: String, paused: Bool, previous: Config?) {
         self.id = id
         self.appID = appID
@@ -27,11 +30,12 @@ public struct Rollout<Config: Sendable>: Sendable {
         self.salt = salt
         self.paused = paused
         self.previous = previous
+        seed = RolloutBucket.Seed(appID: appID, salt: salt)
     }
 
     /// Whether the install whose token subject is `install` gets the new revision now.
     public func includes(install: String) -> Bool {
-        !paused && RolloutBucket.of(appID: appID, salt: salt, install: install) < basisPoints
+        !paused && seed.bucket(of: install) < basisPoints
     }
 }
 
@@ -40,17 +44,38 @@ public enum RolloutBucket {
     /// How many buckets there are: one per basis point of installs.
     public static let count = 10_000
 
-    /// The install's bucket, 0..<10,000: SHA-256 over the app, the salt and the install's subject,
-    /// each length-prefixed so no two inputs share a hash input, its first 8 bytes read as a number.
+    /// The install's bucket, 0..<10,000: SHA-256 over the app, the salt and the install's token
+    /// subject (each length-prefixed, so no two inputs share a hash input; the first two hashed
+    /// once per rollout, `Seed`), its first 8 bytes read as a number.
     public static func of(appID: String, salt: String, install: String) -> Int {
-        var hasher = SHA256()
-        for part in ["sesame.rollout.v1", appID, salt, install] {
-            let bytes = Array(part.utf8)
-            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
-            hasher.update(data: bytes)
+        Seed(appID: appID, salt: salt).bucket(of: install)
+    }
+
+    /// What every bucket of one rollout starts with: SHA-256 over the domain, the app and the salt.
+    struct Seed: Sendable {
+        private let digest: [UInt8]
+
+        init(appID: String, salt: String) {
+            var hasher = SHA256()
+            for part in ["sesame.rollout.v1", appID, salt] { Self.update(&hasher, with: part) }
+            digest = Array(hasher.finalize())
         }
-        let value = hasher.finalize().prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return Int(value % UInt64(count))
+
+        func bucket(of install: String) -> Int {
+            var hasher = SHA256()
+            hasher.update(data: digest)
+            Self.update(&hasher, with: install)
+            let value = hasher.finalize().withUnsafeBytes { bytes in bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+            return Int(value % UInt64(RolloutBucket.count))
+        }
+
+        private static func update(_ hasher: inout SHA256, with part: String) {
+            var part = part
+            part.withUTF8 { bytes in
+                withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(bytes))
+            }
+        }
     }
 
     /// Basis points from a percentage (`5`, `0.5`, `100`): nil outside 0...100 or finer than 0.01.

@@ -165,4 +165,60 @@ struct RolloutDeliveryTests {
             #expect(try await harness.fetch(version: "2.1.3", token: tokens[0]).json["matchedPattern"] as? String == "*")
         }
     }
+
+    @Test("a device override gives one install a chosen revision, above a rollout; kill switches stay above it; it can be taken back")
+    func deviceOverride() async throws {
+        try await DeliveryHarness.run { harness in
+            let first = try await harness.upload(["name": "first"], version: "2.*")
+            let tester = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            let someone = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: first, token: someone)
+            let started = try await harness.manage(.post, "config/upload", ["version": "2.*", "config": ["name": "next"], "rollout": 0])
+            let next = try #require(started["revision"] as? Int)
+            let install = try subject(of: tester)
+
+            // Refusals: a revision that does not exist, a malformed install, no label.
+            for (body, code) in [
+                (["version": "2.*", "install": install, "revision": 99, "label": "Ana's iPhone"] as [String: Any], "revision_not_found"),
+                (["version": "2.*", "install": "not a key/id", "revision": next, "label": "Ana's iPhone"], "invalid_request"),
+                (["version": "2.*", "install": install, "revision": next, "label": " "], "invalid_request"),
+            ] {
+                let refused = try await harness.manage(.post, "config/overrides", body)
+                #expect((refused["error"] as? [String: Any])?["code"] as? String == code, "\(body)")
+            }
+
+            // The tester's phone sees the rollout's revision at 0 %; everyone else the first one.
+            try await harness.manage(.post, "config/overrides", ["version": "2.*", "install": install, "revision": next, "label": "Ana's iPhone"])
+            try await waitUntil(harness, [tester, someone], "the override served") { $0 == 0 ? Got(revision: next, included: nil) : Got(revision: first, included: false) }
+            #expect(try await harness.fetch(version: "2.1.3", token: tester).json["deviceOverride"] as? Bool == true)
+            #expect(try await harness.fetch(version: "2.1.3", token: tester).config?["name"] as? String == "next")
+            let resolved = try await harness.admin.execute(
+                uri: "/v1/admin/config/resolve?version=2.1.3&install=\(install)", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect(resolved.json["decidedBy"] as? String == "deviceOverride")
+            #expect(resolved.json["revision"] as? Int == next)
+            let listed = try await harness.admin.execute(
+                uri: "/v1/admin/config/overrides", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect((listed.json["overrides"] as? [[String: Any]])?.first?["label"] as? String == "Ana's iPhone")
+
+            // A kill switch covers the tester too.
+            _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": false, "reason": "Stop."])
+            try await eventually(timeout: .seconds(10), "switched off for the tester") {
+                try await harness.fetch(version: "2.1.3", token: tester).errorCode == "version_disabled"
+            }
+            _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": true])
+
+            // Taken back: the tester is in the rollout's 0 % again, like everyone.
+            let removed = try await harness.admin.execute(
+                uri: "/v1/admin/config/overrides?version=2.*&install=\(install)", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect(removed.status == .ok)
+            try await waitUntil(harness, [tester, someone], "the override gone") { _ in Got(revision: first, included: false) }
+            let again = try await harness.admin.execute(
+                uri: "/v1/admin/config/overrides?version=2.*&install=\(install)", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect(again.errorCode == "override_not_found")
+        }
+    }
 }

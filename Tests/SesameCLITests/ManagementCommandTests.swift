@@ -279,6 +279,17 @@ struct ManagementCommandTests {
             #expect(rolledBack.out.contains("as revision 3"))
             #expect(await Self.sesame(["config", "rollouts", "--ver", "2.*"] + server).out.contains("rolled_back"))
             #expect(await Self.sesame(["config", "rollout", "complete", "--ver", "2.*"] + server).status != 0)
+
+            // A device override: set, listed, seen by resolve, removed.
+            #expect(await Self.sesame(["config", "override", "set", "--ver", "2.*", "--install", "device-key-id"] + server).status != 0)
+            let pinned = await Self.sesame(
+                ["config", "override", "set", "--ver", "2.*", "--install", "device-key-id", "--revision", "2", "--label", "Ana's iPhone"] + server)
+            #expect(pinned.out.contains("now gets revision 2"))
+            #expect(await Self.sesame(["config", "overrides"] + server).out.contains("Ana's iPhone"))
+            let overridden = await Self.sesame(["config", "resolve", "--app-version", "2.1.3", "--install", "device-key-id"] + server)
+            #expect(overridden.out.contains("revision 2, by this device's override"))
+            #expect(await Self.sesame(["config", "override", "remove", "--ver", "2.*", "--install", "device-key-id"] + server).status == 0)
+            #expect(await Self.sesame(["config", "overrides"] + server).out.contains("No device overrides"))
         }
     }
 }

@@ -74,8 +74,12 @@ struct RolloutTests {
         switch release.resolve(version: AppVersion(version)!, token: .init(version: version, issuedAt: now, install: install), now: now) {
         case .disabled(let reason): "disabled: \(reason)"
         case .revoked: "revoked"
-        case .serve(let config, let pattern, _, let placement):
-            "\(config) via \(pattern)" + (placement.map { $0.included ? " (in)" : " (out)" } ?? "")
+        case .serve(let config, let pattern, _, let decision):
+            switch decision {
+            case .published: "\(config) via \(pattern)"
+            case .rollout(_, let included): "\(config) via \(pattern)" + (included ? " (in)" : " (out)")
+            case .deviceOverride: "\(config) via \(pattern) (override)"
+            }
         case .noConfig: "none"
         }
     }
@@ -116,6 +120,24 @@ struct RolloutTests {
             configs: ["2.*": "new"], rules: AccessRules(revocations: [RevocationRule(pattern: try VersionPattern("2.*"), issuedBefore: now.addingTimeInterval(1))]),
             rollouts: ["2.*": rollout(50)])
         #expect(outcome(revoked, "2.1", install: inside) == "revoked")
+    }
+
+    @Test("a device override wins over the rollout and the published revision of its pattern, for that install only")
+    func deviceOverride() throws {
+        let tester = Self.installs[0]
+        let someone = Self.installs[1]
+        var release = AppRelease<String>(
+            configs: ["2.*": "new", "*": "any"], rollouts: ["2.*": rollout(0)], overrides: ["2.*": [tester: "pinned"], "1.*": [tester: "one"]])
+        #expect(outcome(release, "2.1", install: tester) == "pinned via 2.* (override)")
+        #expect(outcome(release, "2.1", install: someone) == "old via 2.* (out)")
+        // An override is found where nothing is published, and a more specific pattern still matches first.
+        #expect(outcome(release, "1.0", install: tester) == "one via 1.* (override)")
+        #expect(outcome(release, "1.0", install: someone) == "any via *")
+        release.configs["2.1.*"] = "exact"
+        #expect(outcome(release, "2.1", install: tester) == "exact via 2.1.*")
+        // Kill switches stay above it.
+        release.rules = AccessRules(killSwitches: [KillSwitch(pattern: try VersionPattern("1.*"), reason: "stop")])
+        #expect(outcome(release, "1.0", install: tester) == "disabled: stop")
     }
 
     @Test("percentages: 0 to 100 in hundredths, written back for people")

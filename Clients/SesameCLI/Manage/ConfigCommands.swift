@@ -177,8 +177,9 @@ struct ConfigResolveCommand: AsyncParsableCommand {
                 Console.current.out("Version \(appVersion) is under an emergency revocation: apps must attest again.")
             default:
                 let refresh = (reply.object["refreshAfter"] as? Int).map { " (apps refresh within \($0) s: an emergency revocation is in its window)" } ?? ""
+                let override = reply.object["decidedBy"] as? String == "deviceOverride" ? ", by this device's override" : ""
                 Console.current.out(
-                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh)\(Self.rolloutNote(reply.object["rollout"])).")
+                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh)\(override)\(Self.rolloutNote(reply.object["rollout"])).")
             }
         }
     }

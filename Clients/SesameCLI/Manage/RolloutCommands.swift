@@ -60,3 +60,60 @@ struct ConfigRolloutsCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `sesame config override set|remove …` and `sesame config overrides`: a tester's device gets a
+/// chosen revision.
+struct ConfigOverrideCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "override", abstract: "Give one device (its key id) a chosen revision of a pattern, or take it back.",
+        discussion: "set --ver P --install KEYID --revision N --label NAME; remove --ver P --install KEYID. Find a device's key id with 'sesame devices list'.")
+
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case set, remove
+    }
+
+    @OptionGroup var server: ServerOptions
+    @Argument(help: "set or remove.") var action: Action
+    @Option(help: "The version pattern.") var ver: String
+    @Option(help: "The device's key id (base64url), as 'sesame devices list' shows it.") var install: String
+    @Option(help: "For set: the revision the device gets (see config history).") var revision: Int?
+    @Option(help: "For set: whose device it is, such as \"Ana's iPhone\".") var label: String?
+
+    func validate() throws {
+        if action == .set, revision == nil || label == nil { throw ValidationError("set needs --revision N and --label NAME") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try server.client()
+            let reply: ManagementClient.Reply
+            switch action {
+            case .set:
+                reply = try await client.post(
+                    "config/overrides", ["version": ver, "install": install, "revision": revision ?? 0, "label": label ?? ""])
+            case .remove:
+                reply = try await client.delete("config/overrides", query: ["version": ver, "install": install])
+            }
+            server.show(reply) { $0.message(or: "Done.") }
+        }
+    }
+}
+
+/// `sesame config overrides`.
+struct ConfigOverridesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "overrides", abstract: "List the app's device overrides.")
+
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await server.client().get("config/overrides")
+            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            let overrides = reply.object["overrides"] as? [[String: Any]] ?? []
+            guard !overrides.isEmpty else { return Console.current.out("No device overrides.") }
+            Console.current.out(Table.render(
+                ["PATTERN", "REVISION", "LABEL", "INSTALL", "SINCE"],
+                overrides.map { [text($0["pattern"]), text($0["revision"]), text($0["label"]), text($0["install"]), text($0["createdAt"])] }))
+        }
+    }
+}

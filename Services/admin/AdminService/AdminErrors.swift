@@ -65,6 +65,14 @@ enum AdminErrors {
             .notFound, code: "revision_not_found",
             message: "Version pattern '\(pattern)' has no revision \(revision) with a config to restore; see 'sesame config history'.")
     }
+    static func tooManyOverrides(limit: Int) -> APIError {
+        APIError(
+            .conflict, code: "too_many_overrides",
+            message: "The app already has \(limit) device overrides, the most it may: remove some ('sesame config overrides') first. Overrides are for testers' devices; a share of installs is a rollout.")
+    }
+    static func overrideNotFound(_ pattern: String) -> APIError {
+        APIError(.notFound, code: "override_not_found", message: "That install has no device override of version pattern '\(pattern)'.")
+    }
     static func rolloutInFlight(_ pattern: String) -> APIError {
         APIError(
             .conflict, code: "rollout_in_progress",

@@ -55,9 +55,9 @@ struct ConfigRoutes: Sendable {
         let version = query.version
         let served: ServedConfig
         let refreshAfter: Int?
-        let placement: AppRelease<ServedConfig>.Placement?
+        let decision: AppRelease<ServedConfig>.Decision
         switch caller.state.release.resolve(version: version, token: caller.token, now: now) {
-        case .serve(let config, _, let hint, let placed): (served, refreshAfter, placement) = (config, hint, placed)
+        case .serve(let config, _, let hint, let decided): (served, refreshAfter, decision) = (config, hint, decided)
         case .disabled(let reason): throw APIError.versionDisabled(reason)
         case .revoked: throw DeliveryErrors.tokenRevoked
         case .noConfig: throw DeliveryErrors.noConfig(version.text)
@@ -101,11 +101,15 @@ struct ConfigRoutes: Sendable {
         body.writeString(#"","revision":"#)
         body.writeString(String(served.revision))
         if let refreshAfter { body.writeString(#","refreshAfter":\#(refreshAfter)"#) }
-        if let placement {
-            // Which side of the rollout the install is on decides the revision, so the ETag covers it.
+        // The rule that chose the revision; the revision is in the ETag, so the ETag covers it.
+        switch decision {
+        case .published: break
+        case .rollout(let rollout, let included):
             body.writeString(#","rollout":{"id":""#)
-            body.writeString(placement.rollout.uuidString.lowercased())
-            body.writeString(placement.included ? #"","included":true}"# : #"","included":false}"#)
+            body.writeString(rollout.uuidString.lowercased())
+            body.writeString(included ? #"","included":true}"# : #"","included":false}"#)
+        case .deviceOverride:
+            body.writeString(#","deviceOverride":true"#)
         }
         body.writeString(#","tier":""#)
         body.writeString(tier.rawValue)

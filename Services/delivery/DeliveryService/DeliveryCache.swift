@@ -108,5 +108,7 @@ final class DeliveryCache: Sendable {
 
 extension AppRelease<ServedConfig> {
     /// Every config this release holds.
-    var held: [ServedConfig] { Array(configs.values) + rollouts.values.compactMap(\.previous) }
+    var held: [ServedConfig] {
+        Array(configs.values) + rollouts.values.compactMap(\.previous) + overrides.values.flatMap(\.values)
+    }
 }

@@ -65,6 +65,11 @@ struct DeliveryLoader: Sendable {
             guard let previousRevision = rollout.previousRevision, let zeroKnowledge = rollout.previousZeroKnowledge else { continue }
             wanted.append(Revision(appID: rollout.appID, pattern: rollout.pattern, revision: previousRevision, zeroKnowledge: zeroKnowledge))
         }
+        let overrides = try await StoredOverrides.read(appIDs: only, from: database.client, logger: logger)
+        rowsRead += overrides.count
+        for pinned in overrides {
+            wanted.append(Revision(appID: pinned.appID, pattern: pinned.pattern, revision: pinned.revision, zeroKnowledge: pinned.zeroKnowledge))
+        }
 
         // A config held at the same revision is reused; every other body is read in one round trip.
         let held = Dictionary(
@@ -120,6 +125,13 @@ struct DeliveryLoader: Sendable {
             states[rollout.appID]?.release.rollouts[rollout.pattern] = Rollout(
                 id: rollout.id, appID: rollout.appID, basisPoints: rollout.basisPoints, salt: rollout.salt, paused: rollout.paused,
                 previous: previousConfig)
+        }
+        for pinned in overrides {
+            guard let config = served[Revision(appID: pinned.appID, pattern: pinned.pattern, revision: pinned.revision)] else {
+                failures[pinned.appID] = failures[pinned.appID] ?? "device override: revision \(pinned.revision) of \(pinned.pattern) was not found"
+                continue
+            }
+            states[pinned.appID, default: AppState()].release.overrides[pinned.pattern, default: [:]][pinned.install] = config
         }
 
         let policies = try await database.client.query(

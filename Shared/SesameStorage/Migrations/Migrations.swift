@@ -17,5 +17,6 @@ public enum Migrations {
         appChangeEvents,
         backendKeys,
         configRollouts,
+        deviceOverrides,
     ]
 }

@@ -68,6 +68,45 @@ struct RolloutResponse: ResponseEncodable {
     let restoredAs: Int64?
 }
 
+/// `POST /v1/admin/config/overrides`.
+struct OverrideRequest: Decodable {
+    let version: String
+    /// The install's key id (base64url), as the devices list and the token's `sub` show it.
+    let install: String
+    let revision: Int64
+    /// Whose device it is ("Ana's iPhone").
+    let label: String
+}
+
+/// A device override, as the API shows it.
+struct OverrideInfo: Encodable, Sendable {
+    let pattern: String
+    let install: String
+    let revision: Int64
+    let label: String
+    let zeroKnowledge: Bool
+    let createdAt: Date
+
+    init(_ stored: StoredOverride) {
+        pattern = stored.pattern
+        install = stored.install
+        revision = stored.revision
+        label = stored.label
+        zeroKnowledge = stored.zeroKnowledge
+        createdAt = stored.createdAt
+    }
+}
+
+/// `GET /v1/admin/config/overrides`.
+struct OverridesResponse: ResponseEncodable {
+    let overrides: [OverrideInfo]
+}
+
+/// `POST` and `DELETE /v1/admin/config/overrides`.
+struct OverrideChangeResponse: ResponseEncodable {
+    let message: String
+}
+
 /// `GET /v1/admin/config/rollouts`.
 struct RolloutsResponse: ResponseEncodable {
     let rollouts: [RolloutInfo]
@@ -114,6 +153,8 @@ struct ResolveResponse: ResponseEncodable {
     /// Seconds, while an emergency revocation's forced-refresh window runs.
     var refreshAfter: Int?
     var reason: String?
+    /// Which rule chose the revision: `published`, `rollout` or `deviceOverride`.
+    var decidedBy: String?
     /// While a staged rollout of the matched pattern is in flight: which, its share, and (for the
     /// `install` asked about) whether that install is in it.
     var rollout: ResolvedRollout?

@@ -91,6 +91,37 @@ struct ConfigRoutes {
             return RolloutResponse(message: Self.describe(body.action, rollout, restoredAs: restoredAs), rollout: RolloutInfo(rollout), restoredAs: restoredAs)
         }
 
+        group.get("config/overrides") { request, _ -> OverridesResponse in
+            let (appID, _) = try await authenticator.app(of: request)
+            return OverridesResponse(overrides: try await configs.overrides(appID: appID).map(OverrideInfo.init))
+        }
+
+        group.post("config/overrides") { request, context -> OverrideChangeResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: OverrideRequest.self, context: context)
+            let pattern = try Self.validPattern(body.version)
+            let install = try Self.validInstall(body.install)
+            let label = body.label.trimmingCharacters(in: .whitespaces)
+            guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw APIError.invalidField("label", "must name the device in 1 to 100 characters, such as \"Ana's iPhone\"")
+            }
+            try await configs.setOverride(appID: appID, pattern: pattern, install: install, revision: body.revision, label: label, caller: caller)
+            return OverrideChangeResponse(
+                message: "The install '\(label)' now gets revision \(body.revision) of '\(pattern)', whatever is published or rolling out there.")
+        }
+
+        group.delete("config/overrides") { request, _ -> OverrideChangeResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            guard let version = request.uri.queryParameters.get("version"), let install = request.uri.queryParameters.get("install") else {
+                throw APIError.invalidRequest("Name the override with ?version=PATTERN&install=KEYID.")
+            }
+            let pattern = try Self.validPattern(String(version))
+            guard try await configs.removeOverride(appID: appID, pattern: pattern, install: try Self.validInstall(String(install)), caller: caller) else {
+                throw AdminErrors.overrideNotFound(pattern)
+            }
+            return OverrideChangeResponse(message: "The install gets what '\(pattern)' serves everyone again.")
+        }
+
         group.get("config/body") { request, _ -> ConfigBodyResponse in
             let (appID, _) = try await authenticator.app(of: request)
             let (pattern, revision) = try Self.patternAndRevision(request, revisionField: "revision")
@@ -131,21 +162,24 @@ struct ConfigRoutes {
             }
             // What an app at the version gets right after it attests, decided as delivery decides;
             // `install` (a device's key id, as `sesame devices` lists it) places it in or out of a rollout.
-            let install = request.uri.queryParameters.get("install").map { String($0) }
-            if let install, install.isEmpty || install.utf8.count > 200 {
-                throw APIError.invalidField("install", "must be a device's key id (base64url), as 'sesame devices list' shows it")
-            }
+            let install = try request.uri.queryParameters.get("install").map { try Self.validInstall(String($0)) }
             let now = Date()
             let release = try await configs.release(appID: appID)
             switch release.resolve(version: appVersion, token: .init(version: appVersion.text, issuedAt: now, install: install), now: now) {
-            case .serve(let state, let pattern, let refreshAfter, let placement):
+            case .serve(let state, let pattern, let refreshAfter, let decision):
                 var answer = ResolveResponse(
                     requestedVersion: appVersion.text, outcome: "serve", matchedPattern: pattern, revision: state.revision,
                     zeroKnowledge: state.zeroKnowledge, refreshAfter: refreshAfter)
-                if let placement, let rollout = release.rollouts[pattern] {
-                    answer.rollout = ResolvedRollout(
-                        id: placement.rollout.uuidString.lowercased(), percent: RolloutBucket.percent(basisPoints: rollout.basisPoints),
-                        paused: rollout.paused, included: install == nil ? nil : placement.included)
+                switch decision {
+                case .published: answer.decidedBy = "published"
+                case .deviceOverride: answer.decidedBy = "deviceOverride"
+                case .rollout(let id, let included):
+                    answer.decidedBy = "rollout"
+                    if let rollout = release.rollouts[pattern] {
+                        answer.rollout = ResolvedRollout(
+                            id: id.uuidString.lowercased(), percent: RolloutBucket.percent(basisPoints: rollout.basisPoints),
+                            paused: rollout.paused, included: install == nil ? nil : included)
+                    }
                 }
                 return answer
             case .disabled(let reason):
@@ -193,6 +227,17 @@ struct ConfigRoutes {
                     : "must be a percentage from 0 to 100, in steps of 0.01")
         }
         return basisPoints
+    }
+
+    /// An install as tokens name it: a device's key id (base64url) or a debug token's `debug:<id>`.
+    static func validInstall(_ text: String) throws -> String {
+        guard (1...200).contains(text.utf8.count), text.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+        }) else {
+            throw APIError.invalidField("install", "must be a device's key id (base64url), as 'sesame devices list' shows it")
+        }
+        return text
     }
 
     /// What a rollout change did, for people.

@@ -175,11 +175,17 @@ struct ConfigStore: Sendable {
             }
             return (live, rollouts)
         }
+        var overrides: [String: [String: PatternState]] = [:]
+        for pinned in try await StoredOverrides.read(appIDs: [appID], from: database.client, logger: logger) {
+            overrides[pinned.pattern, default: [:]][pinned.install] = PatternState(
+                pattern: pinned.pattern, revision: pinned.revision, sizeBytes: 0, zeroKnowledge: pinned.zeroKnowledge, updatedAt: pinned.createdAt,
+                updatedBy: nil, tiers: nil)
+        }
         let stored = try await StoredAccessRules.load(appID: appID, from: database.client, logger: logger)
         if let failure = stored.failures[appID] { throw AdminErrors.storedRuleUnreadable(failure) }
         return AppRelease(
             configs: Dictionary(live.map { ($0.pattern, $0) }, uniquingKeysWith: { first, _ in first }),
-            rules: stored.rules[appID] ?? AccessRules(), rollouts: rollouts)
+            rules: stored.rules[appID] ?? AccessRules(), rollouts: rollouts, overrides: overrides)
     }
 
     /// Every revision of `pattern` (of every pattern when nil), newest first.
