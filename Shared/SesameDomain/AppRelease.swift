@@ -49,8 +49,9 @@ public struct AppRelease<Config: Sendable>: Sendable {
     public enum Decision: Sendable, Equatable {
         /// The pattern's published revision; no rollout in flight.
         case published
-        /// A staged rollout placed the install in it (its revision) or out (the previous one).
-        case rollout(UUID, included: Bool)
+        /// A staged rollout (its id, lowercase) placed the install in it (its revision) or out
+        /// (the previous one).
+        case rollout(String, included: Bool)
         /// A device override: this install was given a chosen revision by name.
         case deviceOverride
     }
@@ -91,10 +92,10 @@ public struct AppRelease<Config: Sendable>: Sendable {
             guard let config = configs[pattern] else { continue }
             guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .published) }
             if let install = token.install, rollout.includes(install: install) {
-                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.id, included: true))
+                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: true))
             }
             if let previous = rollout.previous {
-                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.id, included: false))
+                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: false))
             }
         }
         return .noConfig

@@ -6,8 +6,10 @@ import Foundation
 /// hash of the app, the rollout's salt and the install's token subject: sticky for an install
 /// (widening only adds installs), independent between rollouts (each has its own salt), uniform.
 public struct Rollout<Config: Sendable>: Sendable {
-    /// The rollout's id, as the API and the answer name it.
+    /// The rollout's id.
     public let id: UUID
+    /// `id` as the API and the answer write it (lowercase), made once rather than per answer.
+    public let idText: String
     /// The app whose installs are bucketed.
     public let appID: String
     /// The share of installs that get the new revision, in basis points (0...10,000: 500 is 5 %).
@@ -25,6 +27,7 @@ public struct Rollout<Config: Sendable>: Sendable {
 
     public init(id: UUID, appID: String, basisPoints: Int, salt: String, paused: Bool, previous: Config?) {
         self.id = id
+        idText = id.uuidString.lowercased()
         self.appID = appID
         self.basisPoints = basisPoints
         self.salt = salt
@@ -63,7 +66,7 @@ public enum RolloutBucket {
 
         func bucket(of install: String) -> Int {
             var hasher = SHA256()
-            hasher.update(data: digest)
+            digest.withUnsafeBytes { hasher.update(bufferPointer: $0) }
             Self.update(&hasher, with: install)
             let value = hasher.finalize().withUnsafeBytes { bytes in bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
             return Int(value % UInt64(RolloutBucket.count))

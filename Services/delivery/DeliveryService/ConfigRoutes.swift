@@ -106,7 +106,7 @@ struct ConfigRoutes: Sendable {
         case .published: break
         case .rollout(let rollout, let included):
             body.writeString(#","rollout":{"id":""#)
-            body.writeString(rollout.uuidString.lowercased())
+            body.writeString(rollout)
             body.writeString(included ? #"","included":true}"# : #"","included":false}"#)
         case .deviceOverride:
             body.writeString(#","deviceOverride":true"#)

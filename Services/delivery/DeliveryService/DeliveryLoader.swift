@@ -77,7 +77,8 @@ struct DeliveryLoader: Sendable {
             uniquingKeysWith: { first, _ in first })
         var served: [Revision: ServedConfig] = [:]
         var missing: [Revision] = []
-        for revision in wanted {
+        var asked = Set<Revision>()
+        for revision in wanted where asked.insert(revision).inserted {
             if let config = held[revision] { served[revision] = config } else { missing.append(revision) }
         }
         if !missing.isEmpty {

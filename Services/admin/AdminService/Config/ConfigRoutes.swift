@@ -177,7 +177,7 @@ struct ConfigRoutes {
                     answer.decidedBy = "rollout"
                     if let rollout = release.rollouts[pattern] {
                         answer.rollout = ResolvedRollout(
-                            id: id.uuidString.lowercased(), percent: RolloutBucket.percent(basisPoints: rollout.basisPoints),
+                            id: id, percent: RolloutBucket.percent(basisPoints: rollout.basisPoints),
                             paused: rollout.paused, included: install == nil ? nil : included)
                     }
                 }

@@ -248,11 +248,14 @@ async function configsPage() {
     if (error.code !== "pattern_not_found") throw error;
   }
   const history = published ? await api("GET", "config/history?version=" + encodeURIComponent(selected)) : { revisions: [] };
+  const rollouts = (await api("GET", "config/rollouts?version=" + encodeURIComponent(selected))).rollouts;
+  const rolling = rollouts.find((r) => r.state === "active" || r.state === "paused");
   const editor = el("textarea", { id: "config-editor", class: "code", spellcheck: "false", rows: 18 });
   editor.value = published ? pretty(published.config) : "{\n  \n}";
   const tiers = el("textarea", { id: "tiers-editor", class: "code", spellcheck: "false", rows: 3 });
   tiers.value = published && published.tiers ? pretty(published.tiers) : "{}";
   const review = el("div", { id: "review" });
+  const rolloutPercent = el("input", { id: "rollout-percent", type: "number", min: "0", max: "99.99", step: "0.01", placeholder: "every install" });
   const newPattern = el("input", { id: "new-pattern", placeholder: "2.1.*" });
 
   function draft() {
@@ -268,6 +271,8 @@ async function configsPage() {
       const { config } = draft();
       const changes = changesOf(published ? published.config : {}, config);
       review.replaceChildren(el("h3", { text: published ? "Changes against revision " + published.revision : "A new pattern" }), changeList(changes),
+        el("label", { for: "rollout-percent", text: "Staged rollout: the percentage of installs that get it first (leave empty for every install)" }),
+        rolloutPercent,
         el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }));
     } catch (error) {
       failed(error);
@@ -277,7 +282,9 @@ async function configsPage() {
   async function publish() {
     try {
       const { config, tierMarks } = draft();
-      const reply = await api("POST", "config/upload", { version: selected, config, tiers: Object.keys(tierMarks).length ? tierMarks : undefined });
+      const share = rolloutPercent.value.trim();
+      const reply = await api("POST", "config/upload", {
+        version: selected, config, tiers: Object.keys(tierMarks).length ? tierMarks : undefined, rollout: share === "" ? undefined : Number(share) });
       say(reply.message, "ok");
       await show("configs?pattern=" + encodeURIComponent(selected));
     } catch (error) {
@@ -295,13 +302,43 @@ async function configsPage() {
     }
   }
 
+  const widenPercent = el("input", { id: "widen-percent", type: "number", min: "0", max: "100", step: "0.01", placeholder: "25" });
+  async function steer(action, question) {
+    if (question && !confirm(question)) return;
+    try {
+      const body = { version: selected, action };
+      if (action === "widen") body.percent = Number(widenPercent.value);
+      say((await api("POST", "config/rollout", body)).message, "ok");
+      await show("configs?pattern=" + encodeURIComponent(selected));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  function rolloutCard() {
+    if (!rolling) return null;
+    const rest = rolling.previousRevision ? "revision " + rolling.previousRevision : "the next pattern that matches";
+    return el("div", { id: "rollout", class: "notice" },
+      el("h3", {}, "Staged rollout ", el("span", { class: "badge", text: rolling.state })),
+      el("p", { id: "rollout-summary", text: "Revision " + rolling.revision + " reaches " + rolling.percent + " % of installs" +
+        (rolling.state === "paused" ? " once resumed; while paused every install gets " + rest + "." : "; the others get " + rest + ".") }),
+      el("p", { class: "muted", text: "Publishing, rolling back or deleting this pattern waits until the rollout is completed or rolled back." }),
+      canEdit() ? el("div", { class: "row" },
+        widenPercent, el("button", { id: "widen", onclick: () => steer("widen"), text: "Widen" }),
+        rolling.state === "paused"
+          ? el("button", { id: "resume", onclick: () => steer("resume"), text: "Resume" })
+          : el("button", { id: "pause", onclick: () => steer("pause"), text: "Pause" }),
+        el("button", { id: "complete", onclick: () => steer("complete", "Give revision " + rolling.revision + " to every install?"), text: "Complete" }),
+        el("button", { id: "rollout-rollback", onclick: () => steer("rollback", "Give every install " + rest + " again?"), text: "Roll back" })) : null);
+  }
+
   const resolverInput = el("input", { id: "resolve-version", placeholder: "2.1.3" });
   const resolverAnswer = el("p", { id: "resolve-answer", class: "muted" });
   async function resolve() {
     try {
       const r = await api("GET", "config/resolve?version=" + encodeURIComponent(resolverInput.value.trim()));
       resolverAnswer.textContent = r.outcome === "serve"
-        ? r.requestedVersion + " gets pattern " + r.matchedPattern + ", revision " + r.revision + "."
+        ? r.requestedVersion + " gets pattern " + r.matchedPattern + ", revision " + r.revision +
+          (r.rollout ? " (outside the staged rollout at " + r.rollout.percent + " %)" : "") + "."
         : r.outcome === "disabled" ? r.requestedVersion + " is switched off: “" + r.reason + "”." : r.requestedVersion + " is revoked.";
     } catch (error) {
       resolverAnswer.textContent = error.message;
@@ -319,15 +356,17 @@ async function configsPage() {
     el("section", { class: "card main" },
       el("h2", {}, "Pattern ", el("code", { text: selected }), published ? el("span", { class: "badge", text: "revision " + published.revision }) : el("span", { class: "badge", text: "not published" })),
       published && published.zeroKnowledge ? el("p", { class: "notice", text: "Zero-knowledge: Sesame stores ciphertext; edit it with 'sesame encrypt'." }) : null,
+      rolloutCard(),
       el("label", { for: "config-editor", text: "Config (JSON object)" }), editor,
       el("label", { for: "tiers-editor", text: "Keys opened to lower tiers, e.g. {\"features\": \"unattested\"} (others need attested)" }), tiers,
-      canEdit() ? el("button", { id: "review-changes", onclick: showReview, text: "Review changes" }) : el("p", { class: "muted", text: "Viewers cannot publish." }),
+      !canEdit() ? el("p", { class: "muted", text: "Viewers cannot publish." })
+        : rolling ? null : el("button", { id: "review-changes", onclick: showReview, text: "Review changes" }),
       review,
       el("h2", { text: "History" }),
       table(["Revision", "Action", "Bytes", "When", "By", ""], history.revisions.slice().reverse().map((r) =>
         el("tr", {}, el("td", { text: r.revision }), el("td", { text: r.action + (r.restoredFrom ? " of " + r.restoredFrom : "") }),
           el("td", { text: r.sizeBytes }), el("td", { text: when(r.createdAt) }), el("td", { text: r.createdBy || "–" }),
-          el("td", {}, canEdit() && r.action !== "delete" && published && r.revision !== published.revision
+          el("td", {}, canEdit() && !rolling && r.action !== "delete" && published && r.revision !== published.revision
             ? el("button", { class: "rollback", "data-revision": r.revision, onclick: () => rollback(r.revision), text: "Roll back to this" }) : null))))));
 }
 
