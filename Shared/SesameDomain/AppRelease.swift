@@ -50,8 +50,8 @@ public struct AppRelease<Config: Sendable>: Sendable {
         /// The pattern's published revision; no rollout in flight.
         case published
         /// A staged rollout (its id, lowercase) placed the install in it (its revision) or out
-        /// (the previous one).
-        case rollout(String, included: Bool)
+        /// (the previous one); `mark` is the install's hash in that rollout, to count installs by.
+        case rollout(String, included: Bool, mark: UInt64)
         /// A device override: this install was given a chosen revision by name.
         case deviceOverride
     }
@@ -91,11 +91,13 @@ public struct AppRelease<Config: Sendable>: Sendable {
             }
             guard let config = configs[pattern] else { continue }
             guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .published) }
-            if let install = token.install, rollout.includes(install: install) {
-                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: true))
+            // A token without a subject is outside every rollout (mark 0: counted as one install).
+            let (included, mark) = token.install.map { rollout.place(install: $0) } ?? (false, 0)
+            if included {
+                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: true, mark: mark))
             }
             if let previous = rollout.previous {
-                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: false))
+                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: false, mark: mark))
             }
         }
         return .noConfig

@@ -38,7 +38,14 @@ public struct Rollout<Config: Sendable>: Sendable {
 
     /// Whether the install whose token subject is `install` gets the new revision now.
     public func includes(install: String) -> Bool {
-        !paused && seed.bucket(of: install) < basisPoints
+        place(install: install).included
+    }
+
+    /// Whether the install gets the new revision now, and its mark: a hash of it in this rollout,
+    /// independent of its bucket, by which the installs on each side are counted (`DistinctCount`).
+    public func place(install: String) -> (included: Bool, mark: UInt64) {
+        let (bucket, mark) = seed.place(install)
+        return (!paused && bucket < basisPoints, mark)
     }
 }
 
@@ -51,7 +58,7 @@ public enum RolloutBucket {
     /// subject (each length-prefixed, so no two inputs share a hash input; the first two hashed
     /// once per rollout, `Seed`), its first 8 bytes read as a number.
     public static func of(appID: String, salt: String, install: String) -> Int {
-        Seed(appID: appID, salt: salt).bucket(of: install)
+        Seed(appID: appID, salt: salt).place(install).bucket
     }
 
     /// What every bucket of one rollout starts with: SHA-256 over the domain, the app and the salt.
@@ -64,12 +71,16 @@ public enum RolloutBucket {
             digest = Array(hasher.finalize())
         }
 
-        func bucket(of install: String) -> Int {
+        /// The install's bucket (from the hash's first 8 bytes) and its mark (the next 8).
+        func place(_ install: String) -> (bucket: Int, mark: UInt64) {
             var hasher = SHA256()
             digest.withUnsafeBytes { hasher.update(bufferPointer: $0) }
             Self.update(&hasher, with: install)
-            let value = hasher.finalize().withUnsafeBytes { bytes in bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
-            return Int(value % UInt64(RolloutBucket.count))
+            return hasher.finalize().withUnsafeBytes { bytes in
+                let value = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                let mark = bytes.dropFirst(8).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                return (Int(value % UInt64(RolloutBucket.count)), mark)
+            }
         }
 
         private static func update(_ hasher: inout SHA256, with part: String) {

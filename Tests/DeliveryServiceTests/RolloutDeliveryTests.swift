@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import SesameTestSupport
 import Testing
 
@@ -39,9 +40,10 @@ struct RolloutDeliveryTests {
         return try #require(claims?["sub"] as? String)
     }
 
-    @Test("a rollout reaches its share of installs, sticky per install, and every step is audited and propagated")
+    @Test("a rollout reaches its share of installs, sticky per install, counted once across replicas; every step is audited and propagated")
     func lifecycle() async throws {
-        try await DeliveryHarness.run { harness in
+        // Delivery writes its install counts every resync interval.
+        try await DeliveryHarness.run(resyncInterval: .seconds(1)) { harness in
             let old = try await harness.upload(["name": "old"], version: "2.*")
             var tokens: [String] = []
             for _ in 0..<24 { tokens.append(try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken) }
@@ -79,6 +81,24 @@ struct RolloutDeliveryTests {
             #expect(firstSplit.contains(true) && firstSplit.contains(false))
             let split = firstSplit
             try await waitUntil(harness, tokens, "the same split on every instance") { Got(revision: split[$0] ? new : old, included: split[$0]) }
+
+            // Each side's distinct installs: every install fetched from both replicas, counted once.
+            try await eventually(timeout: .seconds(15), "the installs counted") {
+                let listed = try await harness.admin.execute(
+                    uri: "/v1/admin/config/rollouts?version=2.*", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
+                ) { DeliveryHarness.Reply($0) }
+                let installs = (listed.json["rollouts"] as? [[String: Any]])?.first?["installs"] as? [String: Int]
+                let (inside, outside) = (split.count(where: { $0 }), split.count(where: { !$0 }))
+                // HyperLogLog's linear counting: two installs may share one of 4,096 registers.
+                return abs((installs?["included"] ?? -9) - inside) <= 1 && abs((installs?["excluded"] ?? -9) - outside) <= 1
+            }
+
+            // And as a metric, per replica (the registry is this process's, shared by both).
+            let metrics = try await harness.deliveries[0].execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            let rolloutID = try #require(rollout["id"] as? String)
+            let counted = metrics.split(separator: "\n").filter { $0.hasPrefix("sesame_delivery_rollout_installs{") && $0.contains(rolloutID) }
+            #expect(counted.count == 2, "\(counted)")
+            #expect(counted.compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +) >= Double(split.count - 2))
 
             // The dry run places a named install as delivery does.
             let insider = try #require(tokens.indices.first { split[$0] })

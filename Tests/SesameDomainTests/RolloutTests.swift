@@ -77,7 +77,7 @@ struct RolloutTests {
         case .serve(let config, let pattern, _, let decision):
             switch decision {
             case .published: "\(config) via \(pattern)"
-            case .rollout(_, let included): "\(config) via \(pattern)" + (included ? " (in)" : " (out)")
+            case .rollout(_, let included, _): "\(config) via \(pattern)" + (included ? " (in)" : " (out)")
             case .deviceOverride: "\(config) via \(pattern) (override)"
             }
         case .noConfig: "none"

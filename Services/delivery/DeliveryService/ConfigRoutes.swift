@@ -10,6 +10,8 @@ import SesameTokens
 /// memory, less the top-level keys the caller's trust tier may not see (named in `withheld`).
 struct ConfigRoutes: Sendable {
     let gate: AccessGate
+    /// Where the installs each rollout reached are counted.
+    let installCounts: RolloutInstallCounts
 
     /// Adds `GET` to the `v1/config` group.
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
@@ -104,7 +106,8 @@ struct ConfigRoutes: Sendable {
         // The rule that chose the revision; the revision is in the ETag, so the ETag covers it.
         switch decision {
         case .published: break
-        case .rollout(let rollout, let included):
+        case .rollout(let rollout, let included, let mark):
+            installCounts.record(rollout: rollout, included: included, mark: mark)
             body.writeString(#","rollout":{"id":""#)
             body.writeString(rollout)
             body.writeString(included ? #"","included":true}"# : #"","included":false}"#)

@@ -101,6 +101,11 @@ final class DeliveryCache: Sendable {
         }
     }
 
+    /// The ids of every rollout in flight, as answers write them.
+    func rolloutsInFlight() -> Set<String> {
+        contents.withLock { contents in Set(contents.apps.values.flatMap { $0.release.rollouts.values.map(\.idText) }) }
+    }
+
     func allConfigs() -> [String: [ServedConfig]] {
         contents.withLock { $0.apps.mapValues(\.release.held) }
     }

@@ -17,4 +17,11 @@ enum DeliveryMetrics {
         Gauge(label: "sesame_delivery_resync_last_apps").record(appsLoaded)
         Gauge(label: "sesame_delivery_resync_last_rows").record(rowsRead)
     }
+
+    /// `sesame_delivery_rollout_installs{rollout, side}`: distinct installs this replica served on
+    /// each side (`included`, `excluded`) of a rollout; admin's rollout list merges every replica's.
+    static func rolloutInstalls(_ count: Int, rollout: String, included: Bool) {
+        Gauge(label: "sesame_delivery_rollout_installs", dimensions: [("rollout", rollout), ("side", included ? "included" : "excluded")])
+            .record(count)
+    }
 }

@@ -43,7 +43,9 @@ public enum DeliveryService: SesameServiceDefinition {
             inProduction: configuration.environment == .production)
         var parts = ServiceParts()
         // The hot path: configs come from memory and never wait on PostgreSQL.
-        let configRoutes = ConfigRoutes(gate: gate)
+        let installCounts = RolloutInstallCounts(
+            database: database, cache: cache, interval: configuration.deliveryResyncInterval, logger: logger)
+        let configRoutes = ConfigRoutes(gate: gate, installCounts: installCounts)
         let configGroup = parts.group("v1/config", servedFromMemory: true)
         configRoutes.addRoutes(to: configGroup)
         ConfigUpdateRoutes(routes: configRoutes, notices: notices).addRoutes(to: configGroup)
@@ -85,7 +87,7 @@ public enum DeliveryService: SesameServiceDefinition {
                 publicDetail: { "\(cache.failing.count) app(s) cannot be loaded" }
             ) { cache.failing.isEmpty },
         ]
-        parts.services = [consumer, synchronizer, notices]
+        parts.services = [consumer, synchronizer, notices, installCounts]
         return parts
     }
 }

@@ -18,5 +18,6 @@ public enum Migrations {
         backendKeys,
         configRollouts,
         deviceOverrides,
+        rolloutInstalls,
     ]
 }

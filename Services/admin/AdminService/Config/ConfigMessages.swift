@@ -40,8 +40,12 @@ struct RolloutInfo: Codable, Sendable {
     let state: String
     let createdAt: Date
     let updatedAt: Date
+    /// How many distinct installs fetched each side (approximate, ±2 %; written by delivery every
+    /// `SESAME_DELIVERY_RESYNC_INTERVAL`); absent where not counted (a change's answer).
+    var installs: RolloutInstalls?
 
-    init(_ stored: StoredRollout) {
+    init(_ stored: StoredRollout, installs: RolloutInstalls? = nil) {
+        self.installs = installs
         id = stored.id.uuidString.lowercased()
         pattern = stored.pattern
         revision = stored.revision
@@ -51,6 +55,12 @@ struct RolloutInfo: Codable, Sendable {
         createdAt = stored.createdAt
         updatedAt = stored.updatedAt
     }
+}
+
+/// How many distinct installs got a rollout's revision and the previous one.
+struct RolloutInstalls: Codable, Sendable, Equatable {
+    let included: Int
+    let excluded: Int
 }
 
 /// `POST /v1/admin/config/rollout`.

@@ -84,10 +84,25 @@ extension ConfigStore {
         }
     }
 
-    /// The app's rollouts (of `pattern` only when given), newest first.
-    func rollouts(appID: String, pattern: String?) async throws -> [StoredRollout] {
+    /// The app's rollouts (of `pattern` only when given), newest first, each with how many
+    /// distinct installs got its revision and the previous one (every replica's sketches merged).
+    func rollouts(appID: String, pattern: String?) async throws -> [(rollout: StoredRollout, installs: RolloutInstalls)] {
         try await database.client.withConnection { connection in
-            try await StoredRollouts.read(appIDs: [appID], pattern: pattern, inFlightOnly: false, on: connection, logger: logger)
+            let rollouts = try await StoredRollouts.read(appIDs: [appID], pattern: pattern, inFlightOnly: false, on: connection, logger: logger)
+            let rows = try await connection.query(
+                "SELECT rollout_id, included, registers FROM rollout_installs WHERE rollout_id = ANY(\(rollouts.map(\.id)))", logger: logger)
+            var sketches: [UUID: (included: DistinctCount, excluded: DistinctCount)] = [:]
+            for try await (id, included, registers) in rows.decode((UUID, Bool, Data).self) {
+                // A sketch that does not read back is left out of the count rather than failing the list.
+                guard let sketch = DistinctCount(registers: Array(registers)) else { continue }
+                var both = sketches[id] ?? (DistinctCount(), DistinctCount())
+                if included { both.included.merge(sketch) } else { both.excluded.merge(sketch) }
+                sketches[id] = both
+            }
+            return rollouts.map { rollout in
+                let both = sketches[rollout.id]
+                return (rollout, RolloutInstalls(included: both?.included.estimate ?? 0, excluded: both?.excluded.estimate ?? 0))
+            }
         }
     }
 

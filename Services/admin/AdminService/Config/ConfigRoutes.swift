@@ -36,7 +36,7 @@ struct ConfigRoutes {
             let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
             return UploadResponse(
                 message: "Published revision \(revision) for version pattern '\(pattern)'\(reach)\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
-                tiers: tiers, pattern: pattern, revision: revision, rollout: rollout.map(RolloutInfo.init), totalPatterns: patterns.count,
+                tiers: tiers, pattern: pattern, revision: revision, rollout: rollout.map { RolloutInfo($0) }, totalPatterns: patterns.count,
                 allPatterns: patterns)
         }
 
@@ -78,7 +78,7 @@ struct ConfigRoutes {
         group.get("config/rollouts") { request, _ -> RolloutsResponse in
             let (appID, _) = try await authenticator.app(of: request)
             let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
-            return RolloutsResponse(rollouts: try await configs.rollouts(appID: appID, pattern: pattern).map(RolloutInfo.init))
+            return RolloutsResponse(rollouts: try await configs.rollouts(appID: appID, pattern: pattern).map { RolloutInfo($0.rollout, installs: $0.installs) })
         }
 
         group.post("config/rollout") { request, context -> RolloutResponse in
@@ -173,7 +173,7 @@ struct ConfigRoutes {
                 switch decision {
                 case .published: answer.decidedBy = "published"
                 case .deviceOverride: answer.decidedBy = "deviceOverride"
-                case .rollout(let id, let included):
+                case .rollout(let id, let included, _):
                     answer.decidedBy = "rollout"
                     if let rollout = release.rollouts[pattern] {
                         answer.rollout = ResolvedRollout(

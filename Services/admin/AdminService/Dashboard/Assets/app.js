@@ -321,6 +321,8 @@ async function configsPage() {
       el("h3", {}, "Staged rollout ", el("span", { class: "badge", text: rolling.state })),
       el("p", { id: "rollout-summary", text: "Revision " + rolling.revision + " reaches " + rolling.percent + " % of installs" +
         (rolling.state === "paused" ? " once resumed; while paused every install gets " + rest + "." : "; the others get " + rest + ".") }),
+      rolling.installs ? el("p", { id: "rollout-installs", text: "Installs counted so far (delivery reports every half minute): about " +
+        rolling.installs.included + " got revision " + rolling.revision + ", " + rolling.installs.excluded + " got " + rest + "." }) : null,
       el("p", { class: "muted", text: "Publishing, rolling back or deleting this pattern waits until the rollout is completed or rolled back." }),
       canEdit() ? el("div", { class: "row" },
         widenPercent, el("button", { id: "widen", onclick: () => steer("widen"), text: "Widen" }),

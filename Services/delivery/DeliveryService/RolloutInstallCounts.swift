@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import SesameDomain
+import SesameStorage
+import Synchronization
+
+/// How many distinct installs each side of each rollout in flight reached on this replica: a
+/// `DistinctCount` per rollout and side, fed by every answer a rollout decided (the install's
+/// mark, hashed already by the decision), written to PostgreSQL every `interval` for admin to
+/// merge across replicas. Memory is bounded by the rollouts in flight (4 KiB a side): a rollout
+/// that ends is written one last time and forgotten.
+final class RolloutInstallCounts: Service, Sendable {
+    private struct Side: Hashable {
+        let rollout: String
+        let included: Bool
+    }
+
+    private struct Tally {
+        var count = DistinctCount()
+        var unsaved = false
+    }
+
+    private let tallies = Mutex<[Side: Tally]>([:])
+    /// This process's sketches, apart from every other replica's (and its own before a restart).
+    private let replica = UUID()
+    private let database: Database
+    private let cache: DeliveryCache
+    private let interval: Duration
+    private let logger: Logger
+
+    init(database: Database, cache: DeliveryCache, interval: Duration, logger: Logger) {
+        self.database = database
+        self.cache = cache
+        self.interval = interval
+        self.logger = logger
+    }
+
+    /// Counts the install behind `mark` on its side of `rollout`. Does not wait.
+    func record(rollout: String, included: Bool, mark: UInt64) {
+        tallies.withLock { tallies in
+            let side = Side(rollout: rollout, included: included)
+            var tally = tallies[side] ?? Tally()
+            let before = tally.count
+            tally.count.insert(hash: mark)
+            if tally.count != before { tally.unsaved = true }
+            tallies[side] = tally
+        }
+    }
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
+            do {
+                try await save()
+            } catch {
+                // Counted again into the same sketches and written at the next turn: nothing is lost.
+                logger.warning("rollout install counts not saved; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+
+    /// Writes the sketches changed since the last write; forgets those of rollouts no longer in flight.
+    func save() async throws {
+        let inFlight = cache.rolloutsInFlight()
+        let unsaved = tallies.withLock { tallies in
+            tallies.compactMap { side, tally in tally.unsaved ? (side, tally.count) : nil }
+        }
+        for (side, count) in unsaved {
+            guard let rollout = UUID(uuidString: side.rollout) else { continue }
+            try await database.client.query(
+                """
+                INSERT INTO rollout_installs (rollout_id, included, replica, registers) VALUES (\(rollout), \(side.included), \(replica), \(Data(count.registers)))
+                ON CONFLICT (rollout_id, included, replica) DO UPDATE SET registers = EXCLUDED.registers, updated_at = now()
+                """, logger: logger)
+            DeliveryMetrics.rolloutInstalls(count.estimate, rollout: side.rollout, included: side.included)
+            tallies.withLock { tallies in
+                // Counted meanwhile: still unsaved.
+                if tallies[side]?.count == count { tallies[side]?.unsaved = false }
+            }
+        }
+        tallies.withLock { tallies in tallies = tallies.filter { inFlight.contains($0.key.rollout) || $0.value.unsaved } }
+    }
+}
