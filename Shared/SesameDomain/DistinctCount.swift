@@ -23,10 +23,14 @@ public struct DistinctCount: Sendable, Equatable {
     }
 
     /// Counts an item by a uniform 64-bit hash of it; the same item again changes nothing.
-    public mutating func insert(hash: UInt64) {
+    /// Whether the sketch changed.
+    @discardableResult
+    public mutating func insert(hash: UInt64) -> Bool {
         let index = Int(hash >> (64 - Self.precision))
         let rank = UInt8(min((hash << Self.precision).leadingZeroBitCount, 64 - Self.precision) + 1)
-        if rank > registers[index] { registers[index] = rank }
+        guard rank > registers[index] else { return false }
+        registers[index] = rank
+        return true
     }
 
     /// Adds what `other` saw.

@@ -40,12 +40,10 @@ final class RolloutInstallCounts: Service, Sendable {
     /// Counts the install behind `mark` on its side of `rollout`. Does not wait.
     func record(rollout: String, included: Bool, mark: UInt64) {
         tallies.withLock { tallies in
-            let side = Side(rollout: rollout, included: included)
-            var tally = tallies[side] ?? Tally()
-            let before = tally.count
-            tally.count.insert(hash: mark)
-            if tally.count != before { tally.unsaved = true }
-            tallies[side] = tally
+            // In place: the sketch is 4 KiB, and copying it per answer would cost more than the answer.
+            if tallies[Side(rollout: rollout, included: included), default: Tally()].count.insert(hash: mark) {
+                tallies[Side(rollout: rollout, included: included)]?.unsaved = true
+            }
         }
     }
 
