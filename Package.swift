@@ -263,7 +263,7 @@ if declaresServer {
         .target(
             name: "SesameTestSupport",
             dependencies: [
-                "SesameStorage", "SesameConfiguration", "AppAttestTesting", "ChildProcess", postgresNIO, serviceLifecycle, hummingbirdTesting,
+                "SesameStorage", "SesameConfiguration", "AppAttest", "AppAttestTesting", "ChildProcess", postgresNIO, serviceLifecycle, hummingbirdTesting,
                 crypto,
             ],
             path: "Tests/SesameTestSupport"
@@ -339,7 +339,7 @@ if declaresServer {
             name: "DeliveryServiceTests",
             dependencies: [
                 sesameKit, sesameKitTesting,
-                "DeliveryService", "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
+                "DeliveryService", "AdminService", "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
                 "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", sesamePinning, hummingbirdTesting, crypto, cryptoExtras, jwtKit,
                 postgresNIO, nioCore,
             ],

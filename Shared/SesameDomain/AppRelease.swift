@@ -37,13 +37,22 @@ public struct AppRelease<Config: Sendable>: Sendable {
         /// The install the token was issued to (its subject: the attested key id, base64url), which
         /// places it in or out of a rollout; nil places it out of every rollout.
         public let install: String?
+        /// Whether the install is a development build: a key attested in App Attest's development
+        /// environment (an Xcode build), or a debug token (the Simulator, CI). Such installs get a
+        /// pattern's `@development` config first (`AppRelease.developmentSuffix`).
+        public let development: Bool
 
-        public init(version: String?, issuedAt: Date, install: String? = nil) {
+        public init(version: String?, issuedAt: Date, install: String? = nil, development: Bool = false) {
             self.version = version
             self.issuedAt = issuedAt
             self.install = install
+            self.development = development
         }
     }
+
+    /// What qualifies a pattern for development builds: `2.*@development` is what development
+    /// installs at `2.*` get (sandbox keys, a staging backend) instead of `2.*`.
+    public static var developmentSuffix: String { "@development" }
 
     /// Which rule chose the config an install gets, once the pattern is known.
     public enum Decision: Sendable, Equatable {
@@ -72,7 +81,9 @@ public struct AppRelease<Config: Sendable>: Sendable {
     /// The decision for an app at `version` holding `token`, at `now`, in this order:
     /// 1. a kill switch covering the version, then an emergency revocation covering the token
     ///    (`AccessRules.verdict`): nothing below can serve past them;
-    /// 2. the first pattern of `AppVersion.lookupOrder` that has a config for this install;
+    /// 2. the first pattern of `AppVersion.lookupOrder` that has a config for this install; for a
+    ///    development install, the `@development` patterns first, all of them before any other, so
+    ///    a development build never gets a production config while a development one covers it;
     /// 3. there, the install's device override, if it has one;
     /// 4. else a rollout in flight: its bucket decides between the new revision and the previous
     ///    one (an install outside it, where the pattern published nothing before, is resolved as
@@ -85,7 +96,8 @@ public struct AppRelease<Config: Sendable>: Sendable {
         case .revoked: return .revoked
         case .allowed(let hint): refreshAfter = hint
         }
-        for pattern in version.lookupOrder {
+        let patterns = token.development ? version.lookupOrder.map { $0 + Self.developmentSuffix } + version.lookupOrder : version.lookupOrder
+        for pattern in patterns {
             if let install = token.install, let pinned = overrides[pattern]?[install] {
                 return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
             }

@@ -1,3 +1,4 @@
+import AppAttest
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -239,6 +240,43 @@ struct RolloutDeliveryTests {
                 uri: "/v1/admin/config/overrides?version=2.*&install=\(install)", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
             ) { DeliveryHarness.Reply($0) }
             #expect(again.errorCode == "override_not_found")
+        }
+    }
+
+    @Test("a pattern qualified @development reaches development builds (Xcode keys, debug tokens) first; App Store and TestFlight keys never see it")
+    func developmentConfigs() async throws {
+        try await DeliveryHarness.run { harness in
+            let production = try await harness.upload(["backend": "https://api.example.com"], version: "2.*")
+            let development = try await harness.upload(["backend": "https://staging.example.com"], version: "*@development")
+            let xcode = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3", environment: .development).accessToken
+            let store = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3", environment: .production).accessToken
+            try await eventually(timeout: .seconds(10), "both served") {
+                try await harness.fetch(version: "2.1.3", token: xcode).json["matchedPattern"] as? String == "*@development"
+            }
+            let sandbox = try await harness.fetch(version: "2.1.3", token: xcode)
+            #expect(sandbox.json["revision"] as? Int == development)
+            #expect(sandbox.config?["backend"] as? String == "https://staging.example.com")
+            let live = try await harness.fetch(version: "2.1.3", token: store)
+            #expect(live.json["matchedPattern"] as? String == "2.*" && live.json["revision"] as? Int == production)
+            #expect(live.config?["backend"] as? String == "https://api.example.com")
+
+            // The dry run, and the pattern's own history, rollouts and refusals like any other.
+            let resolved = try await harness.admin.execute(
+                uri: "/v1/admin/config/resolve?version=2.1.3&environment=development", method: .get,
+                headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect(resolved.json["matchedPattern"] as? String == "*@development")
+            let history = try await harness.admin.execute(
+                uri: "/v1/admin/config/history?version=*@development", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
+            ) { DeliveryHarness.Reply($0) }
+            #expect((history.json["revisions"] as? [[String: Any]])?.count == 1)
+            for bad in ["*@staging", "2.x@development", "@development"] {
+                let refused = try await harness.manage(.post, "config/upload", ["version": bad, "config": ["a": 1]])
+                #expect((refused["error"] as? [String: Any])?["code"] as? String == "invalid_version_pattern", "\(bad)")
+            }
+            // A kill switch names versions, never an environment.
+            let killRefused = try await harness.manage(.post, "kill-switch", ["versions": ["2.*@development"], "enabled": false, "reason": "x"])
+            #expect((killRefused["error"] as? [String: Any])?["code"] as? String == "invalid_version_pattern")
         }
     }
 }

@@ -140,6 +140,26 @@ struct RolloutTests {
         #expect(outcome(release, "1.0", install: tester) == "disabled: stop")
     }
 
+    @Test("development builds get the @development patterns first, all of them before any production one")
+    func developmentPatterns() {
+        var release = AppRelease<String>(configs: ["2.1.*": "prod-two-one", "*@development": "sandbox", "*": "prod"])
+        func get(_ version: String, development: Bool) -> String {
+            switch release.resolve(version: AppVersion(version)!, token: .init(version: version, issuedAt: now, development: development), now: now) {
+            case .serve(let config, let pattern, _, _): "\(config) via \(pattern)"
+            default: "none"
+            }
+        }
+        #expect(get("2.1.3", development: false) == "prod-two-one via 2.1.*")
+        // A development build never gets a production config while a development one covers it.
+        #expect(get("2.1.3", development: true) == "sandbox via *@development")
+        release.configs["2.1.*@development"] = "sandbox-two-one"
+        #expect(get("2.1.3", development: true) == "sandbox-two-one via 2.1.*@development")
+        #expect(get("3.0", development: true) == "sandbox via *@development")
+        release.configs["*@development"] = nil
+        #expect(get("3.0", development: true) == "prod via *")
+        #expect(get("3.0", development: false) == "prod via *")
+    }
+
     @Test("percentages: 0 to 100 in hundredths, written back for people")
     func percentages() {
         #expect(RolloutBucket.basisPoints(percent: 5) == 500)

@@ -1,3 +1,4 @@
+import AppAttest
 import AppAttestTesting
 import Crypto
 import Foundation
@@ -28,14 +29,18 @@ public struct SoftwareApp: Sendable {
         public let description: String
     }
 
-    /// Attests a new key with `auth` (a client of a live auth service) for an app at `appVersion`.
-    public func attest(with auth: any TestClientProtocol, appVersion: String? = nil) async throws -> Tokens {
+    /// Attests a new key with `auth` (a client of a live auth service) for an app at `appVersion`,
+    /// in App Attest's `environment` (development, as an Xcode build, unless told).
+    public func attest(
+        with auth: any TestClientProtocol, appVersion: String? = nil, environment: AppAttestEnvironment = .development
+    ) async throws -> Tokens {
         let challenge = try await auth.execute(uri: "/v1/auth/challenge", method: .post) { Data(buffer: $0.body) }
         guard let nonceText = (try JSONSerialization.jsonObject(with: challenge) as? [String: Any])?["nonce"] as? String,
             let nonce = Data(base64Encoded: nonceText)
         else { throw Refused(description: "no nonce in \(String(decoding: challenge, as: UTF8.self))") }
         let key = attester.generateKey()
-        let attestation = try attester.attest(key, clientDataHash: Array(SHA256.hash(data: nonce)), appId: "\(teamID).\(bundleID)")
+        let attestation = try attester.attest(
+            key, clientDataHash: Array(SHA256.hash(data: nonce)), appId: "\(teamID).\(bundleID)", environment: environment)
         var body: [String: Any] = [
             "attestationObject": Data(attestation).base64EncodedString(), "keyId": Data(key.keyId).base64EncodedString(),
             "nonce": nonceText, "teamId": teamID, "bundleId": bundleID,

@@ -40,10 +40,13 @@ struct AccessGate: Sendable {
         /// The app's state as it was when the caller was authenticated.
         let state: AppState
 
-        /// What `AppRelease.resolve` knows of the caller's token: its version, its age, and its
-        /// subject, which places the install in or out of a rollout.
+        /// What `AppRelease.resolve` knows of the caller's token: its version, its age, its
+        /// subject (which places the install in or out of a rollout), and whether it is a
+        /// development build (App Attest's development environment, or a debug token).
         var token: AppRelease<ServedConfig>.Token {
-            .init(version: claims.appVersion, issuedAt: claims.issuedAt.value, install: claims.subject.value)
+            .init(
+                version: claims.appVersion, issuedAt: claims.issuedAt.value, install: claims.subject.value,
+                development: claims.environment == "development" || claims.environment == "debug")
         }
     }
 

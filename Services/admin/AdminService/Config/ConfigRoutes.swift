@@ -15,7 +15,7 @@ struct ConfigRoutes {
         group.post("config/upload") { request, context -> UploadResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UploadRequest.self, context: context)
-            let pattern = try Self.validPattern(body.version)
+            let pattern = try Self.validConfigPattern(body.version)
             guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -47,7 +47,7 @@ struct ConfigRoutes {
 
         group.delete("config") { request, _ -> DeleteResponse in
             let (appID, caller) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validConfigPattern(String($0)) }
             let deleted = try await configs.delete(appID: appID, pattern: pattern, caller: caller)
             if let pattern, deleted.isEmpty { throw AdminErrors.patternNotFound(pattern) }
             let message =
@@ -59,14 +59,14 @@ struct ConfigRoutes {
 
         group.get("config/history") { request, _ -> HistoryResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validConfigPattern(String($0)) }
             return HistoryResponse(revisions: try await configs.history(appID: appID, pattern: pattern))
         }
 
         group.post("config/rollback") { request, context -> RollbackResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RollbackRequest.self, context: context)
-            let pattern = try Self.validPattern(body.version)
+            let pattern = try Self.validConfigPattern(body.version)
             guard let revision = try await configs.rollback(appID: appID, pattern: pattern, to: body.revision, caller: caller) else {
                 throw AdminErrors.revisionNotFound(pattern, body.revision)
             }
@@ -77,14 +77,14 @@ struct ConfigRoutes {
 
         group.get("config/rollouts") { request, _ -> RolloutsResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try Self.validPattern(String($0)) }
+            let pattern = try request.uri.queryParameters.get("version").map { try Self.validConfigPattern(String($0)) }
             return RolloutsResponse(rollouts: try await configs.rollouts(appID: appID, pattern: pattern).map { RolloutInfo($0.rollout, installs: $0.installs) })
         }
 
         group.post("config/rollout") { request, context -> RolloutResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RolloutRequest.self, context: context)
-            let pattern = try Self.validPattern(body.version)
+            let pattern = try Self.validConfigPattern(body.version)
             let basisPoints = try body.percent.map { try Self.validRolloutShare($0, upload: false) }
             let (rollout, restoredAs) = try await configs.changeRollout(
                 appID: appID, pattern: pattern, action: body.action, basisPoints: basisPoints, caller: caller)
@@ -99,7 +99,7 @@ struct ConfigRoutes {
         group.post("config/overrides") { request, context -> OverrideChangeResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: OverrideRequest.self, context: context)
-            let pattern = try Self.validPattern(body.version)
+            let pattern = try Self.validConfigPattern(body.version)
             let install = try Self.validInstall(body.install)
             let label = body.label.trimmingCharacters(in: .whitespaces)
             guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -115,7 +115,7 @@ struct ConfigRoutes {
             guard let version = request.uri.queryParameters.get("version"), let install = request.uri.queryParameters.get("install") else {
                 throw APIError.invalidRequest("Name the override with ?version=PATTERN&install=KEYID.")
             }
-            let pattern = try Self.validPattern(String(version))
+            let pattern = try Self.validConfigPattern(String(version))
             guard try await configs.removeOverride(appID: appID, pattern: pattern, install: try Self.validInstall(String(install)), caller: caller) else {
                 throw AdminErrors.overrideNotFound(pattern)
             }
@@ -163,9 +163,15 @@ struct ConfigRoutes {
             // What an app at the version gets right after it attests, decided as delivery decides;
             // `install` (a device's key id, as `sesame devices` lists it) places it in or out of a rollout.
             let install = try request.uri.queryParameters.get("install").map { try Self.validInstall(String($0)) }
+            let environment = request.uri.queryParameters.get("environment").map { String($0) } ?? "production"
+            guard ["production", "development"].contains(environment) else {
+                throw APIError.invalidField("environment", "must be production (App Store and TestFlight builds) or development (Xcode builds, debug tokens)")
+            }
             let now = Date()
             let release = try await configs.release(appID: appID)
-            switch release.resolve(version: appVersion, token: .init(version: appVersion.text, issuedAt: now, install: install), now: now) {
+            let token = AppRelease<PatternState>.Token(
+                version: appVersion.text, issuedAt: now, install: install, development: environment == "development")
+            switch release.resolve(version: appVersion, token: token, now: now) {
             case .serve(let state, let pattern, let refreshAfter, let decision):
                 var answer = ResolveResponse(
                     requestedVersion: appVersion.text, outcome: "serve", matchedPattern: pattern, revision: state.revision,
@@ -197,7 +203,7 @@ struct ConfigRoutes {
         guard let version = request.uri.queryParameters.get("version") else {
             throw APIError.invalidField("version", "is required: the version pattern, such as 2.*")
         }
-        let pattern = try validPattern(String(version))
+        let pattern = try validConfigPattern(String(version))
         guard let text = request.uri.queryParameters.get(revisionField) else { return (pattern, nil) }
         guard let revision = Int64(text), revision > 0 else { throw APIError.invalidField(revisionField, "must be a revision number") }
         return (pattern, revision)
@@ -256,6 +262,14 @@ struct ConfigRoutes {
                 "Rolled back: '\(pattern)' served nothing before the rollout and is deleted again (revision \(restoredAs ?? 0))."
             }
         }
+    }
+
+    /// A config's pattern in canonical form: a version pattern (`2.*`), or one qualified for
+    /// development builds (`2.*@development`); 400 naming the rule it breaks.
+    static func validConfigPattern(_ text: String) throws -> String {
+        let suffix = AppRelease<PatternState>.developmentSuffix
+        guard text.hasSuffix(suffix) else { return try validPattern(text) }
+        return try validPattern(String(text.dropLast(suffix.count))) + suffix
     }
 
     /// `text` in canonical form (`2.*`), or 400 naming the rule it breaks.
