@@ -33,6 +33,11 @@ struct RolloutDeliveryTests {
         }
     }
 
+    /// A management request with the app's provisioning key, its reply read as JSON.
+    func admin(_ harness: DeliveryHarness, _ method: HTTPRequest.Method, _ uri: String) async throws -> DeliveryHarness.Reply {
+        try await harness.admin.execute(uri: uri, method: method, headers: [.authorization: "Bearer \(harness.key)"]) { DeliveryHarness.Reply($0) }
+    }
+
     /// The `sub` claim of a token: the install's key id, as rollouts bucket it.
     func subject(of token: String) throws -> String {
         var payload = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
@@ -85,9 +90,7 @@ struct RolloutDeliveryTests {
 
             // Each side's distinct installs: every install fetched from both replicas, counted once.
             try await eventually(timeout: .seconds(15), "the installs counted") {
-                let listed = try await harness.admin.execute(
-                    uri: "/v1/admin/config/rollouts?version=2.*", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-                ) { DeliveryHarness.Reply($0) }
+                let listed = try await admin(harness, .get, "/v1/admin/config/rollouts?version=2.*")
                 let installs = (listed.json["rollouts"] as? [[String: Any]])?.first?["installs"] as? [String: Int]
                 let (inside, outside) = (split.count(where: { $0 }), split.count(where: { !$0 }))
                 // HyperLogLog's linear counting: two installs may share one of 4,096 registers.
@@ -103,10 +106,7 @@ struct RolloutDeliveryTests {
 
             // The dry run places a named install as delivery does.
             let insider = try #require(tokens.indices.first { split[$0] })
-            let resolved = try await harness.admin.execute(
-                uri: "/v1/admin/config/resolve?version=2.1.3&install=\(try subject(of: tokens[insider]))", method: .get,
-                headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let resolved = try await admin(harness, .get, "/v1/admin/config/resolve?version=2.1.3&install=\(try subject(of: tokens[insider]))")
             #expect(resolved.json["revision"] as? Int == new)
             #expect((resolved.json["rollout"] as? [String: Any])?["included"] as? Bool == true)
 
@@ -118,9 +118,7 @@ struct RolloutDeliveryTests {
                 let refused = try await harness.manage(.post, path, body)
                 #expect((refused["error"] as? [String: Any])?["code"] as? String == "rollout_in_progress", "\(path)")
             }
-            let deleteRefused = try await harness.admin.execute(
-                uri: "/v1/admin/config?version=2.*", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let deleteRefused = try await admin(harness, .delete, "/v1/admin/config?version=2.*")
             #expect(deleteRefused.errorCode == "rollout_in_progress")
 
             // Pause: everyone gets the previous revision; resume: the same installs get the new one again.
@@ -154,14 +152,10 @@ struct RolloutDeliveryTests {
             #expect((completed["rollout"] as? [String: Any])?["state"] as? String == "completed")
             try await waitUntil(harness, tokens, "completed") { _ in Got(revision: newer, included: nil) }
 
-            let listed = try await harness.admin.execute(
-                uri: "/v1/admin/config/rollouts?version=2.*", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let listed = try await admin(harness, .get, "/v1/admin/config/rollouts?version=2.*")
             #expect((listed.json["rollouts"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["completed", "rolled_back"])
 
-            let audit = try await harness.admin.execute(
-                uri: "/v1/admin/audit?limit=1000", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let audit = try await admin(harness, .get, "/v1/admin/audit?limit=1000")
             let actions = (audit.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
             for step in ["start", "pause", "resume", "widen", "rollback", "complete"] {
                 #expect(actions.contains("config.rollout.\(step)"), "\(step) audited")
@@ -213,14 +207,10 @@ struct RolloutDeliveryTests {
             try await waitUntil(harness, [tester, someone], "the override served") { $0 == 0 ? Got(revision: next, included: nil) : Got(revision: first, included: false) }
             #expect(try await harness.fetch(version: "2.1.3", token: tester).json["deviceOverride"] as? Bool == true)
             #expect(try await harness.fetch(version: "2.1.3", token: tester).config?["name"] as? String == "next")
-            let resolved = try await harness.admin.execute(
-                uri: "/v1/admin/config/resolve?version=2.1.3&install=\(install)", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let resolved = try await admin(harness, .get, "/v1/admin/config/resolve?version=2.1.3&install=\(install)")
             #expect(resolved.json["decidedBy"] as? String == "deviceOverride")
             #expect(resolved.json["revision"] as? Int == next)
-            let listed = try await harness.admin.execute(
-                uri: "/v1/admin/config/overrides", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let listed = try await admin(harness, .get, "/v1/admin/config/overrides")
             #expect((listed.json["overrides"] as? [[String: Any]])?.first?["label"] as? String == "Ana's iPhone")
 
             // A kill switch covers the tester too.
@@ -231,14 +221,10 @@ struct RolloutDeliveryTests {
             _ = try await harness.manage(.post, "kill-switch", ["versions": ["2.1.*"], "enabled": true])
 
             // Taken back: the tester is in the rollout's 0 % again, like everyone.
-            let removed = try await harness.admin.execute(
-                uri: "/v1/admin/config/overrides?version=2.*&install=\(install)", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let removed = try await admin(harness, .delete, "/v1/admin/config/overrides?version=2.*&install=\(install)")
             #expect(removed.status == .ok)
             try await waitUntil(harness, [tester, someone], "the override gone") { _ in Got(revision: first, included: false) }
-            let again = try await harness.admin.execute(
-                uri: "/v1/admin/config/overrides?version=2.*&install=\(install)", method: .delete, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let again = try await admin(harness, .delete, "/v1/admin/config/overrides?version=2.*&install=\(install)")
             #expect(again.errorCode == "override_not_found")
         }
     }
@@ -261,14 +247,9 @@ struct RolloutDeliveryTests {
             #expect(live.config?["backend"] as? String == "https://api.example.com")
 
             // The dry run, and the pattern's own history, rollouts and refusals like any other.
-            let resolved = try await harness.admin.execute(
-                uri: "/v1/admin/config/resolve?version=2.1.3&environment=development", method: .get,
-                headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let resolved = try await admin(harness, .get, "/v1/admin/config/resolve?version=2.1.3&environment=development")
             #expect(resolved.json["matchedPattern"] as? String == "*@development")
-            let history = try await harness.admin.execute(
-                uri: "/v1/admin/config/history?version=*@development", method: .get, headers: [.authorization: "Bearer \(harness.key)"]
-            ) { DeliveryHarness.Reply($0) }
+            let history = try await admin(harness, .get, "/v1/admin/config/history?version=*@development")
             #expect((history.json["revisions"] as? [[String: Any]])?.count == 1)
             for bad in ["*@staging", "2.x@development", "@development"] {
                 let refused = try await harness.manage(.post, "config/upload", ["version": bad, "config": ["a": 1]])
