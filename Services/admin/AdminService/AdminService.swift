@@ -41,6 +41,7 @@ public enum AdminService: SesameServiceDefinition {
         KeyRoutes(authenticator: authenticator, keys: keys).addRoutes(to: admin)
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes).addRoutes(to: admin)
+        ConfigTargetingRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger)).addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
         PolicyRoutes(

@@ -5,7 +5,8 @@ import SesameHTTP
 import SesameStorage
 import SesameVault
 
-/// `config/…`: upload, view, delete, history, rollback, resolve.
+/// `config/…`: upload, view, delete, history, rollback, resolve (staged rollouts and device
+/// overrides: `ConfigTargetingRoutes`).
 struct ConfigRoutes {
     let authenticator: AdminAuthenticator
     let configs: ConfigStore
@@ -29,7 +30,7 @@ struct ConfigRoutes {
                 throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
             }
             let tiers = try Self.validTiers(body.tiers, zeroKnowledge: zeroKnowledge)
-            let rolloutBasisPoints = try body.rollout.map { try Self.validRolloutShare($0, upload: true) }
+            let rolloutBasisPoints = try body.rollout.map { try ConfigTargetingRoutes.validRolloutShare($0, upload: true) }
             let (revision, rollout, patterns) = try await configs.upload(
                 appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers,
                 rolloutBasisPoints: rolloutBasisPoints, caller: caller)
@@ -75,53 +76,6 @@ struct ConfigRoutes {
                 pattern: pattern, revision: revision, restoredFrom: body.revision)
         }
 
-        group.get("config/rollouts") { request, _ -> RolloutsResponse in
-            let (appID, _) = try await authenticator.app(of: request)
-            let pattern = try request.uri.queryParameters.get("version").map { try Self.validConfigPattern(String($0)) }
-            return RolloutsResponse(rollouts: try await configs.rollouts(appID: appID, pattern: pattern).map { RolloutInfo($0.rollout, installs: $0.installs) })
-        }
-
-        group.post("config/rollout") { request, context -> RolloutResponse in
-            let (appID, caller) = try await authenticator.app(of: request)
-            let body = try await request.decode(as: RolloutRequest.self, context: context)
-            let pattern = try Self.validConfigPattern(body.version)
-            let basisPoints = try body.percent.map { try Self.validRolloutShare($0, upload: false) }
-            let (rollout, restoredAs) = try await configs.changeRollout(
-                appID: appID, pattern: pattern, action: body.action, basisPoints: basisPoints, caller: caller)
-            return RolloutResponse(message: Self.describe(body.action, rollout, restoredAs: restoredAs), rollout: RolloutInfo(rollout), restoredAs: restoredAs)
-        }
-
-        group.get("config/overrides") { request, _ -> OverridesResponse in
-            let (appID, _) = try await authenticator.app(of: request)
-            return OverridesResponse(overrides: try await configs.overrides(appID: appID).map(OverrideInfo.init))
-        }
-
-        group.post("config/overrides") { request, context -> OverrideChangeResponse in
-            let (appID, caller) = try await authenticator.app(of: request)
-            let body = try await request.decode(as: OverrideRequest.self, context: context)
-            let pattern = try Self.validConfigPattern(body.version)
-            let install = try Self.validInstall(body.install)
-            let label = body.label.trimmingCharacters(in: .whitespaces)
-            guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError.invalidField("label", "must name the device in 1 to 100 characters, such as \"Ana's iPhone\"")
-            }
-            try await configs.setOverride(appID: appID, pattern: pattern, install: install, revision: body.revision, label: label, caller: caller)
-            return OverrideChangeResponse(
-                message: "The install '\(label)' now gets revision \(body.revision) of '\(pattern)', whatever is published or rolling out there.")
-        }
-
-        group.delete("config/overrides") { request, _ -> OverrideChangeResponse in
-            let (appID, caller) = try await authenticator.app(of: request)
-            guard let version = request.uri.queryParameters.get("version"), let install = request.uri.queryParameters.get("install") else {
-                throw APIError.invalidRequest("Name the override with ?version=PATTERN&install=KEYID.")
-            }
-            let pattern = try Self.validConfigPattern(String(version))
-            guard try await configs.removeOverride(appID: appID, pattern: pattern, install: try Self.validInstall(String(install)), caller: caller) else {
-                throw AdminErrors.overrideNotFound(pattern)
-            }
-            return OverrideChangeResponse(message: "The install gets what '\(pattern)' serves everyone again.")
-        }
-
         group.get("config/body") { request, _ -> ConfigBodyResponse in
             let (appID, _) = try await authenticator.app(of: request)
             let (pattern, revision) = try Self.patternAndRevision(request, revisionField: "revision")
@@ -162,7 +116,7 @@ struct ConfigRoutes {
             }
             // What an app at the version gets right after it attests, decided as delivery decides;
             // `install` (a device's key id, as `sesame devices` lists it) places it in or out of a rollout.
-            let install = try request.uri.queryParameters.get("install").map { try Self.validInstall(String($0)) }
+            let install = try request.uri.queryParameters.get("install").map { try ConfigTargetingRoutes.validInstall(String($0)) }
             let environment = request.uri.queryParameters.get("environment").map { String($0) } ?? "production"
             guard ["production", "development"].contains(environment) else {
                 throw APIError.invalidField("environment", "must be production (App Store and TestFlight builds) or development (Xcode builds, debug tokens)")
@@ -220,48 +174,6 @@ struct ConfigRoutes {
             throw APIError.invalidField("tiers", "names at most 1000 top-level keys of the config, each 1 to 200 bytes")
         }
         return ConfigTiers(tiers.required.filter { $0.value != .attested })
-    }
-
-    /// A rollout's share in basis points from a percentage: 0 up to (not including, for an
-    /// upload: that is a plain upload) 100, in steps of 0.01.
-    static func validRolloutShare(_ percent: Double, upload: Bool) throws -> Int {
-        guard let basisPoints = RolloutBucket.basisPoints(percent: percent), !upload || basisPoints < RolloutBucket.count else {
-            throw APIError.invalidField(
-                upload ? "rollout" : "percent",
-                upload
-                    ? "must be a percentage from 0 to below 100, in steps of 0.01 (to publish to every install, leave it out)"
-                    : "must be a percentage from 0 to 100, in steps of 0.01")
-        }
-        return basisPoints
-    }
-
-    /// An install as tokens name it: a device's key id (base64url) or a debug token's `debug:<id>`.
-    static func validInstall(_ text: String) throws -> String {
-        guard (1...200).contains(text.utf8.count), text.utf8.allSatisfy({ byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
-        }) else {
-            throw APIError.invalidField("install", "must be a device's key id (base64url), as 'sesame devices list' shows it")
-        }
-        return text
-    }
-
-    /// What a rollout change did, for people.
-    static func describe(_ action: RolloutAction, _ rollout: StoredRollout, restoredAs: Int64?) -> String {
-        let share = RolloutBucket.percentText(basisPoints: rollout.basisPoints)
-        let pattern = rollout.pattern
-        return switch action {
-        case .widen: "Revision \(rollout.revision) of '\(pattern)' now reaches \(share) % of installs\(rollout.paused ? " once resumed" : "")."
-        case .pause: "Paused: every install of '\(pattern)' gets \(rollout.previousRevision.map { "revision \($0)" } ?? "what it would without this pattern") until you resume."
-        case .resume: "Resumed: revision \(rollout.revision) of '\(pattern)' reaches \(share) % of installs again (the same ones)."
-        case .complete: "Completed: every install of '\(pattern)' gets revision \(rollout.revision)."
-        case .rollback:
-            if let previous = rollout.previousRevision, let restoredAs {
-                "Rolled back: every install of '\(pattern)' gets the config of revision \(previous) again, as revision \(restoredAs)."
-            } else {
-                "Rolled back: '\(pattern)' served nothing before the rollout and is deleted again (revision \(restoredAs ?? 0))."
-            }
-        }
     }
 
     /// A config's pattern in canonical form: a version pattern (`2.*`), or one qualified for
