@@ -9,7 +9,7 @@ struct DistinctCountTests {
         return sketch
     }
 
-    @Test("estimates within 1 item below 100 and within 5 % up to a million; repeats count once")
+    @Test("estimates within 4 items below 100 and within 6 % up to a million; repeats count once")
     func estimates() {
         var generator = SystemRandomNumberGenerator()
         #expect(DistinctCount().estimate == 0)
@@ -17,7 +17,9 @@ struct DistinctCountTests {
             let hashes = (0..<count).map { _ in UInt64.random(in: .min ... .max, using: &generator) }
             let estimate = sketch(hashes + hashes.prefix(count / 2)).estimate
             let error = abs(Double(estimate - count))
-            #expect(count < 100 ? error <= 1 : error / Double(count) < 0.05, "\(count) items estimated as \(estimate)")
+            // About 3.6 standard errors either way: linear counting's below 100 items (one install in
+            // a few thousand registers rarely shares one), HyperLogLog's 1.6 % above.
+            #expect(count < 100 ? error <= 4 : error / Double(count) < 0.06, "\(count) items estimated as \(estimate)")
         }
     }
 
@@ -29,7 +31,7 @@ struct DistinctCountTests {
         var first = sketch(shared + onlyFirst)
         first.merge(sketch(shared))
         #expect(first == sketch(shared + onlyFirst))
-        #expect(abs(first.estimate - 7_000) < 350)
+        #expect(abs(first.estimate - 7_000) < 420)
     }
 
     @Test("stored registers are read back only when they are a sketch")
