@@ -98,7 +98,8 @@ public struct AppRelease<Config: Sendable>: Sendable {
         }
         let patterns = token.development ? version.lookupOrder.map { $0 + Self.developmentSuffix } + version.lookupOrder : version.lookupOrder
         for pattern in patterns {
-            if let install = token.install, let pinned = overrides[pattern]?[install] {
+            // Most releases have no override: no lookup per pattern on the hot path then.
+            if !overrides.isEmpty, let install = token.install, let pinned = overrides[pattern]?[install] {
                 return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
             }
             guard let config = configs[pattern] else { continue }

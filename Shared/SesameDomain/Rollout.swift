@@ -10,27 +10,22 @@ public struct Rollout<Config: Sendable>: Sendable {
     public let id: UUID
     /// `id` as the API and the answer write it (lowercase), made once rather than per answer.
     public let idText: String
-    /// The app whose installs are bucketed.
-    public let appID: String
     /// The share of installs that get the new revision, in basis points (0...10,000: 500 is 5 %).
     public let basisPoints: Int
-    /// Mixed into each install's bucket, so two rollouts pick independent shares.
-    public let salt: String
     /// While paused, every install gets `previous`; resuming gives the same installs the new revision again.
     public let paused: Bool
     /// What the installs outside the rollout get; nil when the pattern served nothing before, and
     /// they are resolved as if it published nothing (a less specific pattern, or no config).
     public let previous: Config?
 
-    /// The hash of what every install's bucket of this rollout starts with, made once.
+    /// The hash of what every install's bucket of this rollout starts with (the app whose installs
+    /// are bucketed, and the salt that makes two rollouts pick independent shares), made once.
     private let seed: RolloutBucket.Seed
 
     public init(id: UUID, appID: String, basisPoints: Int, salt: String, paused: Bool, previous: Config?) {
         self.id = id
         idText = id.uuidString.lowercased()
-        self.appID = appID
         self.basisPoints = basisPoints
-        self.salt = salt
         self.paused = paused
         self.previous = previous
         seed = RolloutBucket.Seed(appID: appID, salt: salt)

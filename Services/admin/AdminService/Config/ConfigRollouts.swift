@@ -41,7 +41,9 @@ extension ConfigStore {
                     "previousRevision": previous.map { .integer($0) } ?? .null,
                 ]),
             appID: appID, on: connection, logger: logger)
-        return try await rollout(appID: appID, pattern: pattern, on: connection)!
+        // Read back in this transaction, right after the insert: never absent, but not a crash if it were.
+        guard let begun = try await rollout(appID: appID, pattern: pattern, on: connection) else { throw APIError.internalError }
+        return begun
     }
 
     /// Applies `action` to `pattern`'s rollout in flight (`basisPoints` for `widen`); returns the
