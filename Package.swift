@@ -161,6 +161,8 @@ if declaresServer {
             path: "Shared/SesameEventBus"
         ),
         .target(name: "SesameDomain", dependencies: [crypto, extrasBase64], path: "Shared/SesameDomain"),
+        // JSON Schema (draft 2020-12), the subset config validation needs: admin checks uploads, the CLI checks offline.
+        .target(name: "ConfigSchema", dependencies: ["SesameDomain"], path: "Shared/ConfigSchema"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
         .target(
             name: "SesameTokens",
@@ -217,7 +219,7 @@ if declaresServer {
         .target(
             name: "AdminService",
             dependencies: [
-                "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain",
+                "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "ConfigSchema",
                 "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
                 serviceLifecycle, crypto,
                 cryptoExtras,
@@ -234,7 +236,7 @@ if declaresServer {
 
         .target(
             name: "SesameCLI",
-            dependencies: ["AppAttest", "SesameDomain", sesameVault, argumentParser, crypto, x509, asn1],
+            dependencies: ["AppAttest", "SesameDomain", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1],
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
@@ -274,6 +276,9 @@ if declaresServer {
             path: "Tests/AppAttestTesting"
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
+        .testTarget(
+            name: "ConfigSchemaTests", dependencies: ["ConfigSchema", "SesameDomain", "SesameTestSupport"], path: "Tests/ConfigSchemaTests",
+            exclude: ["oracle.py"], resources: [.copy("Suite")]),
         .testTarget(
             name: "AppAttestTests",
             dependencies: ["AppAttest", "AppAttestTesting", "CBOR", crypto, x509, asn1],

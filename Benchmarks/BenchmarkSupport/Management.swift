@@ -30,9 +30,12 @@ public struct Management: Sendable {
         return key
     }
 
-    /// Uploads `config` for every version; returns its revision.
-    public func upload(_ config: [String: Any]) async throws -> Int {
-        let answer = try await call("config/upload", ["version": "*", "config": config])
+    /// Uploads `config` for the versions `version` matches (every version by default), to a
+    /// `rollout` percentage of their installs when given; returns its revision.
+    public func upload(_ config: [String: Any], version: String = "*", rollout: Double? = nil) async throws -> Int {
+        var request: [String: Any] = ["version": version, "config": config]
+        if let rollout { request["rollout"] = rollout }
+        let answer = try await call("config/upload", request)
         guard let revision = answer["revision"] as? Int else { throw BenchmarkFailure("upload refused: \(answer)") }
         return revision
     }

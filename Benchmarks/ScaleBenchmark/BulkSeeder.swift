@@ -9,14 +9,19 @@ import SesameStorage
 /// `revoke` write that delivery reads (apps, config revisions, kill switches, revocations), without
 /// their audit and outbox rows, which delivery never reads. Each pattern's newest revision is a
 /// real sealed 4 KiB config; older revisions are 4 KiB of sealed-looking bytes, which delivery
-/// never opens (a real history would hold older sealed configs of the same size).
+/// never opens (a real history would hold older sealed configs of the same size). With
+/// `rollouts`, each app also has a staged rollout in flight on `2.*`: a newer sealed revision
+/// served to 10 % of installs, the rest keeping the pattern's previous head (as `--rollout 10`).
 struct BulkSeeder {
     static let patterns = ["*", "1.*", "2.*", "2.1.*", "3.0.0"]
     static let revisionsPerPattern = 20
+    static let rolloutPattern = "2.*"
+    static let rolloutBasisPoints = 1_000
 
     let client: PostgresClient
     let encryption: EnvelopeEncryption
     let logger: Logger
+    let rollouts: Bool
 
     /// Seeds apps `BENCH<index>.com.example.app<index>` for `indexes`, 200 per round trip.
     func seed(_ indexes: Range<Int>) async throws {
@@ -38,7 +43,18 @@ struct BulkSeeder {
                     head.bodies.append(ByteBuffer(bytes: try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern))))
                     head.digests.append(ByteBuffer(bytes: SHA256.hash(data: body)))
                 }
+                if rollouts {
+                    // The revision rolled out: newer than every seeded one, its previous the pattern's head.
+                    let body = Self.config(appID: appID, pattern: Self.rolloutPattern + " rolling out")
+                    head.apps.append(appID)
+                    head.patterns.append(Self.rolloutPattern)
+                    head.revisions.append(Int64(Self.revisionsPerPattern * Self.patterns.count + 1))
+                    head.bodies.append(ByteBuffer(bytes: try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: Self.rolloutPattern))))
+                    head.digests.append(ByteBuffer(bytes: SHA256.hash(data: body)))
+                }
             }
+            let rolledOut = Int64(Self.revisionsPerPattern * Self.patterns.count + 1)
+            let rolledBack = Int64((Self.revisionsPerPattern - 1) * Self.patterns.count + (Self.patterns.firstIndex(of: Self.rolloutPattern) ?? 0) + 1)
             let (patterns, generations, patternCount) = (Self.patterns, Int64(Self.revisionsPerPattern - 2), Int64(Self.patterns.count))
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(
@@ -68,6 +84,14 @@ struct BulkSeeder {
                     """
                     INSERT INTO revocations (app_id, version_pattern, issued_before)
                     SELECT unnest(\(appIDs)::text[]), '1.1.*', now() - interval '1 day'
+                    """, logger: logger)
+                guard rollouts else { return }
+                try await connection.query(
+                    """
+                    INSERT INTO config_rollouts (rollout_id, app_id, pattern, revision, previous_revision, basis_points, salt, state)
+                    SELECT gen_random_uuid(), app_id, \(Self.rolloutPattern), \(rolledOut), \(rolledBack), \(Self.rolloutBasisPoints),
+                        md5(random()::text || app_id), 'active'
+                    FROM unnest(\(appIDs)::text[]) AS a(app_id)
                     """, logger: logger)
             }
         }

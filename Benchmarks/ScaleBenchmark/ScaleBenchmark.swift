@@ -21,6 +21,8 @@ import SwiftASN1
 // revocation; then a release `sesame-delivery` process is started and measured: its first load,
 // its memory, one periodic resync, the hot path with wrk, and an upload's propagation. Admin and
 // auth run in this process; the one app the requests are for is registered through them.
+// With `--rollouts`, each size is measured twice: as above, then with a staged rollout in flight
+// on one pattern of every app, the measured app's included, so the hot path places its install.
 
 let operatorToken = "benchmark-operator-token-0123456789abcdef"
 let benchApp = (teamID: "BENCHTEAM1", bundleID: "com.example.bench")
@@ -33,6 +35,7 @@ let logger: Logger = {
 /// One size's figures: a row of the printed table.
 struct Row {
     var apps = 0
+    var rollouts = 0
     var seedSeconds = 0.0
     var firstLoadSeconds = 0.0
     var residentMiB = 0.0
@@ -44,12 +47,12 @@ struct Row {
     var propagationP99Milliseconds = 0.0
 
     static let header = """
-        | apps | seed (s) | first load (s) | RSS after load (MiB) | resync wall (ms) | delivery CPU per resync interval (ms) | rows read per resync | GET /v1/config req/s (64 conn) | p99 | upload→served p99 (ms) |
-        | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+        | apps | rollouts in flight | seed (s) | first load (s) | RSS after load (MiB) | resync wall (ms) | delivery CPU per resync interval (ms) | rows read per resync | GET /v1/config req/s (64 conn) | p99 | upload→served p99 (ms) |
+        | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
         """
 
     var line: String {
-        String(format: "| %d | %.1f | %.2f | %.0f | %.1f | %.0f | %d | %.0f | %@ | %.0f |", apps, seedSeconds, firstLoadSeconds, residentMiB,
+        String(format: "| %d | %d | %.1f | %.2f | %.0f | %.1f | %.0f | %d | %.0f | %@ | %.0f |", apps, rollouts, seedSeconds, firstLoadSeconds, residentMiB,
             resyncSeconds * 1000, resyncCPUSeconds * 1000, resyncRows, requestsPerSecond, p99, propagationP99Milliseconds)
     }
 }
@@ -60,18 +63,22 @@ enum ScaleBenchmark {
 
     static func main() async throws {
         SesameLogging.bootstrap(json: true, level: .warning)
-        let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+        let arguments = CommandLine.arguments.dropFirst()
+        let sizes = arguments.compactMap { Int($0) }
+        let withRollouts = arguments.contains("--rollouts") ? [false, true] : [false]
         let delivery = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("sesame-delivery")
         guard FileManager.default.isExecutableFile(atPath: delivery.path) else {
             throw BenchmarkFailure("no release sesame-delivery beside this benchmark (\(delivery.path)): build it first")
         }
         print(Row.header)
         for size in sizes.isEmpty ? [100, 1_000, 10_000] : sizes {
-            print(try await measure(apps: size, delivery: delivery).line)
+            for rollouts in withRollouts {
+                print(try await measure(apps: size, rollouts: rollouts, delivery: delivery).line)
+            }
         }
     }
 
-    static func measure(apps: Int, delivery executable: URL) async throws -> Row {
+    static func measure(apps: Int, rollouts: Bool, delivery executable: URL) async throws -> Row {
         let attester = try SoftwareAttester()
         let masterKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
         return try await TestDatabase.withFreshDatabase { url in
@@ -88,16 +95,27 @@ enum ScaleBenchmark {
                     }
                     let management = Management(admin: admin, key: try await Management(admin: admin, key: operatorToken).createKey(
                         teamID: benchApp.teamID, bundleID: benchApp.bundleID))
-                    let token = try await SoftwareApp(attester: attester, teamID: benchApp.teamID, bundleID: benchApp.bundleID)
-                        .attest(with: auth, appVersion: "2.1.3").accessToken
+                    let app = SoftwareApp(attester: attester, teamID: benchApp.teamID, bundleID: benchApp.bundleID)
+                    let token = try await app.attest(with: auth, appVersion: "2.1.3").accessToken
+                    // Propagation is timed on `*`, which a rollout on `2.*` would hide from 2.1.3.
+                    let propagationToken = try await app.attest(with: auth, appVersion: "3.1.0").accessToken
                     _ = try await management.upload(config(round: 0))
+                    if rollouts {
+                        // Every install is included (100 % of a rollout in flight): the hot path places it
+                        // and serves the rolled-out revision, never falling through to the previous one.
+                        _ = try await management.upload(config(round: -1), version: BulkSeeder.rolloutPattern)
+                        _ = try await management.upload(config(round: -2), version: BulkSeeder.rolloutPattern, rollout: 1)
+                        _ = try await management.call("config/rollout", ["version": BulkSeeder.rolloutPattern, "action": "widen", "percent": 100])
+                    }
 
-                    var row = Row(apps: apps)
+                    var row = Row(apps: apps, rollouts: rollouts ? apps : 0)
                     let clock = ContinuousClock()
                     let seeding = clock.now
                     try await TestDatabase.withClient(url) { client in
-                        try await BulkSeeder(client: client, encryption: EnvelopeEncryption(keyring: try MasterKeyring(current: masterKey)), logger: logger)
-                            .seed(0..<(apps - 1))
+                        try await BulkSeeder(
+                            client: client, encryption: EnvelopeEncryption(keyring: try MasterKeyring(current: masterKey)), logger: logger,
+                            rollouts: rollouts
+                        ).seed(0..<(apps - 1))
                         // As autovacuum would have by now: the planner knows the tables' sizes.
                         try await client.query("VACUUM ANALYZE", logger: logger)
                     }
@@ -121,7 +139,8 @@ enum ScaleBenchmark {
                         "\(delivery.baseURL)/v1/config?version=2.1.3"]).0
                     guard figures.non2xx == 0 else { throw BenchmarkFailure("delivery answered \(figures.non2xx) non-2xx replies") }
                     (row.requestsPerSecond, row.p99) = (figures.requestsPerSecond, figures.p99)
-                    row.propagationP99Milliseconds = try await propagation(management: management, delivery: delivery, token: token)
+                    if rollouts { try await expectRollout(from: delivery, token: token) }
+                    row.propagationP99Milliseconds = try await propagation(management: management, delivery: delivery, token: propagationToken)
                     return row
                 }
             }
@@ -154,7 +173,7 @@ enum ScaleBenchmark {
             let started = clock.now
             let revision = try await management.upload(config(round: round))
             while true {
-                let reply = try await HTTP.get("\(delivery.baseURL)/v1/config?version=2.1.3", headers: ["Authorization": "Bearer \(token)"])
+                let reply = try await HTTP.get("\(delivery.baseURL)/v1/config?version=3.1.0", headers: ["Authorization": "Bearer \(token)"])
                 if reply.json?["revision"] as? Int == revision { break }
                 guard clock.now - started < .seconds(30) else { throw BenchmarkFailure("revision \(revision) not served after 30 s") }
                 try await Task.sleep(for: .milliseconds(2))
@@ -162,6 +181,14 @@ enum ScaleBenchmark {
             milliseconds.append((clock.now - started).inSeconds * 1000)
         }
         return milliseconds.sorted()[Int(Double(milliseconds.count) * 0.99) - 1]
+    }
+
+    /// Fails unless the measured install was served through the rollout (so wrk measured placement).
+    static func expectRollout(from delivery: ServiceProcess, token: String) async throws {
+        let reply = try await HTTP.get("\(delivery.baseURL)/v1/config?version=2.1.3", headers: ["Authorization": "Bearer \(token)"])
+        guard let rollout = reply.json?["rollout"] as? [String: Any], rollout["included"] as? Bool == true else {
+            throw BenchmarkFailure("the measured install was not served through the rollout: \(reply.json ?? [:])")
+        }
     }
 
     static func config(round: Int) -> [String: Any] {

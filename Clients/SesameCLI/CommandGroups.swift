@@ -65,3 +65,10 @@ struct BlobGroup: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blob", abstract: "Files attested apps download.", subcommands: [BlobUploadCommand.self])
 }
+
+/// `sesame audit …`.
+struct AuditGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "The app's audit log and the hash chain that makes it tamper-evident.",
+        subcommands: [AuditListCommand.self, AuditVerifyCommand.self])
+}

@@ -40,23 +40,86 @@ public struct AuditLog: Sendable {
         self.logger = logger
     }
 
-    /// Appends `entry` for `appID` on `connection` (inside the caller's transaction).
+    /// Appends `entry` for `appID` on `connection` (inside the caller's transaction), as the next
+    /// link of the app's chain (`AuditChain`). One transaction at a time extends an app's chain:
+    /// the lock is held until the caller commits, so ids and links follow the same order.
     public static func append(_ entry: AuditEntry, appID: String, on connection: PostgresConnection, logger: Logger) async throws {
-        let details = String(decoding: try JSONEncoder().encode(entry.details), as: UTF8.self)
+        try await connection.query("SELECT pg_advisory_xact_lock(\(chainLockSpace), hashtext(\(appID)))", logger: logger)
+        let rows = try await connection.query(
+            """
+            SELECT nextval(pg_get_serial_sequence('audit_log', 'id')), (EXTRACT(EPOCH FROM now()) * 1000000)::bigint,
+                   (SELECT entry_hash FROM audit_log WHERE app_id = \(appID) ORDER BY id DESC LIMIT 1)
+            """, logger: logger)
+        var next: (id: Int64, at: Int64, previous: [UInt8])?
+        for try await (id, at, previous) in rows.decode((Int64, Int64, ByteBuffer?).self) {
+            next = (id, at, previous.map { Array($0.readableBytesView) } ?? AuditChain.genesis)
+        }
+        guard let next else { throw StorageError.missingRow("the audit log's next id") }
+        let link = AuditChain.Link(
+            appID: appID, id: next.id, atMicroseconds: next.at, actor: entry.actor, action: entry.action, pattern: entry.pattern,
+            revision: entry.revision, details: entry.details)
+        let hash = ByteBuffer(bytes: AuditChain.hash(of: link, following: next.previous))
+        let details = String(decoding: AuditChain.canonicalDetails(entry.details), as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO audit_log (app_id, actor, action, pattern, revision, details)
-            VALUES (\(appID), \(entry.actor), \(entry.action), \(entry.pattern), \(entry.revision), \(details)::jsonb)
+            INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash)
+            VALUES (\(next.id), \(appID), TIMESTAMPTZ 'epoch' + \(next.at) * INTERVAL '1 microsecond', \(entry.actor), \(entry.action),
+                    \(entry.pattern), \(entry.revision), \(details)::jsonb, \(ByteBuffer(bytes: next.previous)), \(hash))
             """, logger: logger)
+    }
+
+    /// The advisory-lock space of audit chains (the first key of `pg_advisory_xact_lock`).
+    static let chainLockSpace: Int32 = 0x4155_4454  // "AUDT"
+
+    /// Walks `appID`'s whole log in id order and checks its chain, a page at a time.
+    /// With `expectedHead` (a head exported earlier), also whether the chain still reaches it.
+    public func verify(appID: String, expectedHead: [UInt8]? = nil) async throws -> AuditChain.Verifier {
+        var verifier = AuditChain.Verifier(expectedHead: expectedHead)
+        var after: Int64 = 0
+        while verifier.broken == nil {
+            let rows = try await database.client.query(
+                """
+                SELECT id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, actor, action, pattern, revision, details::text, previous_hash, entry_hash
+                FROM audit_log WHERE app_id = \(appID) AND id > \(after) ORDER BY id LIMIT 1000
+                """, logger: logger)
+            var read = 0
+            for try await (id, at, actor, action, pattern, revision, details, previous, hash) in rows.decode(
+                (Int64, Int64, String, String, String?, Int64?, String, ByteBuffer?, ByteBuffer?).self)
+            {
+                read += 1
+                after = id
+                let link = AuditChain.Link(
+                    appID: appID, id: id, atMicroseconds: at, actor: actor, action: action, pattern: pattern, revision: revision,
+                    details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:])
+                verifier.check(link, previousHash: previous.map { Array($0.readableBytesView) }, entryHash: hash.map { Array($0.readableBytesView) })
+            }
+            if read < 1000 { break }
+        }
+        return verifier
     }
 
     /// Entries of `appID` after `afterID`, oldest first, at most `limit`.
     public func entries(appID: String, after afterID: Int64, limit: Int) async throws -> [AuditEntry] {
-        let rows = try await database.client.query(
+        try await read(
             """
             SELECT id, at, actor, action, pattern, revision, details::text FROM audit_log
             WHERE app_id = \(appID) AND id > \(afterID) ORDER BY id LIMIT \(limit)
-            """, logger: logger)
+            """)
+    }
+
+    /// The newest `limit` entries of `appID`, oldest first.
+    public func newest(appID: String, limit: Int) async throws -> [AuditEntry] {
+        try await read(
+            """
+            SELECT * FROM (
+                SELECT id, at, actor, action, pattern, revision, details::text FROM audit_log
+                WHERE app_id = \(appID) ORDER BY id DESC LIMIT \(limit)
+            ) AS newest ORDER BY id
+            """)
+    }
+
+    private func read(_ query: PostgresQuery) async throws -> [AuditEntry] {
+        let rows = try await database.client.query(query, logger: logger)
         var entries: [AuditEntry] = []
         for try await (id, at, actor, action, pattern, revision, details) in rows.decode(
             (Int64, Date, String, String, String?, Int64?, String).self)

@@ -8,6 +8,8 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case migrationChanged(version: Int, name: String)
     /// The database was migrated by a newer build than this one.
     case databaseNewerThanBuild(appliedVersion: Int, knownVersion: Int)
+    /// A statement that always returns a row returned none.
+    case missingRow(String)
 
     public var description: String {
         switch self {
@@ -17,6 +19,7 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
             "migration \(version) (\(name)) differs from the one already applied; add a new migration instead of editing a released one"
         case .databaseNewerThanBuild(let applied, let known):
             "the database is at migration \(applied) but this build knows only up to \(known); upgrade this service"
+        case .missingRow(let what): "PostgreSQL returned no row for \(what)"
         }
     }
 }

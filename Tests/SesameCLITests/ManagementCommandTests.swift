@@ -245,6 +245,26 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("audit list shows the changes; audit verify prints the head, holds the log to it, and exits 1 when it is not reached")
+    func audit() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let file = try temporaryFile(#"{"endpoint": "https://api.example.com"}"#)
+            #expect(await Self.sesame(["config", "upload", "--file", file, "--ver", "*"] + server).status == 0)
+            let listed = await Self.sesame(["audit", "list"] + server)
+            #expect(listed.status == 0 && listed.out.contains("config.upload") && listed.out.contains("WHAT"))
+
+            let verified = await Self.sesame(["audit", "verify"] + server)
+            #expect(verified.status == 0 && verified.out.contains("The audit log is intact"), "\(verified.error)")
+            let head = try #require(verified.out.split(separator: " ").last.map { $0.trimmingCharacters(in: .punctuationCharacters.union(.whitespacesAndNewlines)) })
+            #expect(head.count == 64)
+            #expect(await Self.sesame(["audit:verify", "--head", head] + server).status == 0)
+
+            let unknown = await Self.sesame(["audit", "verify", "--head", String(repeating: "0", count: 64)] + server)
+            #expect(unknown.status == 1 && unknown.out.contains("no longer reaches the head") && unknown.error.contains("failed verification"))
+        }
+    }
+
     @Test("upload --rollout, config rollout widen/pause/resume/complete/rollback, config rollouts, resolve --install")
     func rollouts() async throws {
         try await Self.withAdmin { url in

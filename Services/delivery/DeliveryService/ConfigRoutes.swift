@@ -107,7 +107,7 @@ struct ConfigRoutes: Sendable {
         switch decision {
         case .published: break
         case .rollout(let rollout, let included, let mark):
-            installCounts.record(rollout: rollout, included: included, mark: mark)
+            installCounts.record(appID: caller.claims.appID, rollout: rollout, included: included, mark: mark)
             body.writeString(#","rollout":{"id":""#)
             body.writeString(rollout)
             body.writeString(included ? #"","included":true}"# : #"","included":false}"#)

@@ -101,9 +101,9 @@ final class DeliveryCache: Sendable {
         }
     }
 
-    /// The ids of every rollout in flight, as answers write them.
-    func rolloutsInFlight() -> Set<String> {
-        contents.withLock { contents in Set(contents.apps.values.flatMap { $0.release.rollouts.values.map(\.idText) }) }
+    /// Whether `appID`'s release still has the rollout `id` (as answers write it) in flight.
+    func rolloutInFlight(id: String, appID: String) -> Bool {
+        contents.withLock { contents in contents.apps[appID]?.release.rollouts.values.contains { $0.idText == id } ?? false }
     }
 
     func allConfigs() -> [String: [ServedConfig]] {

@@ -13,6 +13,7 @@ import Synchronization
 /// that ends is written one last time and forgotten.
 final class RolloutInstallCounts: Service, Sendable {
     private struct Side: Hashable {
+        let appID: String
         let rollout: String
         let included: Bool
     }
@@ -37,12 +38,13 @@ final class RolloutInstallCounts: Service, Sendable {
         self.logger = logger
     }
 
-    /// Counts the install behind `mark` on its side of `rollout`. Does not wait.
-    func record(rollout: String, included: Bool, mark: UInt64) {
+    /// Counts the install behind `mark` on its side of `appID`'s `rollout`. Does not wait.
+    func record(appID: String, rollout: String, included: Bool, mark: UInt64) {
+        let side = Side(appID: appID, rollout: rollout, included: included)
         tallies.withLock { tallies in
             // In place: the sketch is 4 KiB, and copying it per answer would cost more than the answer.
-            if tallies[Side(rollout: rollout, included: included), default: Tally()].count.insert(hash: mark) {
-                tallies[Side(rollout: rollout, included: included)]?.unsaved = true
+            if tallies[side, default: Tally()].count.insert(hash: mark) {
+                tallies[side]?.unsaved = true
             }
         }
     }
@@ -59,12 +61,14 @@ final class RolloutInstallCounts: Service, Sendable {
         }
     }
 
-    /// Writes the sketches changed since the last write; forgets those of rollouts no longer in flight.
+    /// Writes the sketches changed since the last write; forgets those of rollouts no longer in
+    /// flight. Its work grows with the rollouts this replica counted, not with every app's.
     func save() async throws {
-        let inFlight = cache.rolloutsInFlight()
-        let unsaved = tallies.withLock { tallies in
-            tallies.compactMap { side, tally in tally.unsaved ? (side, tally.count) : nil }
+        let (sides, unsaved) = tallies.withLock { tallies in
+            (Array(tallies.keys), tallies.compactMap { side, tally in tally.unsaved ? (side, tally.count) : nil })
         }
+        guard !sides.isEmpty else { return }
+        let ended = Set(sides.filter { !cache.rolloutInFlight(id: $0.rollout, appID: $0.appID) })
         for (side, count) in unsaved {
             guard let rollout = UUID(uuidString: side.rollout) else { continue }
             try await database.client.query(
@@ -78,6 +82,6 @@ final class RolloutInstallCounts: Service, Sendable {
                 if tallies[side]?.count == count { tallies[side]?.unsaved = false }
             }
         }
-        tallies.withLock { tallies in tallies = tallies.filter { inFlight.contains($0.key.rollout) || $0.value.unsaved } }
+        tallies.withLock { tallies in tallies = tallies.filter { !ended.contains($0.key) || $0.value.unsaved } }
     }
 }

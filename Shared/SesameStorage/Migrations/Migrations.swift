@@ -19,5 +19,6 @@ public enum Migrations {
         configRollouts,
         deviceOverrides,
         rolloutInstalls,
+        auditChain,
     ]
 }

@@ -77,17 +77,18 @@ struct ConfigRoutes {
         }
 
         group.get("config/body") { request, _ -> ConfigBodyResponse in
-            let (appID, _) = try await authenticator.app(of: request)
+            let (appID, caller) = try await authenticator.app(of: request)
             let (pattern, revision) = try Self.patternAndRevision(request, revisionField: "revision")
             guard let stored = try await configs.stored(appID: appID, pattern: pattern, revision: revision) else {
                 throw revision.map { AdminErrors.revisionNotFound(pattern, $0) } ?? AdminErrors.patternNotFound(pattern)
             }
+            try await configs.recordRead(appID: appID, pattern: pattern, revisions: [stored.revision], via: "body", caller: caller)
             return ConfigBodyResponse(
                 pattern: pattern, revision: stored.revision, zeroKnowledge: stored.zeroKnowledge, tiers: stored.tiers, config: stored.config)
         }
 
         group.get("config/diff") { request, _ -> ConfigDiffResponse in
-            let (appID, _) = try await authenticator.app(of: request)
+            let (appID, caller) = try await authenticator.app(of: request)
             let (pattern, from) = try Self.patternAndRevision(request, revisionField: "from")
             let (_, to) = try Self.patternAndRevision(request, revisionField: "to")
             guard let from else { throw APIError.invalidField("from", "is required: the revision to compare from") }
@@ -101,6 +102,7 @@ struct ConfigRoutes {
             guard !before.zeroKnowledge, !after.zeroKnowledge else {
                 throw APIError.invalidRequest("A zero-knowledge revision is ciphertext Sesame cannot read: decrypt both with 'sesame decrypt' and compare them there.")
             }
+            try await configs.recordRead(appID: appID, pattern: pattern, revisions: [before.revision, after.revision], via: "diff", caller: caller)
             return ConfigDiffResponse(
                 pattern: pattern, from: before.revision, to: after.revision, changes: before.config.changes(to: after.config),
                 tiersChanged: before.tiers != after.tiers)

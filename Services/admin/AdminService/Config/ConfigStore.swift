@@ -108,6 +108,18 @@ struct ConfigStore: Sendable {
         return nil
     }
 
+    /// Records that `caller` read the secret values of `revisions` of `pattern` (`config.read`),
+    /// before they are shown: a read the audit log cannot record is not answered.
+    func recordRead(appID: String, pattern: String, revisions: [Int64], via: String, caller: Caller) async throws {
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "config.read", pattern: pattern, revision: revisions.last,
+                    details: ["via": .string(via), "revisions": .array(revisions.map { .integer($0) })]),
+                appID: appID, on: connection, logger: logger)
+        }
+    }
+
     /// Publishes the body of an earlier `revision` of `pattern` as its next revision; nil when that
     /// revision does not exist or holds no body (a delete).
     func rollback(appID: String, pattern: String, to revision: Int64, caller: Caller) async throws -> Int64? {

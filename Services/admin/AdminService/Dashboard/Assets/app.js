@@ -188,7 +188,7 @@ const pages = {
 
 async function overviewPage() {
   const [manifest, killed, revoked, audit] = await Promise.all([
-    api("GET", "config"), api("GET", "kill-switch"), api("GET", "emergency-revoke"), api("GET", "audit?limit=500")]);
+    api("GET", "config"), api("GET", "kill-switch"), api("GET", "emergency-revoke"), api("GET", "audit?limit=10&newest=true")]);
   return el("div", { class: "grid" },
     el("section", { class: "card" }, el("h2", { text: "Published patterns" }),
       manifest.patterns.length === 0
@@ -248,7 +248,9 @@ async function configsPage() {
     if (error.code !== "pattern_not_found") throw error;
   }
   const history = published ? await api("GET", "config/history?version=" + encodeURIComponent(selected)) : { revisions: [] };
-  const rollouts = (await api("GET", "config/rollouts?version=" + encodeURIComponent(selected))).rollouts;
+  const [rollouts, overrides] = await Promise.all([
+    api("GET", "config/rollouts?version=" + encodeURIComponent(selected)).then((r) => r.rollouts),
+    api("GET", "config/overrides").then((r) => r.overrides.filter((o) => o.pattern === selected))]);
   const rolling = rollouts.find((r) => r.state === "active" || r.state === "paused");
   const editor = el("textarea", { id: "config-editor", class: "code", spellcheck: "false", rows: 18 });
   editor.value = published ? pretty(published.config) : "{\n  \n}";
@@ -333,14 +335,53 @@ async function configsPage() {
         el("button", { id: "rollout-rollback", onclick: () => steer("rollback", "Give every install " + rest + " again?"), text: "Roll back" })) : null);
   }
 
+  // Test devices: one install (a device's key id) pinned to a revision of this pattern.
+  const overrideInstall = el("input", { id: "override-install", placeholder: "key id, from Devices" });
+  const overrideLabel = el("input", { id: "override-label", placeholder: "Ana's iPhone" });
+  const overrideRevision = el("select", { id: "override-revision" }, history.revisions.filter((r) => r.action !== "delete").slice().reverse().map((r) =>
+    el("option", { value: r.revision, text: "revision " + r.revision + (published && r.revision === published.revision ? " (published)" : "") })));
+  async function pin() {
+    try {
+      say((await api("POST", "config/overrides", {
+        version: selected, install: overrideInstall.value.trim(), revision: Number(overrideRevision.value), label: overrideLabel.value })).message, "ok");
+      await show("configs?pattern=" + encodeURIComponent(selected));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function unpin(install) {
+    try {
+      say((await api("DELETE", "config/overrides?version=" + encodeURIComponent(selected) + "&install=" + encodeURIComponent(install))).message, "ok");
+      await show("configs?pattern=" + encodeURIComponent(selected));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  function overridesCard() {
+    if (!published && overrides.length === 0) return null;
+    return el("div", { id: "overrides" },
+      el("h2", { text: "Test devices" }),
+      el("p", { class: "muted", text: "A pinned device gets its revision of " + selected + ", whatever is published or rolling out here; kill switches and revocations still apply." }),
+      overrides.length === 0 ? el("p", { class: "muted", text: "No device is pinned to a revision of this pattern." }) :
+        table(["Device", "Key id", "Revision", "Since", ""], overrides.map((o) =>
+          el("tr", {}, el("td", { text: o.label }), el("td", {}, el("code", { class: "id", text: o.install })), el("td", { text: o.revision }),
+            el("td", { text: when(o.createdAt) }),
+            el("td", {}, canEdit() ? el("button", { class: "unpin small", onclick: () => unpin(o.install), text: "Unpin" }) : null)))),
+      canEdit() && published ? el("div", { class: "row" }, overrideLabel, overrideInstall, overrideRevision,
+        el("button", { id: "pin", onclick: pin, text: "Pin this device" })) : null);
+  }
+
   const resolverInput = el("input", { id: "resolve-version", placeholder: "2.1.3" });
+  const resolverInstall = el("input", { id: "resolve-install", placeholder: "key id (optional)" });
   const resolverAnswer = el("p", { id: "resolve-answer", class: "muted" });
+  const because = { deviceOverride: " (pinned for this test device)" };
   async function resolve() {
     try {
-      const r = await api("GET", "config/resolve?version=" + encodeURIComponent(resolverInput.value.trim()));
+      const install = resolverInstall.value.trim();
+      const r = await api("GET", "config/resolve?version=" + encodeURIComponent(resolverInput.value.trim()) + (install ? "&install=" + encodeURIComponent(install) : ""));
       resolverAnswer.textContent = r.outcome === "serve"
-        ? r.requestedVersion + " gets pattern " + r.matchedPattern + ", revision " + r.revision +
-          (r.rollout ? " (outside the staged rollout at " + r.rollout.percent + " %)" : "") + "."
+        ? r.requestedVersion + " gets pattern " + r.matchedPattern + ", revision " + r.revision + (because[r.decidedBy] || "") +
+          (r.rollout ? (r.rollout.included ? " (inside" : " (outside") + " the staged rollout at " + r.rollout.percent + " %)" : "") + "."
         : r.outcome === "disabled" ? r.requestedVersion + " is switched off: “" + r.reason + "”." : r.requestedVersion + " is revoked.";
     } catch (error) {
       resolverAnswer.textContent = error.message;
@@ -354,7 +395,7 @@ async function configsPage() {
       canEdit() ? el("div", { class: "row" }, newPattern,
         el("button", { id: "add-pattern", onclick: () => show("configs?pattern=" + encodeURIComponent(newPattern.value.trim() || "*")), text: "Edit" })) : null,
       el("h2", { text: "Which config does a version get?" }),
-      el("div", { class: "row" }, resolverInput, el("button", { id: "resolve", onclick: resolve, text: "Resolve" })), resolverAnswer),
+      el("div", { class: "row" }, resolverInput, resolverInstall, el("button", { id: "resolve", onclick: resolve, text: "Resolve" })), resolverAnswer),
     el("section", { class: "card main" },
       el("h2", {}, "Pattern ", el("code", { text: selected }), published ? el("span", { class: "badge", text: "revision " + published.revision }) : el("span", { class: "badge", text: "not published" })),
       published && published.zeroKnowledge ? el("p", { class: "notice", text: "Zero-knowledge: Sesame stores ciphertext; edit it with 'sesame encrypt'." }) : null,
@@ -369,7 +410,8 @@ async function configsPage() {
         el("tr", {}, el("td", { text: r.revision }), el("td", { text: r.action + (r.restoredFrom ? " of " + r.restoredFrom : "") }),
           el("td", { text: r.sizeBytes }), el("td", { text: when(r.createdAt) }), el("td", { text: r.createdBy || "–" }),
           el("td", {}, canEdit() && !rolling && r.action !== "delete" && published && r.revision !== published.revision
-            ? el("button", { class: "rollback", "data-revision": r.revision, onclick: () => rollback(r.revision), text: "Roll back to this" }) : null))))));
+            ? el("button", { class: "rollback", "data-revision": r.revision, onclick: () => rollback(r.revision), text: "Roll back to this" }) : null)))),
+      overridesCard()));
 }
 
 async function safetyPage() {
@@ -572,7 +614,7 @@ async function pinsPage() {
 }
 
 async function auditPage() {
-  const audit = await api("GET", "audit?limit=1000");
+  const [audit, chain] = await Promise.all([api("GET", "audit?limit=1000&newest=true"), api("GET", "audit/verify")]);
   const action = el("input", { id: "audit-action", placeholder: "config.upload" });
   const actor = el("input", { id: "audit-actor", placeholder: "account:…" });
   const body = el("div", {});
@@ -582,6 +624,8 @@ async function auditPage() {
   actor.addEventListener("input", refresh);
   refresh();
   return el("section", { class: "card wide" }, el("h2", { text: "Audit log" }),
+    el("p", { id: "audit-chain", class: chain.intact ? "notice" : "error" }, chain.message,
+      chain.intact && chain.head ? el("span", { class: "muted", text: " Keep the head outside Sesame; 'sesame audit verify --head HASH' checks the log still reaches it." }) : null),
     el("div", { class: "row" }, el("label", { for: "audit-action", text: "Action" }), action, el("label", { for: "audit-actor", text: "Who" }), actor), body);
 }
 

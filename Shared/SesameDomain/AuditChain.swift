@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+
+/// The hash chain that makes an app's audit log tamper-evident. Each entry's hash covers the
+/// previous entry's hash and every field of the entry, so changing or removing an entry breaks
+/// every hash after it; removing the newest entries is caught against a head exported earlier.
+/// Plain SHA-256, with no key: anyone holding the entries can check them.
+public enum AuditChain {
+    /// What the first entry of an app's chain follows.
+    public static let genesis = [UInt8](repeating: 0, count: 32)
+
+    /// An entry as the chain covers it.
+    public struct Link: Sendable, Equatable {
+        public let appID: String
+        public let id: Int64
+        /// Microseconds since 1970, as stored.
+        public let atMicroseconds: Int64
+        public let actor: String
+        public let action: String
+        public let pattern: String?
+        public let revision: Int64?
+        public let details: [String: JSONValue]
+
+        public init(
+            appID: String, id: Int64, atMicroseconds: Int64, actor: String, action: String, pattern: String?, revision: Int64?,
+            details: [String: JSONValue]
+        ) {
+            self.appID = appID
+            self.id = id
+            self.atMicroseconds = atMicroseconds
+            self.actor = actor
+            self.action = action
+            self.pattern = pattern
+            self.revision = revision
+            self.details = details
+        }
+    }
+
+    /// The hash of `link` following `previous`: SHA-256 over a version label, `previous` and each
+    /// field length-prefixed (so no two different entries hash the same bytes), the details as
+    /// JSON with sorted keys (what they read back as from the database, whatever its own format).
+    public static func hash(of link: Link, following previous: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        func add(_ bytes: some Collection<UInt8>) {
+            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: Array(bytes))
+        }
+        func add(_ number: Int64) { withUnsafeBytes(of: number.bigEndian) { add(Array($0)) } }
+        add(Array("sesame.audit.v1".utf8))
+        add(previous)
+        add(Array(link.appID.utf8))
+        add(link.id)
+        add(link.atMicroseconds)
+        add(Array(link.actor.utf8))
+        add(Array(link.action.utf8))
+        add(link.pattern.map { [1] + Array($0.utf8) } ?? [0])
+        add(link.revision.map { number in [1] + withUnsafeBytes(of: number.bigEndian) { Array($0) } } ?? [0])
+        add(canonicalDetails(link.details))
+        return Array(hasher.finalize())
+    }
+
+    /// The details as the chain hashes them: JSON with sorted keys and unescaped slashes.
+    public static func canonicalDetails(_ details: [String: JSONValue]) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(details)) ?? Data("{}".utf8))
+    }
+
+    /// Walks an app's entries in id order and finds the first that breaks the chain.
+    public struct Verifier: Sendable {
+        /// Entries read so far.
+        public private(set) var entries = 0
+        /// Entries written before the chain began (no hash), all before the first chained one.
+        public private(set) var predating = 0
+        /// The newest chained entry: its id and hash.
+        public private(set) var head: (id: Int64, hash: [UInt8])?
+        /// The first entry that breaks the chain, and why; nothing after it is checked.
+        public private(set) var broken: (id: Int64, reason: String)?
+        /// A head exported earlier, which the chain must still reach.
+        public let expectedHead: [UInt8]?
+        /// Whether an intact entry carried `expectedHead`.
+        public private(set) var reachedExpectedHead = false
+
+        public init(expectedHead: [UInt8]? = nil) {
+            self.expectedHead = expectedHead
+        }
+
+        /// Checks the next entry, stored with `previousHash` and `entryHash` (nil before the chain).
+        public mutating func check(_ link: Link, previousHash: [UInt8]?, entryHash: [UInt8]?) {
+            guard broken == nil else { return }
+            entries += 1
+            guard let entryHash, let previousHash else {
+                if head == nil && entryHash == nil && previousHash == nil {
+                    predating += 1
+                } else {
+                    broken = (link.id, "the entry has lost its hash, after the chain began")
+                }
+                return
+            }
+            guard previousHash == head?.hash ?? AuditChain.genesis else {
+                broken = (link.id, head.map { "the entry does not follow entry \($0.id): an entry between them was removed, or its hash rewritten" }
+                    ?? "the first chained entry does not start the chain: entries before it were removed or stripped of their hashes")
+                return
+            }
+            guard AuditChain.hash(of: link, following: previousHash) == entryHash else {
+                broken = (link.id, "the entry was changed after it was written: its hash does not cover what it says")
+                return
+            }
+            head = (link.id, entryHash)
+            if entryHash == expectedHead { reachedExpectedHead = true }
+        }
+    }
+}

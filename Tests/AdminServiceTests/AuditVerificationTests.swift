@@ -1,0 +1,130 @@
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@Suite("Admin: the tamper-evident audit log", .timeLimit(.minutes(3)))
+struct AuditVerificationTests {
+    /// What an attacker with the database's owner rights does: lift the append-only guard, change
+    /// the log with `statement`, and put the guard back.
+    static func tamper(_ harness: AdminHarness, _ statement: PostgresQuery) async throws {
+        try await harness.database.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
+        try await harness.database.query(statement)
+        try await harness.database.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+    }
+
+    static func verify(_ harness: AdminHarness, key: String, head: String? = nil) async throws -> AdminHarness.Reply {
+        let reply = try await harness.call(.get, "/v1/admin/audit/verify" + (head.map { "?head=\($0)" } ?? ""), credential: key)
+        #expect(reply.status == .ok, "\(reply.json)")
+        return reply
+    }
+
+    /// The ids of the app's audit entries, oldest first.
+    static func ids(_ harness: AdminHarness) async throws -> [Int64] {
+        var ids: [Int64] = []
+        for try await id in try await harness.database.query("SELECT id FROM audit_log ORDER BY id").decode(Int64.self) { ids.append(id) }
+        return ids
+    }
+
+    @Test("changes through the API leave an intact chain whose head is the newest entry; reading a config body is audited")
+    func intact() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...3 { _ = try await harness.upload(["round": round, "path": "a/b"], version: "*", key: key) }
+            let body = try await harness.call(.get, "/v1/admin/config/body?version=*", credential: key)
+            #expect(body.status == .ok)
+            let audit = try await harness.call(.get, "/v1/admin/audit?limit=1&newest=true", credential: key)
+            let newest = try #require((audit["entries"] as? [[String: Any]])?.first)
+            #expect(newest["action"] as? String == "config.read" && newest["revision"] as? Int == 3)
+
+            let verdict = try await Self.verify(harness, key: key)
+            let ids = try await Self.ids(harness)
+            #expect(verdict["intact"] as? Bool == true && verdict["entries"] as? Int == ids.count && verdict["predating"] as? Int == 0)
+            let head = try #require(verdict["head"] as? [String: Any])
+            #expect((head["id"] as? Int).map(Int64.init) == ids.last)
+            #expect((head["hash"] as? String)?.count == 64)
+        }
+    }
+
+    @Test("concurrent changes from many connections still form one chain")
+    func concurrentAppends() async throws {
+        try await AdminHarness.run(connections: .many) { harness in
+            let key = try await harness.createKey()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        let reply = try await harness.upload(["n": index], version: "\(index).*", key: key)
+                        #expect(reply.status == .ok)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let verdict = try await Self.verify(harness, key: key)
+            let entries = try await Self.ids(harness).count
+            #expect(verdict["intact"] as? Bool == true && verdict["entries"] as? Int == entries, "\(verdict.json)")
+        }
+    }
+
+    @Test("an edited entry is named as the first broken one")
+    func editedEntry() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...4 { _ = try await harness.upload(["round": round], version: "*", key: key) }
+            let target = try await Self.ids(harness)[2]
+            try await Self.tamper(harness, "UPDATE audit_log SET actor = 'operator' WHERE id = \(target)")
+            let verdict = try await Self.verify(harness, key: key)
+            let broken = try #require(verdict["broken"] as? [String: Any])
+            #expect(verdict["intact"] as? Bool == false && (broken["id"] as? Int).map(Int64.init) == target)
+            #expect((verdict["message"] as? String)?.contains("tampered with at entry \(target)") == true)
+        }
+    }
+
+    @Test("a deleted entry breaks the chain at the entry after it")
+    func deletedEntry() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...4 { _ = try await harness.upload(["round": round], version: "*", key: key) }
+            let ids = try await Self.ids(harness)
+            try await Self.tamper(harness, "DELETE FROM audit_log WHERE id = \(ids[1])")
+            let verdict = try await Self.verify(harness, key: key)
+            #expect(verdict["intact"] as? Bool == false)
+            #expect(((verdict["broken"] as? [String: Any])?["id"] as? Int).map(Int64.init) == ids[2])
+        }
+    }
+
+    @Test("cutting the newest entries is caught against a head exported before; a malformed head is refused")
+    func exportedHead() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...3 { _ = try await harness.upload(["round": round], version: "*", key: key) }
+            let exported = try #require((try await Self.verify(harness, key: key)["head"] as? [String: Any])?["hash"] as? String)
+            _ = try await harness.upload(["round": 4], version: "*", key: key)
+            let later = try await Self.verify(harness, key: key, head: exported)
+            #expect(later["intact"] as? Bool == true && later["reachesHead"] as? Bool == true)
+
+            // The attacker removes the newest entries: what is left is a consistent chain, but not the one exported.
+            let ids = try await Self.ids(harness)
+            try await Self.tamper(harness, "DELETE FROM audit_log WHERE id >= \(ids[ids.count - 2])")
+            let cut = try await Self.verify(harness, key: key, head: exported)
+            #expect(cut["intact"] as? Bool == false && cut["reachesHead"] as? Bool == false && cut["broken"] == nil)
+            #expect((cut["message"] as? String)?.contains("no longer reaches the head") == true)
+
+            let malformed = try await harness.call(.get, "/v1/admin/audit/verify?head=abc", credential: key)
+            #expect(malformed.status == .badRequest && malformed.errorCode == "invalid_request" && malformed.errorMessage?.contains("head") == true)
+        }
+    }
+
+    @Test("entries written before the chain existed are counted apart and do not break it")
+    func predating() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            try await Self.tamper(harness, "DELETE FROM audit_log")
+            try await harness.database.query(
+                "INSERT INTO audit_log (app_id, actor, action) VALUES (\(AdminHarness.appID), 'operator', 'app.create'), (\(AdminHarness.appID), 'key:ci', 'config.upload')")
+            _ = try await harness.upload(["after": true], version: "*", key: key)
+            let verdict = try await Self.verify(harness, key: key)
+            #expect(verdict["intact"] as? Bool == true && verdict["predating"] as? Int == 2 && verdict["entries"] as? Int == 3, "\(verdict.json)")
+        }
+    }
+}
