@@ -13,6 +13,7 @@ struct ConfigGroup: ParsableCommand {
             UploadCommand.self, ConfigViewCommand.self, ConfigBodyCommand.self, ConfigDiffCommand.self, ConfigHistoryCommand.self,
             ConfigRollbackCommand.self, ConfigRolloutCommand.self, ConfigRolloutsCommand.self,
             ConfigOverrideCommand.self, ConfigOverridesCommand.self, ConfigResolveCommand.self, ConfigDeleteCommand.self,
+            ConfigSchemaCommand.self, ConfigValidateCommand.self,
         ])
 }
 

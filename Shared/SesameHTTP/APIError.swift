@@ -14,19 +14,39 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
     public var message: String
     /// Extra response headers, e.g. `Retry-After`.
     public var headers: HTTPFields
+    /// Each way a document failed its checks (a config against its schema), listed by path.
+    public var violations: [Violation]?
+
+    /// One way a document failed: where (a JSON pointer), which rule, what to do, and which set of
+    /// rules (a config schema's scope) it broke.
+    public struct Violation: Encodable, Equatable, Sendable {
+        public let path: String
+        public let keyword: String
+        public let message: String
+        public let schema: String?
+
+        public init(path: String, keyword: String, message: String, schema: String? = nil) {
+            self.path = path
+            self.keyword = keyword
+            self.message = message
+            self.schema = schema
+        }
+    }
 
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.violations = violations
     }
 
     private struct Body: Encodable {
         struct Detail: Encodable {
             let code: String
             let message: String
+            let violations: [Violation]?
         }
         let error: Detail
     }
@@ -42,7 +62,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
         // Sorted keys: the same refusal is the same bytes, whatever the cause behind it.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = try encoder.encode(Body(error: .init(code: code, message: message)))
+        let data = try encoder.encode(Body(error: .init(code: code, message: message, violations: violations)))
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         return (headers, ByteBuffer(bytes: data))

@@ -245,6 +245,39 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("config validate checks offline and against the server's schemas; schema set refuses what is published; upload and encrypt refuse a config that does not match")
+    func schemas() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let schema = try temporaryFile(#"{"type": "object", "required": ["api"], "properties": {"api": {"type": "string", "pattern": "^https://"}}}"#)
+            let good = try temporaryFile(#"{"api": "https://api.example.com"}"#)
+            let bad = try temporaryFile(#"{"api": "http://api.example.com", "extra": 1}"#)
+
+            // Offline: no server needed.
+            let offline = await Self.sesame(["config", "validate", good, "--schema", schema])
+            #expect(offline.status == 0 && offline.out.contains("matches"), "\(offline.error)")
+            let refused = await Self.sesame(["config:validate", bad, "--schema", schema])
+            #expect(refused.status == 1 && refused.out.contains("/api: must match the pattern ^https://"), "\(refused.out) \(refused.error)")
+
+            #expect(await Self.sesame(["config", "upload", "--file", bad, "--ver", "*"] + server).status == 0)
+            let breaks = await Self.sesame(["config", "schema", "set", "--file", schema] + server)
+            #expect(breaks.status == 1 && breaks.error.contains("published revision 1"), "\(breaks.error)")
+            #expect(await Self.sesame(["config", "upload", "--file", good, "--ver", "*"] + server).status == 0)
+            let attached = await Self.sesame(["config", "schema", "set", "--file", schema] + server)
+            #expect(attached.status == 0 && attached.out.contains("must now match"), "\(attached.error)")
+            #expect(await Self.sesame(["config", "schema", "show"] + server).out.contains("Every pattern"))
+
+            let upload = await Self.sesame(["config", "upload", "--file", bad, "--ver", "2.*"] + server)
+            #expect(upload.status == 1 && upload.error.contains("config_invalid") == false && upload.error.contains("/api must match the pattern"), "\(upload.error)")
+            #expect(await Self.sesame(["config", "validate", bad, "--ver", "2.*"] + server).status == 1)
+
+            // Zero-knowledge: the server cannot look inside, so the CLI checks before sealing.
+            let sealed = await Self.sesame(["encrypt", "--file", bad, "--ver", "2.*", "--vault-pass", "a-test-vault-password"] + server)
+            #expect(sealed.status == 1 && sealed.error.contains("nothing was sealed"), "\(sealed.error)")
+            #expect(!FileManager.default.fileExists(atPath: bad + ".enc"))
+        }
+    }
+
     @Test("audit list shows the changes; audit verify prints the head, holds the log to it, and exits 1 when it is not reached")
     func audit() async throws {
         try await Self.withAdmin { url in

@@ -30,6 +30,10 @@ struct ManagementClient: Sendable {
         try await send("DELETE", path, query: query, body: nil)
     }
 
+    func put(_ path: String, _ body: [String: Any]) async throws(CLIFailure) -> Reply {
+        try await send("PUT", path, query: [:], body: body)
+    }
+
     /// PUTs raw bytes (a blob) with their content type.
     func put(_ path: String, data: Data, contentType: String) async throws(CLIFailure) -> Reply {
         try await send("PUT", path, query: [:], body: nil, raw: (data, contentType))
@@ -65,7 +69,11 @@ struct ManagementClient: Sendable {
         guard (200..<300).contains(status), let object else {
             let error = object?["error"] as? [String: Any]
             let message = error?["message"] as? String ?? "the server answered HTTP \(status)"
-            throw CLIFailure(message + Self.hint(status: status), exitCode: 1)
+            // A config refused by its schema: every violation, one per line, as `config validate` prints them.
+            let violations = (error?["violations"] as? [[String: Any]] ?? []).map { violation in
+                "\n  \(violation["path"] as? String ?? "") \(violation["message"] as? String ?? "") [\(violation["keyword"] as? String ?? ""), \(violation["schema"] as? String ?? "")]"
+            }
+            throw CLIFailure(message + Self.hint(status: status) + violations.joined(), exitCode: 1)
         }
         return Reply(object: object, raw: data)
     }

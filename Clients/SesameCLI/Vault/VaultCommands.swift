@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SesameDomain
 import SesameVault
 
 /// The vault password, from `--vault-pass` or `SESAME_VAULT_PASS`.
@@ -25,13 +26,27 @@ struct EncryptCommand: AsyncParsableCommand {
 
     @Option(help: "The JSON config file.") var file: String
     @Option(help: "Where to write the envelope (default: FILE.enc).") var out: String?
+    @Option(help: "Check the config against this JSON Schema file before sealing it.") var schema: String?
+    @Option(
+        help: "Check the config against the schemas the server attaches to this version pattern before sealing it (Sesame cannot check ciphertext).")
+    var ver: String?
     @OptionGroup var vault: VaultPasswordOptions
+    @OptionGroup var server: ServerOptions
 
     func run() async throws {
         try await reportingFailures {
             let plaintext = try readFile(file)
             guard (try? JSONSerialization.jsonObject(with: plaintext)) is [String: Any] else {
                 throw CLIFailure("\(file) is not a JSON object; Sesame configs are JSON objects", exitCode: 2)
+            }
+            // The server sees only ciphertext: its schemas are checked here, on the plaintext.
+            var schemas: [(scope: String, document: JSONValue)] = []
+            if let schema { schemas.append((schema, try readJSON(schema))) }
+            if let ver { schemas += try await attachedSchemas(server, version: ver) }
+            let found = try violations(of: try readJSON(file), against: schemas)
+            guard found.isEmpty else {
+                Console.current.out(found.joined(separator: "\n"))
+                throw CLIFailure("\(file) does not match its schema (\(found.count) violation\(found.count == 1 ? "" : "s")); nothing was sealed", exitCode: 1)
             }
             let destination = out ?? file + ".enc"
             let envelope = try VaultEnvelope.seal(plaintext, password: try vault.password()).encoded()

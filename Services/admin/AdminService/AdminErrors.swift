@@ -91,6 +91,19 @@ enum AdminErrors {
     static func rolloutAlready(_ state: String) -> APIError {
         APIError(.conflict, code: "rollout_state", message: "The rollout is already \(state).")
     }
+    static func configInvalid(_ violations: [APIError.Violation], what: String) -> APIError {
+        let shown = violations.prefix(3).map { "\($0.path.isEmpty ? "the config" : $0.path) \($0.message)" }.joined(separator: "; ")
+        return APIError(
+            .unprocessableContent, code: "config_invalid",
+            message: "\(what) does not match its schema (\(violations.count) violation\(violations.count == 1 ? "" : "s"): \(shown)\(violations.count > 3 ? "; …" : "")).",
+            violations: violations)
+    }
+    static func schemaInvalid(_ problem: String) -> APIError {
+        APIError(.unprocessableContent, code: "schema_invalid", message: "The schema cannot be used: \(problem).")
+    }
+    static func schemaNotFound(_ scope: String) -> APIError {
+        APIError(.notFound, code: "schema_not_found", message: "No schema is attached to \(scope).")
+    }
     static func noMatch(_ version: String) -> APIError {
         APIError(.notFound, code: "no_matching_config", message: "No published pattern matches version \(version); upload one for '*' as a default.")
     }

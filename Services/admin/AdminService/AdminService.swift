@@ -42,6 +42,7 @@ public enum AdminService: SesameServiceDefinition {
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes).addRoutes(to: admin)
         ConfigTargetingRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
+        ConfigSchemaRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger)).addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
         PolicyRoutes(

@@ -20,5 +20,6 @@ public enum Migrations {
         deviceOverrides,
         rolloutInstalls,
         auditChain,
+        configSchemas,
     ]
 }

@@ -33,7 +33,7 @@ struct ConfigRoutes {
             let rolloutBasisPoints = try body.rollout.map { try ConfigTargetingRoutes.validRolloutShare($0, upload: true) }
             let (revision, rollout, patterns) = try await configs.upload(
                 appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers,
-                rolloutBasisPoints: rolloutBasisPoints, caller: caller)
+                rolloutBasisPoints: rolloutBasisPoints, validating: zeroKnowledge ? nil : body.config, caller: caller)
             let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
             return UploadResponse(
                 message: "Published revision \(revision) for version pattern '\(pattern)'\(reach)\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",

@@ -53,7 +53,7 @@ struct ConfigStore: Sendable {
     /// might see them). Refused while a rollout of the pattern is in flight.
     func upload(
         appID: String, pattern: String, body: [UInt8], zeroKnowledge: Bool, tiers: ConfigTiers?, rolloutBasisPoints: Int? = nil,
-        caller: Caller
+        validating config: JSONValue? = nil, caller: Caller
     ) async throws -> (revision: Int64, rollout: StoredRollout?, livePatterns: [String]) {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
         let tiersJSON = try tiers?.storedJSON()
@@ -61,6 +61,7 @@ struct ConfigStore: Sendable {
         return try await database.client.withRefusingTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
             try await refuseWhileRolling(appID: appID, pattern: pattern, on: connection)
+            if let config { try await refuseUnlessValid(config, appID: appID, pattern: pattern, on: connection) }
             let previous = try await liveRevision(appID: appID, pattern: pattern, on: connection)
             try await connection.query(
                 """
@@ -223,7 +224,7 @@ struct ConfigStore: Sendable {
         return revisions
     }
 
-    private func livePatterns(appID: String, on connection: PostgresConnection) async throws -> [PatternState] {
+    func livePatterns(appID: String, on connection: PostgresConnection) async throws -> [PatternState] {
         try await revisionStates(appID: appID, pattern: nil, revision: nil, on: connection)
     }
 

@@ -268,14 +268,20 @@ async function configsPage() {
     return { config, tierMarks };
   }
 
-  function showReview() {
+  async function showReview() {
     try {
       const { config } = draft();
       const changes = changesOf(published ? published.config : {}, config);
+      // The schemas attached to the app and this pattern, checked before anything is published.
+      const verdict = await api("POST", "config/validate", { version: selected, config });
+      const violations = verdict.valid ? null : el("div", { id: "violations", class: "error" },
+        el("p", { text: "The config does not match its schema; fix it before publishing:" }),
+        el("ul", {}, verdict.violations.map((v) => el("li", {}, el("code", { text: v.path || "(the config)" }), " " + v.message + " (" + v.keyword + ", schema of the " + v.schema + ")"))));
       review.replaceChildren(el("h3", { text: published ? "Changes against revision " + published.revision : "A new pattern" }), changeList(changes),
-        el("label", { for: "rollout-percent", text: "Staged rollout: the percentage of installs that get it first (leave empty for every install)" }),
-        rolloutPercent,
-        el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }));
+        violations,
+        verdict.valid ? el("label", { for: "rollout-percent", text: "Staged rollout: the percentage of installs that get it first (leave empty for every install)" }) : null,
+        verdict.valid ? rolloutPercent : null,
+        verdict.valid ? el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }) : null);
     } catch (error) {
       failed(error);
     }
@@ -338,7 +344,7 @@ async function configsPage() {
   // Test devices: one install (a device's key id) pinned to a revision of this pattern.
   const overrideInstall = el("input", { id: "override-install", placeholder: "key id, from Devices" });
   const overrideLabel = el("input", { id: "override-label", placeholder: "Ana's iPhone" });
-  const overrideRevision = el("select", { id: "override-revision" }, history.revisions.filter((r) => r.action !== "delete").slice().reverse().map((r) =>
+  const overrideRevision = el("select", { id: "override-revision" }, history.revisions.filter((r) => r.action !== "delete").map((r) =>
     el("option", { value: r.revision, text: "revision " + r.revision + (published && r.revision === published.revision ? " (published)" : "") })));
   async function pin() {
     try {

@@ -1,0 +1,139 @@
+import ArgumentParser
+import ConfigSchema
+import Foundation
+import SesameDomain
+
+/// Reads a JSON file as a `JSONValue`.
+func readJSON(_ path: String) throws(CLIFailure) -> JSONValue {
+    do {
+        return try JSONDecoder().decode(JSONValue.self, from: try readFile(path))
+    } catch let failure as CLIFailure {
+        throw failure
+    } catch {
+        throw CLIFailure("\(path) is not JSON", exitCode: 2)
+    }
+}
+
+/// Every violation of `config` against `schemas` (documents), as the server would list them;
+/// fails when a schema cannot be used.
+func violations(of config: JSONValue, against schemas: [(scope: String, document: JSONValue)]) throws(CLIFailure) -> [String] {
+    var lines: [String] = []
+    for (scope, document) in schemas {
+        let schema: ConfigSchema
+        do {
+            schema = try ConfigSchema(document)
+        } catch {
+            throw CLIFailure("the schema of \(scope) cannot be used: \(error)", exitCode: 2)
+        }
+        lines += schema.validate(config).map { "\($0.path.isEmpty ? "(the config)" : $0.path): \($0.message) [\($0.keyword), \(scope)]" }
+    }
+    return lines
+}
+
+/// The schemas the server attaches to pattern `version` (the app's and the pattern's own).
+func attachedSchemas(_ server: ServerOptions, version: String) async throws(CLIFailure) -> [(scope: String, document: JSONValue)] {
+    let reply = try await server.client().get("config/schema", query: ["version": version])
+    guard let data = reply.raw.isEmpty ? nil : Optional(reply.raw),
+        case .object(let answer) = (try? JSONDecoder().decode(JSONValue.self, from: Data(data))) ?? .null,
+        case .array(let schemas)? = answer["schemas"]
+    else { throw CLIFailure("the server's schemas could not be read", exitCode: 2) }
+    return schemas.compactMap { entry in
+        guard case .object(let fields) = entry, let document = fields["schema"] else { return nil }
+        if case .string(let pattern)? = fields["pattern"] { return ("pattern '\(pattern)'", document) }
+        return ("the app", document)
+    }
+}
+
+/// `sesame config validate`.
+struct ConfigValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check a config file against a JSON Schema: a local one (--schema, offline) or the ones the server attaches to --ver.",
+        discussion: """
+            Sesame supports the JSON Schema (draft 2020-12) keywords configs need: type, properties, required, \
+            additionalProperties, items, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum, \
+            minLength, maxLength, pattern, and $ref within the schema. Exit status 1 when the config does not match.
+            """)
+
+    @Argument(help: "The JSON config file.") var file: String
+    @Option(help: "A JSON Schema file to check against, offline.") var schema: String?
+    @Option(help: "Check against the schemas the server attaches to this version pattern.") var ver: String?
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let config = try readJSON(file)
+            var schemas: [(scope: String, document: JSONValue)] = []
+            if let schema { schemas.append(("\(schema)", try readJSON(schema))) }
+            if let ver { schemas += try await attachedSchemas(server, version: ver) }
+            guard schema != nil || ver != nil else { throw CLIFailure("name a schema: --schema FILE (offline) or --ver PATTERN (the server's)", exitCode: 2) }
+            let found = try violations(of: config, against: schemas)
+            guard found.isEmpty else {
+                Console.current.out(found.joined(separator: "\n"))
+                throw CLIFailure("\(file) does not match its schema (\(found.count) violation\(found.count == 1 ? "" : "s"))", exitCode: 1)
+            }
+            Console.current.out(schemas.isEmpty ? "No schema applies to \(ver ?? "it"): \(file) is accepted as is." : "\(file) matches \(schemas.map(\.scope).joined(separator: " and ")).")
+        }
+    }
+}
+
+/// `sesame config schema set|show|remove`.
+struct ConfigSchemaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema", abstract: "Attach, show or detach the JSON Schema configs must match before they are published.",
+        subcommands: [Set.self, Show.self, Remove.self])
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Attach a JSON Schema to a version pattern (--ver) or to every pattern; refused if a published config would not match it.")
+        @Option(help: "The JSON Schema file.") var file: String
+        @Option(help: "The version pattern; every pattern of the app when omitted.") var ver: String?
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let schema = try JSONSerialization.jsonObject(with: try readFile(file), options: [.fragmentsAllowed])
+                var body: [String: Any] = ["schema": schema]
+                body["version"] = ver
+                let reply = try await server.client().put("config/schema", body)
+                server.show(reply) { text($0.object["message"]) }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the schemas attached (to --ver and the app, or all).")
+        @Option(help: "Only the schemas that apply to this version pattern.") var ver: String?
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                var query: [String: String] = [:]
+                query["version"] = ver
+                let reply = try await server.client().get("config/schema", query: query)
+                if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+                let schemas = reply.object["schemas"] as? [[String: Any]] ?? []
+                guard !schemas.isEmpty else { return Console.current.out("No schema is attached.") }
+                for entry in schemas {
+                    let scope = (entry["pattern"] as? String).map { "Pattern '\($0)'" } ?? "Every pattern"
+                    Console.current.out("\(scope) (by \(text(entry["updatedBy"])), \(text(entry["updatedAt"]))):\n\(JSONDisplay.describe(entry["schema"], pretty: true))")
+                }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Detach the schema of a version pattern (--ver) or the app's.")
+        @Option(help: "The version pattern; the app's own schema when omitted.") var ver: String?
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                var query: [String: String] = [:]
+                query["version"] = ver
+                let reply = try await server.client().delete("config/schema", query: query)
+                server.show(reply) { text($0.object["message"]) }
+            }
+        }
+    }
+}
