@@ -73,3 +73,10 @@ struct AuditGroup: ParsableCommand {
         commandName: "audit", abstract: "The app's audit log and the hash chain that makes it tamper-evident.",
         subcommands: [AuditListCommand.self, AuditVerifyCommand.self])
 }
+
+/// `sesame webhooks …`.
+struct WebhooksGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhooks", abstract: "HTTPS endpoints told of the app's changes, signed.",
+        subcommands: [WebhooksCreateCommand.self, WebhooksListCommand.self, WebhooksRemoveCommand.self])
+}

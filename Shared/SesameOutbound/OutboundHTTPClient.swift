@@ -11,7 +11,7 @@ import Darwin
 #endif
 
 /// The one client through which Sesame's services call an address a user configured (today an
-/// identity issuer's JWKS; later webhooks). It resolves the host itself, refuses when any address
+/// identity issuer's JWKS, an app's webhooks). It resolves the host itself, refuses when any address
 /// is internal (`OutboundAddressPolicy`), then connects to exactly the address it checked, with TLS
 /// verified for the host name: a DNS answer that changes between the check and the connection
 /// (rebinding) cannot redirect it. No redirects are followed; the time and the body are bounded.
@@ -51,6 +51,31 @@ public struct OutboundHTTPClient: Sendable {
 
     /// GETs `url` and returns the body of a 200 answer of at most `maximumBytes`.
     public func get(_ url: String, accept: String = "application/json", maximumBytes: Int) async throws -> ByteBuffer {
+        try await call(url, method: .GET, headers: [("Accept", accept)], body: nil) { response in
+            guard response.status == .ok else { throw Refusal.status(Int(response.status.code)) }
+            do {
+                return try await response.body.collect(upTo: maximumBytes)
+            } catch is NIOTooManyBytesError {
+                throw Refusal.tooLarge(limit: maximumBytes)
+            }
+        }
+    }
+
+    /// POSTs `body` to `url` with `headers`; returns the answer's status (2xx), its body unread.
+    /// Any other status is `Refusal.status`.
+    public func post(_ url: String, headers: [(String, String)], body: ByteBuffer) async throws -> Int {
+        try await call(url, method: .POST, headers: headers, body: body) { response in
+            guard (200..<300).contains(Int(response.status.code)) else { throw Refusal.status(Int(response.status.code)) }
+            return Int(response.status.code)
+        }
+    }
+
+    /// Checks `url` against the policy, connects to exactly the address checked, and hands the
+    /// answer to `read` (a redirect is refused first).
+    private func call<Result: Sendable>(
+        _ url: String, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
+        read: (HTTPClientResponse) async throws -> Result
+    ) async throws -> Result {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             var host = components.host, !host.isEmpty
         else { throw Refusal.invalidURL }
@@ -68,18 +93,14 @@ public struct OutboundHTTPClient: Sendable {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Accept", value: accept)
+            request.method = method
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            if let body { request.body = .bytes(body) }
             let response = try await client.execute(request, timeout: .init(timeout))
             if (300..<400).contains(Int(response.status.code)) { throw Refusal.redirected(status: Int(response.status.code)) }
-            guard response.status == .ok else { throw Refusal.status(Int(response.status.code)) }
-            let body: ByteBuffer
-            do {
-                body = try await response.body.collect(upTo: maximumBytes)
-            } catch is NIOTooManyBytesError {
-                throw Refusal.tooLarge(limit: maximumBytes)
-            }
+            let result = try await read(response)
             try await client.shutdown()
-            return body
+            return result
         } catch {
             try? await client.shutdown()
             throw error

@@ -17,5 +17,6 @@ public enum EncryptedColumns {
         Column(table: "service_keys", column: "key_ciphertext"),
         Column(table: "signing_keys", column: "private_key_ciphertext"),
         Column(table: "user_data", column: "body"),
+        Column(table: "webhooks", column: "secret_ciphertext"),
     ]
 }

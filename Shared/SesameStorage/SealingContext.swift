@@ -34,4 +34,9 @@ public enum SealingContext {
     public static func pinSigningKey(appID: String, keyID: UUID) -> String {
         "pin_signing_keys.private_key_ciphertext:\(appID):\(keyID.uuidString.lowercased())"
     }
+
+    /// The signing secret of one of `appID`'s webhooks.
+    public static func webhookSecret(appID: String, webhookID: UUID) -> String {
+        "webhooks.secret_ciphertext:\(appID):\(webhookID.uuidString.lowercased())"
+    }
 }

@@ -32,12 +32,13 @@ struct AdminHarness: Sendable {
 
     static func run(
         maxConfigBytes: Int = 1 << 20, maxBodyBytes: Int = 1 << 20, maxBlobBytes: Int = 50 << 20, connections: TestConnections = .one,
-        _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
+        outboundAllowedHosts: Set<String> = [], _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, maxBodyBytes: maxBodyBytes,
-                operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes)
+                operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes,
+                outboundAllowedHosts: outboundAllowedHosts)
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("admin ready") {

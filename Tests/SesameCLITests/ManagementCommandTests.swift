@@ -278,6 +278,24 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("webhooks create prints the secret once, list shows it without the secret, remove takes it away; an internal address is refused")
+    func webhooks() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let privateAddress = await Self.sesame(["webhooks", "create", "--endpoint", "https://10.1.2.3/hook"] + server)
+            #expect(privateAddress.status == 1 && privateAddress.error.contains("internal address"), "\(privateAddress.error)")
+            let created = await Self.sesame(["webhooks", "create", "--endpoint", "https://hooks.example.com/sesame", "--events", "config.published,kill_switch", "--slack"] + server)
+            #expect(created.status == 0, "\(created.error)")
+            let secret = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(secret.hasPrefix("whsec_"))
+            let id = try #require(created.error.split(separator: " ").dropFirst().first.map { String($0.dropLast()) })
+            let listed = await Self.sesame(["webhooks", "list"] + server)
+            #expect(listed.out.contains("https://hooks.example.com/sesame") && listed.out.contains("config.published,kill_switch") && !listed.out.contains(secret))
+            #expect(await Self.sesame(["webhooks", "remove", id] + server).status == 0)
+            #expect(await Self.sesame(["webhooks", "remove", id] + server).status == 1)
+        }
+    }
+
     @Test("audit list shows the changes; audit verify prints the head, holds the log to it, and exits 1 when it is not reached")
     func audit() async throws {
         try await Self.withAdmin { url in

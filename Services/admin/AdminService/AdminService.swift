@@ -14,9 +14,9 @@ import SesameStorage
 import WebAuthn
 
 /// The `sesame-admin` service: the management API (provisioning keys, configs, kill switches,
-/// emergency revocations, blobs, audit) and, in the
-/// background, the outbox relay that publishes every event Sesame emits (it creates the Sesame
-/// topics before publishing).
+/// emergency revocations, blobs, audit, webhooks) and, in the background, the outbox relay that
+/// publishes every event Sesame emits (it creates the Sesame topics before publishing) and the
+/// webhook dispatcher.
 public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static var openAPIDocument: String { OpenAPIDocument.json }
@@ -50,6 +50,9 @@ public enum AdminService: SesameServiceDefinition {
             outbound: OutboundAddressPolicy(configuration: configuration)
         ).addRoutes(to: admin)
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
+        let webhooks = WebhookStore(database: database, encryption: dependencies.encryption, logger: logger)
+        WebhookRoutes(authenticator: authenticator, webhooks: webhooks, outbound: OutboundAddressPolicy(configuration: configuration))
+            .addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
             .addRoutes(to: admin)
         DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
@@ -71,7 +74,11 @@ public enum AdminService: SesameServiceDefinition {
             database: database, producer: producer, topics: KafkaTopicAdministrator(configuration: dependencies.kafka), logger: logger)
         // Without Kafka changes are kept in the outbox and published when it returns.
         parts.readiness = [ReadinessCheck(name: "kafka", impact: .degrading) { relay.isPublishing }]
-        parts.services = [producer, relay, BlobSealer(blobs: blobs, migrations: dependencies.migrations, logger: logger)]
+        let dispatcher = WebhookDispatcher(
+            webhooks: webhooks, outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)),
+            migrations: dependencies.migrations,
+            interval: .milliseconds(500), logger: logger)
+        parts.services = [producer, relay, BlobSealer(blobs: blobs, migrations: dependencies.migrations, logger: logger), dispatcher]
         return parts
     }
 

@@ -21,5 +21,6 @@ public enum Migrations {
         rolloutInstalls,
         auditChain,
         configSchemas,
+        webhooks,
     ]
 }

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SesameOutbound
+import SesameServer
+import SesameStorage
+
+/// Delivers each app's changes to its webhooks: claims a webhook whose turn has come, posts it
+/// the events after its cursor in order (signed), and moves the cursor past each one delivered or
+/// not subscribed to. A failed delivery is tried again with exponential backoff (capped at an
+/// hour) and blocks the ones after it, so a receiver sees every event once it is back, in order.
+/// Every call goes through the guarded outbound client: no internal addresses.
+struct WebhookDispatcher: Service {
+    let webhooks: WebhookStore
+    let outbound: OutboundHTTPClient
+    let migrations: MigrationService
+    /// How often to look for due webhooks when none was.
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        // The webhooks table is the schema's; on a first start it does not exist yet.
+        try? await cancelWhenGracefulShutdown { try await migrations.waitUntilComplete() }
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                // Work while there is work; rest only when nothing was due.
+                if try await turn() { continue }
+            } catch {
+                logger.warning("webhook dispatch failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// One webhook's turn; false when none was due.
+    func turn() async throws -> Bool {
+        guard let hook = try await webhooks.claim(lease: .seconds(60), batch: 20) else { return false }
+        var (cursor, delivered, lastStatus): (Int64?, Int, Int?) = (nil, 0, nil)
+        for (entry, hash) in hook.entries {
+            guard let event = WebhookEvent.named(forAction: entry.action), hook.events.isEmpty || hook.events.contains(event) else {
+                cursor = entry.id
+                continue
+            }
+            let delivery = "\(hook.id.uuidString.lowercased()):\(entry.id)"
+            do {
+                let body = try WebhookEvent.payload(event: event, entry: entry, entryHash: hash, appID: hook.appID, delivery: delivery, slack: hook.slack)
+                lastStatus = try await outbound.post(
+                    hook.url,
+                    headers: [
+                        ("Content-Type", "application/json"), ("User-Agent", "Sesame-Webhooks/1"), ("Sesame-Event", event),
+                        ("Sesame-Delivery", delivery), ("Sesame-Signature", WebhookEvent.signature(body: body, secret: hook.secret, at: Date())),
+                    ],
+                    body: ByteBuffer(bytes: body))
+                cursor = entry.id
+                delivered += 1
+            } catch {
+                if let cursor { try await webhooks.advance(hook.id, to: cursor, delivered: delivered, status: lastStatus) }
+                let status: Int? = if case OutboundHTTPClient.Refusal.status(let code) = error { code } else { nil }
+                let reason = (error as? OutboundHTTPClient.Refusal)?.description ?? "the endpoint could not be reached"
+                try await webhooks.failed(hook.id, status: status, error: reason, retryAfter: Self.backoff(attempt: cursor == nil ? hook.attempts + 1 : 1))
+                logger.notice("webhook delivery failed", metadata: ["webhook": "\(hook.id)", "delivery": "\(delivery)", "reason": "\(reason)"])
+                return true
+            }
+        }
+        try await webhooks.advance(hook.id, to: cursor ?? 0, delivered: delivered, status: lastStatus)
+        return true
+    }
+
+    /// 2, 4, 8 … seconds, at most an hour.
+    static func backoff(attempt: Int) -> Duration {
+        .seconds(min(3600, 1 << min(max(attempt, 1), 12)))
+    }
+}
