@@ -80,3 +80,10 @@ struct WebhooksGroup: ParsableCommand {
         commandName: "webhooks", abstract: "HTTPS endpoints told of the app's changes, signed.",
         subcommands: [WebhooksCreateCommand.self, WebhooksListCommand.self, WebhooksRemoveCommand.self])
 }
+
+/// `sesame changes …`.
+struct ChangesGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "changes", abstract: "Changes waiting for a second person (the two-person rule of the app's policy).",
+        subcommands: [ChangesListCommand.self, ChangesShowCommand.self, ChangesApproveCommand.self, ChangesRejectCommand.self, ChangesBreakGlassCommand.self])
+}

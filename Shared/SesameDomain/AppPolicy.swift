@@ -25,6 +25,8 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     /// The audiences of the app's own APIs that may ask Sesame for API tokens
     /// (`POST /v1/auth/api-token`), such as `https://api.example.com`; none by default.
     public var apiAudiences: [String]
+    /// The changes that need a second person's approval before they apply (two-person rule).
+    public var requireApproval: [GuardedChange]
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -33,7 +35,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         allowDevelopmentKeys: Bool? = nil, refreshRequiresAssertion: Bool = true, userIdentity: UserIdentityMode = .verified,
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
-        userDataTier: TrustTier = .attested, apiAudiences: [String] = []
+        userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = []
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -45,6 +47,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.blobTier = blobTier
         self.userDataTier = userDataTier
         self.apiAudiences = apiAudiences
+        self.requireApproval = requireApproval
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,6 +65,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         blobTier = try container.decodeIfPresent(TrustTier.self, forKey: .blobTier) ?? defaults.blobTier
         userDataTier = try container.decodeIfPresent(TrustTier.self, forKey: .userDataTier) ?? defaults.userDataTier
         apiAudiences = try container.decodeIfPresent([String].self, forKey: .apiAudiences) ?? defaults.apiAudiences
+        requireApproval = try container.decodeIfPresent([GuardedChange].self, forKey: .requireApproval) ?? defaults.requireApproval
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).
@@ -126,4 +130,19 @@ public enum APIAudience {
     public static func isValid(_ audience: String) -> Bool {
         (1...256).contains(audience.utf8.count) && audience.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
+}
+
+/// A kind of change an app's policy can put under the two-person rule: proposed by one person or
+/// key, applied only when another approves it.
+public enum GuardedChange: String, Codable, Sendable, CaseIterable {
+    /// Uploading a config (`config/upload`).
+    case publish
+    /// Republishing an earlier revision (`config/rollback`).
+    case rollback
+    /// Switching versions off or on (`kill-switch`).
+    case killSwitch = "kill_switch"
+    /// An emergency revocation, or revoking one device.
+    case revocation
+    /// Changing this policy.
+    case policy
 }

@@ -296,6 +296,27 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("under the two-person rule an upload is proposed; changes list shows it; its proposer cannot approve it, a second key does")
+    func changes() async throws {
+        try await Self.withAdmin { url in
+            let ana = await Self.registerApp(url: url)
+            let ben = await Self.registerApp(url: url)
+            #expect(await Self.sesame(["policy", "set", #"requireApproval=["publish"]"#] + ana).status == 0)
+            let file = try temporaryFile(#"{"endpoint": "https://api.example.com"}"#)
+            let proposed = await Self.sesame(["config", "upload", "--file", file, "--ver", "*"] + ana)
+            #expect(proposed.status == 0 && proposed.out.contains("proposed as change"), "\(proposed.out) \(proposed.error)")
+            let listed = await Self.sesame(["changes", "list", "--json"] + ana)
+            let change = try #require(((try? JSONSerialization.jsonObject(with: Data(listed.out.utf8))) as? [String: Any])?["changes"] as? [[String: Any]])
+            let id = try #require(change.first?["id"] as? String)
+            #expect(change.first?["state"] as? String == "pending")
+            #expect(await Self.sesame(["changes", "show", id] + ben).out.contains("api.example.com"))
+            let own = await Self.sesame(["changes", "approve", id] + ana)
+            #expect(own.status == 1 && own.error.contains("second person"), "\(own.error)")
+            let approved = await Self.sesame(["changes", "approve", id] + ben)
+            #expect(approved.status == 0 && approved.out.contains("Approved and applied: Published revision 1"), "\(approved.error)")
+        }
+    }
+
     @Test("audit list shows the changes; audit verify prints the head, holds the log to it, and exits 1 when it is not reached")
     func audit() async throws {
         try await Self.withAdmin { url in

@@ -33,6 +33,8 @@ public enum AdminService: SesameServiceDefinition {
             keys: keys, operatorToken: configuration.operatorToken, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin)
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
         let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
+        let policies = PolicyStore(database: database, logger: logger)
+        let approvals = ChangeApprovals(database: database, policies: policies, logger: logger)
 
         var parts = ServiceParts()
         // Room for the largest config, and the largest blob as base64, plus their JSON wrapping.
@@ -40,13 +42,15 @@ public enum AdminService: SesameServiceDefinition {
         let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024)
         KeyRoutes(authenticator: authenticator, keys: keys).addRoutes(to: admin)
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
-        ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes).addRoutes(to: admin)
+        ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
+            .addRoutes(to: admin)
         ConfigTargetingRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
         ConfigSchemaRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
-        KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger)).addRoutes(to: admin)
+        KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger), approvals: approvals)
+            .addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
         PolicyRoutes(
-            authenticator: authenticator, policies: PolicyStore(database: database, logger: logger),
+            authenticator: authenticator, policies: policies, approvals: approvals,
             outbound: OutboundAddressPolicy(configuration: configuration)
         ).addRoutes(to: admin)
         AuditRoutes(authenticator: authenticator, audit: AuditLog(database: database, logger: logger)).addRoutes(to: admin)
@@ -55,7 +59,9 @@ public enum AdminService: SesameServiceDefinition {
             .addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
             .addRoutes(to: admin)
-        DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger)).addRoutes(to: admin)
+        DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger), approvals: approvals)
+            .addRoutes(to: admin)
+        ApprovalRoutes(authenticator: authenticator, approvals: approvals).addRoutes(to: admin)
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
             .addRoutes(to: admin)
         let people = PeopleStore(database: database, logger: logger)

@@ -22,5 +22,6 @@ public enum Migrations {
         auditChain,
         configSchemas,
         webhooks,
+        changeProposals,
     ]
 }

@@ -4,7 +4,7 @@ import SesameDomain
 import SesameStorage
 
 /// `POST /v1/admin/config/upload`.
-struct UploadRequest: Decodable {
+struct UploadRequest: Codable, Sendable {
     let version: String
     let config: JSONValue
     /// Which tier each top-level key needs; keys not named need `attested`.
@@ -14,7 +14,7 @@ struct UploadRequest: Decodable {
     let rollout: Double?
 }
 
-struct UploadResponse: ResponseEncodable {
+struct UploadResponse: ChangeAnswer {
     let message: String
     /// The tiers below `attested` the upload names (absent when the config is attested-only).
     let tiers: ConfigTiers?
@@ -140,12 +140,12 @@ struct HistoryResponse: ResponseEncodable {
 }
 
 /// `POST /v1/admin/config/rollback`.
-struct RollbackRequest: Decodable {
+struct RollbackRequest: Codable, Sendable {
     let version: String
     let revision: Int64
 }
 
-struct RollbackResponse: ResponseEncodable {
+struct RollbackResponse: ChangeAnswer {
     let message: String
     let pattern: String
     let revision: Int64

@@ -11,34 +11,32 @@ struct ConfigRoutes {
     let authenticator: AdminAuthenticator
     let configs: ConfigStore
     let maxConfigBytes: Int
+    let approvals: ChangeApprovals
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
-        group.post("config/upload") { request, context -> UploadResponse in
+        approvals.register(
+            .publish, UploadRequest.self,
+            prepare: { appID, body in
+                let upload = try validUpload(body)
+                let share = upload.rolloutBasisPoints.map { " to \(RolloutBucket.percentText(basisPoints: $0)) % of installs" } ?? ""
+                return ("publish '\(upload.pattern)' (\(upload.document.count) bytes\(upload.zeroKnowledge ? ", zero-knowledge" : ""))\(share)",
+                        try await configs.liveRevision(appID: appID, pattern: upload.pattern).map(String.init) ?? "none")
+            },
+            apply: { appID, body, caller in try await publish(appID: appID, body, caller: caller) })
+        approvals.register(
+            .rollback, RollbackRequest.self,
+            prepare: { appID, body in
+                let pattern = try Self.validConfigPattern(body.version)
+                return ("roll '\(pattern)' back to the config of revision \(body.revision)",
+                        try await configs.liveRevision(appID: appID, pattern: pattern).map(String.init) ?? "none")
+            },
+            apply: { appID, body, caller in try await rollback(appID: appID, body, caller: caller) })
+
+        group.post("config/upload") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UploadRequest.self, context: context)
-            let pattern = try Self.validConfigPattern(body.version)
-            guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let document = Array(try encoder.encode(body.config))
-            guard document.count <= maxConfigBytes else { throw AdminErrors.configTooLarge(limit: maxConfigBytes) }
-            // A vault envelope is stored as the opaque ciphertext it is; Sesame cannot open it.
-            let zeroKnowledge: Bool
-            do {
-                zeroKnowledge = try VaultEnvelope.decode(document) != nil
-            } catch {
-                throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
-            }
-            let tiers = try Self.validTiers(body.tiers, zeroKnowledge: zeroKnowledge)
-            let rolloutBasisPoints = try body.rollout.map { try ConfigTargetingRoutes.validRolloutShare($0, upload: true) }
-            let (revision, rollout, patterns) = try await configs.upload(
-                appID: appID, pattern: pattern, body: document, zeroKnowledge: zeroKnowledge, tiers: tiers,
-                rolloutBasisPoints: rolloutBasisPoints, validating: zeroKnowledge ? nil : body.config, caller: caller)
-            let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
-            return UploadResponse(
-                message: "Published revision \(revision) for version pattern '\(pattern)'\(reach)\(zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
-                tiers: tiers, pattern: pattern, revision: revision, rollout: rollout.map { RolloutInfo($0) }, totalPatterns: patterns.count,
-                allPatterns: patterns)
+            _ = try validUpload(body)
+            return try await approvals.handle(.publish, appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
         group.get("config") { request, _ -> ManifestResponse in
@@ -64,16 +62,11 @@ struct ConfigRoutes {
             return HistoryResponse(revisions: try await configs.history(appID: appID, pattern: pattern))
         }
 
-        group.post("config/rollback") { request, context -> RollbackResponse in
+        group.post("config/rollback") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RollbackRequest.self, context: context)
-            let pattern = try Self.validConfigPattern(body.version)
-            guard let revision = try await configs.rollback(appID: appID, pattern: pattern, to: body.revision, caller: caller) else {
-                throw AdminErrors.revisionNotFound(pattern, body.revision)
-            }
-            return RollbackResponse(
-                message: "Version pattern '\(pattern)' now serves the config of revision \(body.revision), as revision \(revision).",
-                pattern: pattern, revision: revision, restoredFrom: body.revision)
+            _ = try Self.validConfigPattern(body.version)
+            return try await approvals.handle(.rollback, appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
         group.get("config/body") { request, _ -> ConfigBodyResponse in
@@ -176,6 +169,56 @@ struct ConfigRoutes {
             throw APIError.invalidField("tiers", "names at most 1000 top-level keys of the config, each 1 to 200 bytes")
         }
         return ConfigTiers(tiers.required.filter { $0.value != .attested })
+    }
+
+    /// An upload checked: its pattern, its document as stored, whether it is zero-knowledge, its tiers and rollout share.
+    struct ValidUpload {
+        let pattern: String
+        let document: [UInt8]
+        let zeroKnowledge: Bool
+        let tiers: ConfigTiers?
+        let rolloutBasisPoints: Int?
+    }
+
+    func validUpload(_ body: UploadRequest) throws -> ValidUpload {
+        let pattern = try Self.validConfigPattern(body.version)
+        guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let document = Array(try encoder.encode(body.config))
+        guard document.count <= maxConfigBytes else { throw AdminErrors.configTooLarge(limit: maxConfigBytes) }
+        // A vault envelope is stored as the opaque ciphertext it is; Sesame cannot open it.
+        let zeroKnowledge: Bool
+        do {
+            zeroKnowledge = try VaultEnvelope.decode(document) != nil
+        } catch {
+            throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
+        }
+        let tiers = try Self.validTiers(body.tiers, zeroKnowledge: zeroKnowledge)
+        let rolloutBasisPoints = try body.rollout.map { try ConfigTargetingRoutes.validRolloutShare($0, upload: true) }
+        return ValidUpload(pattern: pattern, document: document, zeroKnowledge: zeroKnowledge, tiers: tiers, rolloutBasisPoints: rolloutBasisPoints)
+    }
+
+    func publish(appID: String, _ body: UploadRequest, caller: Caller) async throws -> UploadResponse {
+        let upload = try validUpload(body)
+        let (revision, rollout, patterns) = try await configs.upload(
+            appID: appID, pattern: upload.pattern, body: upload.document, zeroKnowledge: upload.zeroKnowledge, tiers: upload.tiers,
+            rolloutBasisPoints: upload.rolloutBasisPoints, validating: upload.zeroKnowledge ? nil : body.config, caller: caller)
+        let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
+        return UploadResponse(
+            message: "Published revision \(revision) for version pattern '\(upload.pattern)'\(reach)\(upload.zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
+            tiers: upload.tiers, pattern: upload.pattern, revision: revision, rollout: rollout.map { RolloutInfo($0) }, totalPatterns: patterns.count,
+            allPatterns: patterns)
+    }
+
+    func rollback(appID: String, _ body: RollbackRequest, caller: Caller) async throws -> RollbackResponse {
+        let pattern = try Self.validConfigPattern(body.version)
+        guard let revision = try await configs.rollback(appID: appID, pattern: pattern, to: body.revision, caller: caller) else {
+            throw AdminErrors.revisionNotFound(pattern, body.revision)
+        }
+        return RollbackResponse(
+            message: "Version pattern '\(pattern)' now serves the config of revision \(body.revision), as revision \(revision).",
+            pattern: pattern, revision: revision, restoredFrom: body.revision)
     }
 
     /// A config's pattern in canonical form: a version pattern (`2.*`), or one qualified for

@@ -272,6 +272,11 @@ struct ConfigStore: Sendable {
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
     }
 
+    /// The revision `pattern` serves now, read on its own; nil when it serves nothing.
+    func liveRevision(appID: String, pattern: String) async throws -> Int64? {
+        try await database.client.withConnection { connection in try await liveRevision(appID: appID, pattern: pattern, on: connection) }
+    }
+
     /// The revision `pattern` serves now; nil when it serves nothing (never published, or deleted).
     func liveRevision(appID: String, pattern: String, on connection: PostgresConnection) async throws -> Int64? {
         let rows = try await connection.query(

@@ -7,6 +7,7 @@ import SesameHTTP
 struct DeviceRoutes {
     let authenticator: AdminAuthenticator
     let devices: DeviceStore
+    let approvals: ChangeApprovals
 
     struct ListResponse: ResponseEncodable {
         let devices: [DeviceListing]
@@ -14,14 +15,14 @@ struct DeviceRoutes {
         let next: String?
     }
 
-    struct RevokeRequest: Decodable {
+    struct RevokeRequest: Codable, Sendable {
         /// The key id as listed (base64url; base64 is accepted too).
         let keyId: String
         /// Why, for the audit log and the listing.
         let reason: String
     }
 
-    struct RevokeResponse: ResponseEncodable {
+    struct RevokeResponse: ChangeAnswer {
         let keyId: String
         let message: String
     }
@@ -39,19 +40,35 @@ struct DeviceRoutes {
             return ListResponse(devices: page, next: page.count == limit ? page.last?.keyId : nil)
         }
 
-        group.post("devices/revoke") { request, context -> RevokeResponse in
+        approvals.register(
+            .revocation, RevokeRequest.self,
+            prepare: { _, body in ("revoke the device \(Base64.urlEncode(try Self.validRevocation(body).keyID))", nil) },
+            apply: { appID, body, caller in try await revoke(appID: appID, body, caller: caller) },
+            as: "device")
+
+        group.post("devices/revoke") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RevokeRequest.self, context: context)
-            let keyID = try Self.keyID(body.keyId, field: "keyId")
-            let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...500).contains(reason.count) else { throw APIError.invalidField("reason", "must say why, in 1 to 500 characters") }
-            guard try await devices.revoke(appID: appID, keyID: keyID, reason: reason, actor: caller.auditName) else {
-                throw AdminErrors.deviceNotFound
-            }
-            return RevokeResponse(
-                keyId: Base64.urlEncode(keyID),
-                message: "The device is revoked: its tokens are refused now and it cannot refresh; the app must attest a new key.")
+            _ = try Self.validRevocation(body)
+            return try await approvals.handle(.revocation, variant: "device", appID: appID, caller: caller, body: body, request: request, context: context)
         }
+    }
+
+    static func validRevocation(_ body: RevokeRequest) throws -> (keyID: [UInt8], reason: String) {
+        let keyID = try Self.keyID(body.keyId, field: "keyId")
+        let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...500).contains(reason.count) else { throw APIError.invalidField("reason", "must say why, in 1 to 500 characters") }
+        return (keyID, reason)
+    }
+
+    func revoke(appID: String, _ body: RevokeRequest, caller: Caller) async throws -> RevokeResponse {
+        let (keyID, reason) = try Self.validRevocation(body)
+        guard try await devices.revoke(appID: appID, keyID: keyID, reason: reason, actor: caller.auditName) else {
+            throw AdminErrors.deviceNotFound
+        }
+        return RevokeResponse(
+            keyId: Base64.urlEncode(keyID),
+            message: "The device is revoked: its tokens are refused now and it cannot refresh; the app must attest a new key.")
     }
 
     /// An App Attest key id (32 bytes) from base64url or base64.

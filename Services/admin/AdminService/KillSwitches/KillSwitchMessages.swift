@@ -3,13 +3,13 @@ import Hummingbird
 import SesameDomain
 
 /// `POST /v1/admin/kill-switch`: `enabled: false` switches the versions off.
-struct KillSwitchRequest: Decodable {
+struct KillSwitchRequest: Codable, Sendable {
     let versions: [String]
     let enabled: Bool
     let reason: String?
 }
 
-struct KillSwitchResponse: ResponseEncodable {
+struct KillSwitchResponse: ChangeAnswer {
     let message: String
     let versions: [String]
     let enabled: Bool
@@ -21,7 +21,7 @@ struct KilledVersionsResponse: ResponseEncodable {
 }
 
 /// `POST /v1/admin/emergency-revoke`.
-struct EmergencyRevokeRequest: Decodable {
+struct EmergencyRevokeRequest: Codable, Sendable {
     let version: String
     let forceRefreshTTL: Int?
 
@@ -31,7 +31,7 @@ struct EmergencyRevokeRequest: Decodable {
     }
 }
 
-struct EmergencyRevokeResponse: ResponseEncodable {
+struct EmergencyRevokeResponse: ChangeAnswer {
     let message: String
     let versionPattern: String
     let revokedBefore: Date

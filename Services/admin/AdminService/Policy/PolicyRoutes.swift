@@ -10,6 +10,7 @@ import SesameTokens
 struct PolicyRoutes {
     let authenticator: AdminAuthenticator
     let policies: PolicyStore
+    let approvals: ChangeApprovals
     /// Which outbound addresses (the identity issuer's JWKS URL) may be configured.
     let outbound: OutboundAddressPolicy
 
@@ -17,7 +18,7 @@ struct PolicyRoutes {
         let policy: AppPolicy
     }
 
-    struct PolicyResponse: ResponseEncodable {
+    struct PolicyResponse: ChangeAnswer {
         let message: String
         let policy: AppPolicy
         let changed: [String]
@@ -29,14 +30,31 @@ struct PolicyRoutes {
             return PolicyDocument(policy: try await policies.policy(appID: appID))
         }
 
-        group.put("policy") { request, context -> PolicyResponse in
+        approvals.register(
+            .policy, AppPolicy.self,
+            prepare: { appID, policy in
+                try await Self.validate(policy, outbound: outbound)
+                let current = try await policies.policy(appID: appID)
+                let changed = PolicyStore.changedFields(current, policy)
+                // Sorted keys: the same policy is the same base, whichever order its fields were encoded in.
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = .sortedKeys
+                let base = String(decoding: try encoder.encode(current), as: UTF8.self)
+                return ("change the policy: \(changed.isEmpty ? "nothing" : changed.joined(separator: ", "))", base)
+            },
+            apply: { appID, policy, caller in
+                try await Self.validate(policy, outbound: outbound)
+                let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
+                return PolicyResponse(
+                    message: changed.isEmpty ? "The policy is unchanged." : "Policy updated: \(changed.joined(separator: ", ")).", policy: policy,
+                    changed: changed)
+            })
+
+        group.put("policy") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let policy = try await request.decode(as: AppPolicy.self, context: context)
             try await Self.validate(policy, outbound: outbound)
-            let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
-            return PolicyResponse(
-                message: changed.isEmpty ? "The policy is unchanged." : "Policy updated: \(changed.joined(separator: ", ")).", policy: policy,
-                changed: changed)
+            return try await approvals.handle(.policy, appID: appID, caller: caller, body: policy, request: request, context: context)
         }
     }
 

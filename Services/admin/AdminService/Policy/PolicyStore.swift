@@ -43,6 +43,7 @@ struct PolicyStore: Sendable {
         if before.userDocumentQuota != after.userDocumentQuota { changed.append("userDocumentQuota") }
         if before.allowDebugTokensInProduction != after.allowDebugTokensInProduction { changed.append("allowDebugTokensInProduction") }
         if before.admitUnattested != after.admitUnattested { changed.append("admitUnattested") }
+        if before.requireApproval != after.requireApproval { changed.append("requireApproval") }
         if before.blobTier != after.blobTier { changed.append("blobTier") }
         if before.userDataTier != after.userDataTier { changed.append("userDataTier") }
         if before.apiAudiences != after.apiAudiences { changed.append("apiAudiences") }

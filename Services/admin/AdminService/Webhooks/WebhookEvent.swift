@@ -19,6 +19,8 @@ enum WebhookEvent {
         "key.revoked": ["key.revoke", "backend_key.revoke"],
         "policy.changed": ["policy.set"],
         "webhook.changed": ["webhook.create", "webhook.remove"],
+        "approval.requested": ["change.propose"],
+        "approval.decided": ["change.approve", "change.reject", "change.break_glass"],
     ]
 
     /// The event an audit action is, if any (reads and debug-token uses are not events).

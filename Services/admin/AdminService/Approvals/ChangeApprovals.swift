@@ -1,0 +1,295 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import SesameDomain
+import SesameHTTP
+import SesameStorage
+import Synchronization
+
+/// What a guarded change answers: every one says what it did in a sentence.
+protocol ChangeAnswer: ResponseEncodable, Sendable {
+    var message: String { get }
+}
+
+/// The two-person rule. A route whose change an app's policy guards (`requireApproval`) hands its
+/// decoded request here: applied at once when the app does not guard it, else stored as a proposal
+/// (the request exactly as made, what it was made against) that another person or key approves,
+/// which runs the same code the route would have run. A proposal whose base has moved (a newer
+/// revision of the pattern, another policy) is stale; one not approved within a day expires.
+final class ChangeApprovals: Sendable {
+    /// How long a proposal may be approved.
+    static let lifetime: Duration = .seconds(24 * 3600)
+
+    /// A route's change, with its request type erased: checked (without changing anything, its
+    /// summary and base), and made.
+    struct Route: Sendable {
+        let prepare: @Sendable (_ appID: String, _ request: Data) async throws -> (summary: String, base: String?)
+        let apply: @Sendable (_ appID: String, _ request: Data, _ caller: Caller) async throws -> any ChangeAnswer
+    }
+
+    /// By route key: the guarded kind, and which of its routes (`revocation:device`).
+    private let routes = Mutex<[String: Route]>([:])
+    let database: Database
+    let policies: PolicyStore
+    let logger: Logger
+
+    init(database: Database, policies: PolicyStore, logger: Logger) {
+        self.database = database
+        self.policies = policies
+        self.logger = logger
+    }
+
+    /// Registers the code of `kind`: `prepare` validates a request and reads its base, `apply`
+    /// makes the change. Called once per kind while the routes are built.
+    func register<Body: Codable & Sendable>(
+        _ kind: GuardedChange, _ type: Body.Type,
+        prepare: @escaping @Sendable (_ appID: String, _ body: Body) async throws -> (summary: String, base: String?),
+        apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer,
+        as variant: String? = nil
+    ) {
+        let decode: @Sendable (Data) throws -> Body = { try JSONDecoder().decode(Body.self, from: $0) }
+        routes.withLock {
+            $0[Self.key(kind, variant)] = Route(
+                prepare: { appID, request in try await prepare(appID, try decode(request)) },
+                apply: { appID, request, caller in try await apply(appID, try decode(request), caller) })
+        }
+    }
+
+    /// A guarded route's handler: makes the change, or proposes it (`202`) when the app's policy
+    /// requires approval for `kind`.
+    func handle(
+        _ kind: GuardedChange, variant: String? = nil, appID: String, caller: Caller, body: some Encodable, request: Request,
+        context: SesameRequestContext
+    ) async throws -> Response {
+        let key = Self.key(kind, variant)
+        let route = try self.route(key)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let stored = try encoder.encode(body)
+        guard try await policies.policy(appID: appID).requireApproval.contains(kind) else {
+            return try await route.apply(appID, stored, caller).response(from: request, context: context)
+        }
+        let (summary, base) = try await route.prepare(appID, stored)
+        let proposal = try await propose(key, appID: appID, request: stored, summary: summary, base: base, caller: caller)
+        var response = try ProposedResponse(
+            message: "The app's policy requires a second person for this (\(kind.rawValue)): proposed as change \(proposal.id.uuidString.lowercased()). "
+                + "Another member or key must approve it ('sesame changes approve \(proposal.id.uuidString.lowercased())') within 24 hours.",
+            proposal: proposal
+        ).response(from: request, context: context)
+        response.status = .accepted
+        return response
+    }
+
+    private func route(_ key: String) throws -> Route {
+        guard let route = routes.withLock({ $0[key] }) else { throw APIError.internalError }
+        return route
+    }
+
+    static func key(_ kind: GuardedChange, _ variant: String?) -> String {
+        variant.map { "\(kind.rawValue):\($0)" } ?? kind.rawValue
+    }
+
+    // MARK: Proposals
+
+    private func propose(_ kind: String, appID: String, request: Data, summary: String, base: String?, caller: Caller) async throws -> Proposal {
+        let id = UUID()
+        let seconds = Double(Self.lifetime.components.seconds)
+        let text = String(decoding: request, as: UTF8.self)
+        return try await database.client.withRefusingTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO change_proposals (proposal_id, app_id, kind, request, summary, base, proposer, state, expires_at)
+                VALUES (\(id), \(appID), \(kind), \(text), \(summary), \(base), \(caller.auditName), 'pending',
+                        now() + \(seconds) * INTERVAL '1 second')
+                RETURNING \(unescaped: Proposal.columns)
+                """, logger: logger)
+            let proposal = try await Proposal.first(of: rows)
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "change.propose",
+                    details: ["proposalId": .string(id.uuidString.lowercased()), "kind": .string(kind), "summary": .string(summary)]),
+                appID: appID, on: connection, logger: logger)
+            return proposal
+        }
+    }
+
+    /// The app's proposals, newest first (the last 100).
+    func list(appID: String) async throws -> [Proposal] {
+        let rows = try await database.client.query(
+            "SELECT \(unescaped: Proposal.columns) FROM change_proposals WHERE app_id = \(appID) ORDER BY created_at DESC LIMIT 100",
+            logger: logger)
+        return try await Proposal.all(of: rows)
+    }
+
+    /// Proposal `id` of `appID` (of any app when nil) with its request, recorded as read (a
+    /// publish's request holds the config's values).
+    func read(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String) {
+        let found = try await fetch(id, appID: appID)
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: "change.read", details: ["proposalId": .string(id.uuidString.lowercased())]),
+                appID: found.0.appID, on: connection, logger: logger)
+        }
+        return found
+    }
+
+    private func fetch(_ id: UUID, appID: String?) async throws -> (Proposal, String) {
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: Proposal.columns), request FROM change_proposals
+            WHERE proposal_id = \(id) AND (\(appID)::text IS NULL OR app_id = \(appID))
+            """, logger: logger)
+        for try await (id, app, kind, summary, base, proposer, state, created, expires, decidedBy, decidedAt, outcome, request) in rows.decode(
+            (UUID, String, String, String, String?, String, String, Date, Date, String?, Date?, String?, String).self)
+        {
+            return (
+                Proposal(
+                    id: id, appID: app, kind: kind, summary: summary, base: base, proposer: proposer, state: state, createdAt: created,
+                    expiresAt: expires, decidedBy: decidedBy, decidedAt: decidedAt, outcome: outcome), request)
+        }
+        throw ApprovalErrors.notFound
+    }
+
+    /// Approves proposal `id` as `approver` and applies it exactly as proposed; `breakGlass` (the
+    /// operator alone, with a reason) skips the second person and is audited as such.
+    func approve(_ id: UUID, appID: String?, approver: Caller, breakGlass reason: String? = nil) async throws -> (Proposal, String) {
+        let (proposal, request) = try await read(id, appID: appID, caller: approver)
+        guard proposal.state == "pending" else { throw ApprovalErrors.decided(proposal.state) }
+        guard proposal.expiresAt > Date() else {
+            try await finish(id, state: "failed", by: approver, outcome: "expired before it was approved")
+            throw ApprovalErrors.expired
+        }
+        if reason == nil {
+            guard approver.auditName != proposal.proposer else { throw ApprovalErrors.selfApproval }
+            if proposal.kind == GuardedChange.policy.rawValue, case .account(_, _, _, let role) = approver, role < .owner {
+                throw AdminErrors.roleTooLow(role, required: .owner)
+            }
+        }
+        let route = try self.route(proposal.kind)
+        // One decision: whoever moves it out of `pending` first applies it.
+        guard try await claim(id, by: approver) else { throw ApprovalErrors.decided("being decided") }
+        let data = Data(request.utf8)
+        do {
+            let (_, base) = try await route.prepare(proposal.appID, data)
+            guard base == proposal.base else { throw ApprovalErrors.stale }
+            let answer = try await route.apply(proposal.appID, data, approver)
+            try await finish(id, state: "applied", by: approver, outcome: answer.message, audit: (proposal, reason))
+            if let reason {
+                logger.critical("break-glass: a change was applied without a second person", metadata: [
+                    "proposal": "\(id)", "app": "\(proposal.appID)", "kind": "\(proposal.kind)", "reason": "\(reason)",
+                ])
+            }
+            return (try await fetch(id, appID: nil).0, answer.message)
+        } catch {
+            let outcome = (error as? APIError)?.message ?? "it could not be applied (see the server's log)"
+            try await finish(id, state: "failed", by: approver, outcome: outcome)
+            throw error
+        }
+    }
+
+    /// Rejects (or, by its proposer, withdraws) proposal `id`.
+    func reject(_ id: UUID, appID: String, caller: Caller, reason: String?) async throws -> Proposal {
+        let (proposal, _) = try await fetch(id, appID: appID)
+        guard proposal.state == "pending", try await claim(id, by: caller) else { throw ApprovalErrors.decided(proposal.state) }
+        try await finish(id, state: "rejected", by: caller, outcome: reason.map { "rejected: \($0)" } ?? "rejected")
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
+            try await AuditLog.append(
+                AuditEntry(
+                    actor: caller.auditName, action: "change.reject",
+                    details: ["proposalId": .string(id.uuidString.lowercased()), "kind": .string(proposal.kind), "reason": reason.map { .string($0) } ?? .null]),
+                appID: appID, on: connection, logger: logger)
+        }
+        return try await fetch(id, appID: appID).0
+    }
+
+    private func claim(_ id: UUID, by caller: Caller) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE change_proposals SET state = 'applying', decided_by = \(caller.auditName), decided_at = now()
+            WHERE proposal_id = \(id) AND state = 'pending' RETURNING proposal_id
+            """, logger: logger)
+        for try await _ in rows.decode(UUID.self) { return true }
+        return false
+    }
+
+    private func finish(
+        _ id: UUID, state: String, by caller: Caller, outcome: String, audit: (proposal: Proposal, breakGlass: String?)? = nil
+    ) async throws {
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                UPDATE change_proposals SET state = \(state), decided_by = \(caller.auditName), decided_at = now(), outcome = \(outcome)
+                WHERE proposal_id = \(id)
+                """, logger: logger)
+            guard let (proposal, breakGlass) = audit else { return }
+            var details: [String: JSONValue] = [
+                "proposalId": .string(id.uuidString.lowercased()), "kind": .string(proposal.kind), "proposedBy": .string(proposal.proposer),
+            ]
+            if let breakGlass { details["reason"] = .string(breakGlass) }
+            try await AuditLog.append(
+                AuditEntry(actor: caller.auditName, action: breakGlass == nil ? "change.approve" : "change.break_glass", details: details),
+                appID: proposal.appID, on: connection, logger: logger)
+        }
+    }
+}
+
+/// A proposal as listed (its request only through `GET changes/{id}`).
+struct Proposal: Encodable, Sendable {
+    static let columns = "proposal_id, app_id, kind, summary, base, proposer, state, created_at, expires_at, decided_by, decided_at, outcome"
+
+    let id: UUID
+    let appID: String
+    let kind: String
+    let summary: String
+    let base: String?
+    let proposer: String
+    /// `pending`, `applying`, `applied`, `rejected` or `failed` (stale, expired, or refused when applied).
+    let state: String
+    let createdAt: Date
+    let expiresAt: Date
+    let decidedBy: String?
+    let decidedAt: Date?
+    let outcome: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, summary, proposer, state, createdAt, expiresAt, decidedBy, decidedAt, outcome
+    }
+
+    static func all(of rows: PostgresRowSequence) async throws -> [Proposal] {
+        var proposals: [Proposal] = []
+        for try await (id, app, kind, summary, base, proposer, state, created, expires, decidedBy, decidedAt, outcome) in rows.decode(
+            (UUID, String, String, String, String?, String, String, Date, Date, String?, Date?, String?).self)
+        {
+            proposals.append(
+                Proposal(
+                    id: id, appID: app, kind: kind, summary: summary, base: base, proposer: proposer, state: state, createdAt: created,
+                    expiresAt: expires, decidedBy: decidedBy, decidedAt: decidedAt, outcome: outcome))
+        }
+        return proposals
+    }
+
+    static func first(of rows: PostgresRowSequence) async throws -> Proposal {
+        guard let first = try await all(of: rows).first else { throw StorageError.missingRow("the proposal just written") }
+        return first
+    }
+}
+
+/// `202` from a guarded route: the change waits for approval.
+struct ProposedResponse: ResponseEncodable {
+    let message: String
+    let proposal: Proposal
+}
+
+enum ApprovalErrors {
+    static let notFound = APIError(.notFound, code: "proposal_not_found", message: "The app has no such proposed change; see 'sesame changes list'.")
+    static let selfApproval = APIError(
+        .forbidden, code: "self_approval", message: "A change needs a second person: its proposer cannot approve it. Ask another member or key.")
+    static let stale = APIError(
+        .conflict, code: "proposal_stale",
+        message: "What the change was proposed against has changed since (a newer revision, another policy); propose it again.")
+    static let expired = APIError(.conflict, code: "proposal_expired", message: "The proposal was not approved within 24 hours; propose it again.")
+    static func decided(_ state: String) -> APIError {
+        APIError(.conflict, code: "proposal_decided", message: "The proposal is \(state), not pending.")
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@Suite("Admin: two-person approval", .timeLimit(.minutes(3)))
+struct ApprovalTests {
+    /// The app with two provisioning keys (two people) and a policy guarding `guarded`.
+    static func guardedApp(_ harness: AdminHarness, _ guarded: [String]) async throws -> (first: String, second: String) {
+        let first = try await harness.createKey(name: "ana")
+        let second = try await harness.createKey(name: "ben")
+        let policy = try await harness.call(.put, "/v1/admin/policy", credential: first, json: ["requireApproval": guarded])
+        #expect(policy.status == .ok, "\(policy.json)")
+        return (first, second)
+    }
+
+    static func proposalID(_ reply: AdminHarness.Reply) throws -> String {
+        #expect(reply.status == .accepted, "\(reply.json)")
+        return try #require((reply["proposal"] as? [String: Any])?["id"] as? String).lowercased()
+    }
+
+    static func actions(_ harness: AdminHarness) async throws -> [(String, String)] {
+        var entries: [(String, String)] = []
+        for try await (action, actor) in try await harness.database.query("SELECT action, actor FROM audit_log ORDER BY id").decode((String, String).self) {
+            entries.append((action, actor))
+        }
+        return entries
+    }
+
+    @Test("a guarded publish waits for a second key; its proposer cannot approve it; the approved change is the one proposed")
+    func publish() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["publish", "kill_switch"])
+            let config: [String: Any] = ["api": "https://api.example.com", "timeout": 30]
+            let id = try Self.proposalID(try await harness.upload(config, version: "2.*", key: ana))
+            #expect((try await harness.call(.get, "/v1/admin/config", credential: ana)["patterns"] as? [Any])?.isEmpty == true, "published before approval")
+
+            let own = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ana)
+            #expect(own.status == .forbidden && own.errorCode == "self_approval")
+
+            let detail = try await harness.call(.get, "/v1/admin/changes/\(id)", credential: ben)
+            #expect(((detail["request"] as? [String: Any])?["config"] as? [String: Any])?["timeout"] as? Int == 30)
+            let approved = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben)
+            #expect(approved.status == .ok && (approved["message"] as? String)?.contains("Published revision 1") == true, "\(approved.json)")
+            #expect((approved["change"] as? [String: Any])?["state"] as? String == "applied")
+            let body = try await harness.call(.get, "/v1/admin/config/body?version=2.*", credential: ben)
+            #expect((body["config"] as? [String: Any])?["api"] as? String == "https://api.example.com")
+
+            let again = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben)
+            #expect(again.status == .conflict && again.errorCode == "proposal_decided")
+
+            // A guarded kill switch, rejected: nothing switched off.
+            let kill = try Self.proposalID(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: ben, json: ["versions": ["1.0.0"], "enabled": false, "reason": "update"]))
+            let rejected = try await harness.call(.post, "/v1/admin/changes/\(kill)/reject", credential: ana, json: ["reason": "not now"])
+            #expect(rejected.status == .ok && (rejected["change"] as? [String: Any])?["state"] as? String == "rejected")
+            #expect((try await harness.call(.get, "/v1/admin/kill-switch", credential: ana)["killed"] as? [Any])?.isEmpty == true)
+
+            // What is not guarded applies at once.
+            #expect(try await harness.call(.post, "/v1/admin/emergency-revoke", credential: ana, json: ["version": "3.*"]).status == .ok)
+
+            let actions = try await Self.actions(harness).map(\.0)
+            #expect(actions.contains("change.propose") && actions.contains("change.approve") && actions.contains("change.reject"))
+            let applied = try await Self.actions(harness).first { $0.0 == "config.upload" }
+            #expect(applied?.1.hasPrefix("key:") == true)
+            let listed = try await harness.call(.get, "/v1/admin/changes", credential: ana)
+            #expect((listed["changes"] as? [[String: Any]])?.map { $0["state"] as? String } == ["rejected", "applied"])
+        }
+    }
+
+    @Test("a proposal whose base moved is stale; an expired one is refused; the policy itself is guarded")
+    func staleAndExpired() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["publish", "policy"])
+            let first = try Self.proposalID(try await harness.upload(["v": 1], version: "*", key: ana))
+            let second = try Self.proposalID(try await harness.upload(["v": 2], version: "*", key: ana))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(first)/approve", credential: ben).status == .ok)
+            let stale = try await harness.call(.post, "/v1/admin/changes/\(second)/approve", credential: ben)
+            #expect(stale.status == .conflict && stale.errorCode == "proposal_stale", "\(stale.json)")
+            let listed = try await harness.call(.get, "/v1/admin/changes", credential: ben)
+            #expect((listed["changes"] as? [[String: Any]])?.first { ($0["id"] as? String)?.lowercased() == second }?["state"] as? String == "failed")
+
+            let third = try Self.proposalID(try await harness.upload(["v": 3], version: "*", key: ana))
+            try await harness.database.query("UPDATE change_proposals SET expires_at = now() - interval '1 minute' WHERE proposal_id = \(UUID(uuidString: third)!)")
+            let expired = try await harness.call(.post, "/v1/admin/changes/\(third)/approve", credential: ben)
+            #expect(expired.status == .conflict && expired.errorCode == "proposal_expired")
+
+            // Lifting the rule is itself a guarded change.
+            let lift = try await harness.call(.put, "/v1/admin/policy", credential: ana, json: ["requireApproval": []])
+            let liftID = try Self.proposalID(lift)
+            #expect((try await harness.call(.get, "/v1/admin/policy", credential: ana)["policy"] as? [String: Any])?["requireApproval"] as? [String] == ["publish", "policy"])
+            let lifted = try await harness.call(.post, "/v1/admin/changes/\(liftID)/approve", credential: ben)
+            #expect(lifted.status == .ok, "\(lifted.json)")
+            #expect(try await harness.upload(["v": 4], version: "*", key: ana).status == .ok)
+        }
+    }
+
+    @Test("break-glass is the operator's alone, needs a reason, applies at once and is audited as such")
+    func breakGlass() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["publish"])
+            let id = try Self.proposalID(try await harness.upload(["urgent": true], version: "*", key: ana))
+            let byKey = try await harness.call(.post, "/v1/admin/changes/\(id)/break-glass", credential: ben, json: ["reason": "the other approver is away"])
+            #expect(byKey.status == .forbidden && byKey.errorCode == "operator_required")
+            let noReason = try await harness.call(.post, "/v1/admin/changes/\(id)/break-glass", credential: AdminHarness.operatorToken, json: [:])
+            #expect(noReason.status == .badRequest)
+            let applied = try await harness.call(
+                .post, "/v1/admin/changes/\(id)/break-glass", credential: AdminHarness.operatorToken, json: ["reason": "incident 42: approver unreachable"])
+            #expect(applied.status == .ok && (applied["message"] as? String)?.contains("break-glass") == true, "\(applied.json)")
+            let entry = try await Self.actions(harness).last { $0.0 == "change.break_glass" }
+            #expect(entry?.1 == "operator")
+            #expect((try await harness.call(.get, "/v1/admin/audit/verify", credential: ana))["intact"] as? Bool == true)
+        }
+    }
+}
