@@ -145,4 +145,6 @@ public enum GuardedChange: String, Codable, Sendable, CaseIterable {
     case revocation
     /// Changing this policy.
     case policy
+    /// Attaching or detaching a config schema.
+    case schema
 }

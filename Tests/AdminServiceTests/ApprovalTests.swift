@@ -96,6 +96,28 @@ struct ApprovalTests {
         }
     }
 
+    @Test("a schema change is reviewed too: proposed, approved by another key, then enforced; an unusable schema is refused before it is proposed")
+    func schema() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["schema"])
+            let unusable = try await harness.call(.put, "/v1/admin/config/schema", credential: ana, json: ["schema": ["oneOf": []]])
+            #expect(unusable.status == .unprocessableContent && unusable.errorCode == "schema_invalid")
+            let id = try Self.proposalID(
+                try await harness.call(.put, "/v1/admin/config/schema", credential: ana, json: ["schema": ["required": ["endpoint"]]]))
+            #expect(try await harness.upload(["other": 1], version: "*", key: ana).status == .ok, "enforced before approval")
+            // The published config breaks the proposed schema: approving it is refused, and the proposal fails.
+            let refused = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben)
+            #expect(refused.status == .unprocessableContent && refused.errorCode == "config_invalid", "\(refused.json)")
+            let again = try Self.proposalID(
+                try await harness.call(.put, "/v1/admin/config/schema", credential: ana, json: ["version": "2.*", "schema": ["required": ["endpoint"]]]))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(again)/approve", credential: ben).status == .ok)
+            #expect(try await harness.upload(["other": 1], version: "2.*", key: ana).errorCode == "config_invalid")
+            let detach = try Self.proposalID(try await harness.call(.delete, "/v1/admin/config/schema?version=2.*", credential: ana))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(detach)/approve", credential: ben).status == .ok)
+            #expect(try await harness.upload(["other": 1], version: "2.*", key: ana).status == .ok)
+        }
+    }
+
     @Test("break-glass is the operator's alone, needs a reason, applies at once and is audited as such")
     func breakGlass() async throws {
         try await AdminHarness.run { harness in

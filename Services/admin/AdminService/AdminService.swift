@@ -45,7 +45,7 @@ public enum AdminService: SesameServiceDefinition {
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
         ConfigTargetingRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
-        ConfigSchemaRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
+        ConfigSchemaRoutes(authenticator: authenticator, configs: configs, approvals: approvals).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger), approvals: approvals)
             .addRoutes(to: admin)
         BlobRoutes(authenticator: authenticator, blobs: blobs, maxBlobBytes: configuration.maxBlobBytes).addRoutes(to: blobRoutes)
