@@ -319,6 +319,34 @@ def main():
         expect(status == 200, f"detaching the schema: {status}")
         step(8, "with a schema attached, the editor lists a draft's violations by path and offers no publish; the fixed draft publishes (revision 5)")
 
+        # The two-person rule: a publish from the editor is proposed; its proposer cannot approve it.
+        status, current = http(base + "/v1/admin/policy", headers={"Authorization": "Bearer " + key})
+        guarded = dict(current["policy"], requireApproval=["publish"])
+        status, _ = http(base + "/v1/admin/policy", "PUT", guarded, {"Authorization": "Bearer " + key})
+        expect(status == 200, f"guarding publish: {status}")
+        owner.go("configs")
+        editor = owner.find("#config-editor")
+        editor.clear()
+        editor.send_keys(json.dumps({"features": {"chat": True, "beta": True}, "api_keys": {"stripe": "sk_dash_6"}}))
+        owner.click("#review-changes")
+        owner.rerendering(lambda: owner.click("#publish"))
+        owner.text_appears("#status", "proposed as change")
+        owner.go("changes")
+        owner.text_appears("#page", "publish '*'")
+        change_id = owner.find("tr[data-change]").get_attribute("data-change")
+        owner.click("tr[data-change] button.inspect")
+        owner.text_appears("#change-detail", "sk_dash_6")
+        owner.confirming("tr[data-change] button.approve")
+        owner.text_appears("#status", "second person")
+        status, approved = http(base + f"/v1/admin/changes/{change_id}/approve", "POST", {}, {"Authorization": "Bearer " + key})
+        expect(status == 200 and "Published revision 6" in approved.get("message", ""), f"approval by the key: {status} {approved}")
+        owner.go("changes")
+        owner.text_appears("tr[data-change]", "applied")
+        owner.shot("04e-approvals")
+        status, _ = http(base + "/v1/admin/policy", "PUT", current["policy"], {"Authorization": "Bearer " + key})
+        expect(status == 200, f"lifting the rule: {status}")
+        step(9, "with publishing guarded, the editor's publish is proposed; its proposer cannot approve it on the Approvals page; another key does (revision 6)")
+
         # Kill switch, with confirmation.
         owner.go("safety")
         owner.find("#kill-versions").send_keys("1.*")
@@ -331,7 +359,7 @@ def main():
         owner.find("#revoke-pattern").send_keys("3.*")
         owner.rerendering(lambda: owner.confirming("#revoke"))
         owner.text_appears("#page", "3.*")
-        step(9, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason; an emergency revocation of 3.* is listed")
+        step(10, "kill switch on 1.* (confirmed): the device at 1.0 is told the reason; an emergency revocation of 3.* is listed")
 
         # The other pages render with the app's data.
         for page, text in (("devices", "Attested devices"), ("keys", "dashboard-test"), ("audit", "config.rollback"), ("policy", "Security policy"),
@@ -384,7 +412,7 @@ def main():
         owner.shot("06-pins")
         owner.go("overview")
         owner.text_appears("#page", "Emergency revocations")
-        step(10, "devices, keys, debug tokens, pins, audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
+        step(11, "devices, keys, debug tokens, pins, audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)
@@ -394,7 +422,7 @@ def main():
                             {"Cookie": "__Host-sesame_session=" + session_cookie, "X-Sesame-App": APP, "Origin": "https://evil.example",
                              "X-CSRF-Token": owner.fetch("GET", "/dashboard/api/session")["body"]["csrfToken"]})
         expect(status == 403 and body["error"]["code"] == "csrf_refused", f"another origin: {status} {body}")
-        step(11, "a change without the CSRF token, or from another origin, is refused (403 csrf_refused)")
+        step(12, "a change without the CSRF token, or from another origin, is refused (403 csrf_refused)")
 
         # A viewer reads but cannot publish.
         viewer_invite = run(arguments.runner, "accounts", "invite", "--app", APP, "--email", "viewer@example.com", "--role", "viewer")
@@ -409,7 +437,7 @@ def main():
         refused = viewer.fetch("POST", "/v1/admin/config/upload", {"version": "*", "config": {"hacked": True}})
         expect(refused["status"] == 403 and refused["body"]["error"]["code"] == "role_too_low", f"viewer publish: {refused}")
         viewer.shot("07-viewer-configs")
-        step(12, "a viewer sees the configs but cannot publish (403 role_too_low)")
+        step(13, "a viewer sees the configs but cannot publish (403 role_too_low)")
 
         # An account of another app sees nothing of this one.
         run(arguments.runner, "keys", "create", "--team-id", TEAM, "--bundle-id", OTHER_BUNDLE)
@@ -421,7 +449,7 @@ def main():
         for path in ("/v1/admin/config", "/v1/admin/audit", "/v1/admin/devices"):
             seen = stranger.fetch("GET", path)
             expect(seen["status"] == 404 and seen["body"]["error"]["code"] == "app_not_found", f"another app's account, {path}: {seen}")
-        step(13, "an account of another app gets 404 for every resource of this app")
+        step(14, "an account of another app gets 404 for every resource of this app")
 
         # An owner of another app invites this app's owner by email and keeps the link: it cannot
         # register a new passkey into the existing account, nor be accepted by another account.
@@ -446,7 +474,7 @@ def main():
         session_cookie = owner.driver.get_cookie("__Host-sesame_session")["value"]
         apps = sorted(a["appId"] for a in owner.fetch("GET", "/dashboard/api/session")["body"]["apps"])
         expect(apps == sorted([APP, other_app]), f"the owner's apps after accepting: {apps}")
-        step(14, "an invitation for an existing account is refused a new passkey and another account; its owner accepts by signing in")
+        step(15, "an invitation for an existing account is refused a new passkey and another account; its owner accepts by signing in")
 
         # Login CSRF: the ceremonies take JSON from the dashboard's origin only; the session is never cached.
         status, body = http(base + "/dashboard/api/signin/options", "POST", {}, {"Origin": "https://evil.example"})
@@ -460,7 +488,7 @@ def main():
         cache = owner.driver.execute_async_script(
             "const done = arguments[0]; fetch('/dashboard/api/session').then((r) => done(r.headers.get('Cache-Control')));")
         expect(cache == "no-store", f"the session answer's Cache-Control: {cache}")
-        step(15, "sign-in from another origin is 403, a form-encodable body 415; the session answer is no-store")
+        step(16, "sign-in from another origin is 403, a form-encodable body 415; the session answer is no-store")
 
         # People: an owner changes a role, looks at a person's passkeys and removes them; their session ends at once.
         owner.go("people")
@@ -477,7 +505,7 @@ def main():
         expect(gone["status"] == 401, f"a removed person's session: {gone}")
         refused = owner.fetch("DELETE", "/v1/admin/accounts/owner%40example.com")
         expect(refused["status"] == 409 and refused["body"]["error"]["code"] == "last_owner", f"removing the last owner: {refused}")
-        step(16, "people: a role changed, a person's passkeys shown, the person removed (their session ends); the last owner stays")
+        step(17, "people: a role changed, a person's passkeys shown, the person removed (their session ends); the last owner stays")
 
         # Sign out, then in again with the same passkey; sign out everywhere ends every session.
         owner.click("#sign-out")
@@ -492,7 +520,7 @@ def main():
         owner.find("#sign-in")
         status, _ = http(base + "/v1/admin/config", headers={"Cookie": "__Host-sesame_session=" + second_session, "X-Sesame-App": APP})
         expect(status == 401, f"a session after signing out everywhere: {status}")
-        step(17, "sign out; sign in again with the passkey; sign out everywhere ends the session")
+        step(18, "sign out; sign in again with the passkey; sign out everywhere ends the session")
     finally:
         for browser in (owner, viewer, stranger):
             if browser:

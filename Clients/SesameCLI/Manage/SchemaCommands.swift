@@ -44,6 +44,21 @@ func attachedSchemas(_ server: ServerOptions, version: String) async throws(CLIF
     }
 }
 
+/// Checks `file` against the schema in `schemaFile` (offline) and those the server attaches to
+/// `version`; prints each violation and fails (exit 1) when there is one. Returns the scopes checked.
+@discardableResult
+func requireMatch(_ file: String, schemaFile: String?, version: String?, server: ServerOptions, failure: String) async throws(CLIFailure) -> [String] {
+    var schemas: [(scope: String, document: JSONValue)] = []
+    if let schemaFile { schemas.append((schemaFile, try readJSON(schemaFile))) }
+    if let version { schemas += try await attachedSchemas(server, version: version) }
+    let found = try violations(of: try readJSON(file), against: schemas)
+    guard found.isEmpty else {
+        Console.current.out(found.joined(separator: "\n"))
+        throw CLIFailure("\(file) does not match its schema (\(found.count) violation\(found.count == 1 ? "" : "s"))\(failure)", exitCode: 1)
+    }
+    return schemas.map(\.scope)
+}
+
 /// `sesame config validate`.
 struct ConfigValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -62,17 +77,9 @@ struct ConfigValidateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let config = try readJSON(file)
-            var schemas: [(scope: String, document: JSONValue)] = []
-            if let schema { schemas.append(("\(schema)", try readJSON(schema))) }
-            if let ver { schemas += try await attachedSchemas(server, version: ver) }
             guard schema != nil || ver != nil else { throw CLIFailure("name a schema: --schema FILE (offline) or --ver PATTERN (the server's)", exitCode: 2) }
-            let found = try violations(of: config, against: schemas)
-            guard found.isEmpty else {
-                Console.current.out(found.joined(separator: "\n"))
-                throw CLIFailure("\(file) does not match its schema (\(found.count) violation\(found.count == 1 ? "" : "s"))", exitCode: 1)
-            }
-            Console.current.out(schemas.isEmpty ? "No schema applies to \(ver ?? "it"): \(file) is accepted as is." : "\(file) matches \(schemas.map(\.scope).joined(separator: " and ")).")
+            let scopes = try await requireMatch(file, schemaFile: schema, version: ver, server: server, failure: "")
+            Console.current.out(scopes.isEmpty ? "No schema applies to \(ver ?? "it"): \(file) is accepted as is." : "\(file) matches \(scopes.joined(separator: " and ")).")
         }
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SesameDomain
 import SesameVault
 
 /// The vault password, from `--vault-pass` or `SESAME_VAULT_PASS`.
@@ -40,14 +39,7 @@ struct EncryptCommand: AsyncParsableCommand {
                 throw CLIFailure("\(file) is not a JSON object; Sesame configs are JSON objects", exitCode: 2)
             }
             // The server sees only ciphertext: its schemas are checked here, on the plaintext.
-            var schemas: [(scope: String, document: JSONValue)] = []
-            if let schema { schemas.append((schema, try readJSON(schema))) }
-            if let ver { schemas += try await attachedSchemas(server, version: ver) }
-            let found = try violations(of: try readJSON(file), against: schemas)
-            guard found.isEmpty else {
-                Console.current.out(found.joined(separator: "\n"))
-                throw CLIFailure("\(file) does not match its schema (\(found.count) violation\(found.count == 1 ? "" : "s")); nothing was sealed", exitCode: 1)
-            }
+            try await requireMatch(file, schemaFile: schema, version: ver, server: server, failure: "; nothing was sealed")
             let destination = out ?? file + ".enc"
             let envelope = try VaultEnvelope.seal(plaintext, password: try vault.password()).encoded()
             guard FileManager.default.createFile(atPath: destination, contents: envelope, attributes: [.posixPermissions: 0o600]) else {

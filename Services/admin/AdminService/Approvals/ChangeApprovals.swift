@@ -170,22 +170,23 @@ final class ChangeApprovals: Sendable {
         // One decision: whoever moves it out of `pending` first applies it.
         guard try await claim(id, by: approver) else { throw ApprovalErrors.decided("being decided") }
         let data = Data(request.utf8)
+        let answer: any ChangeAnswer
         do {
             let (_, base) = try await route.prepare(proposal.appID, data)
             guard base == proposal.base else { throw ApprovalErrors.stale }
-            let answer = try await route.apply(proposal.appID, data, approver)
-            try await finish(id, state: "applied", by: approver, outcome: answer.message, audit: (proposal, reason))
-            if let reason {
-                logger.critical("break-glass: a change was applied without a second person", metadata: [
-                    "proposal": "\(id)", "app": "\(proposal.appID)", "kind": "\(proposal.kind)", "reason": "\(reason)",
-                ])
-            }
-            return (try await fetch(id, appID: nil).0, answer.message)
+            answer = try await route.apply(proposal.appID, data, approver)
         } catch {
             let outcome = (error as? APIError)?.message ?? "it could not be applied (see the server's log)"
             try await finish(id, state: "failed", by: approver, outcome: outcome)
             throw error
         }
+        try await finish(id, state: "applied", by: approver, outcome: answer.message, audit: (proposal, reason))
+        if let reason {
+            logger.critical("break-glass: a change was applied without a second person", metadata: [
+                "proposal": "\(id)", "app": "\(proposal.appID)", "kind": "\(proposal.kind)", "reason": "\(reason)",
+            ])
+        }
+        return (try await fetch(id, appID: nil).0, answer.message)
     }
 
     /// Rejects (or, by its proposer, withdraws) proposal `id`.

@@ -181,6 +181,7 @@ const pages = {
   keys: { title: "Keys", render: keysPage },
   "debug-tokens": { title: "Debug tokens", render: debugTokensPage },
   pins: { title: "Pins", render: pinsPage },
+  changes: { title: "Approvals", render: changesPage },
   audit: { title: "Audit log", render: auditPage },
   policy: { title: "Policy", render: policyPage },
   people: { title: "People", render: peoplePage },
@@ -617,6 +618,47 @@ async function pinsPage() {
         el("td", { text: p.expire ? when(new Date(p.expire * 1000).toISOString()) : "–" }), el("td", { text: when(p.date) }),
         el("td", {}, isOwner() ? el("button", { class: "danger small", onclick: () => remove(p), text: "Remove" }) : null)))),
     keys.active ? el("div", {}, el("h3", { text: "Registry signing key (the app's signingKeyBase64)" }), el("code", { id: "pin-signing-key", class: "secret", text: keys.active.base64 })) : null);
+}
+
+async function changesPage() {
+  const { changes } = await api("GET", "changes");
+  const detail = el("div", { id: "change-detail" });
+  async function inspect(id) {
+    try {
+      const shown = await api("GET", "changes/" + id);
+      detail.replaceChildren(el("h3", { text: shown.change.summary + " (proposed by " + shown.change.proposer + ")" }),
+        el("pre", { class: "code", text: pretty(shown.request) }));
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function decide(id, decision) {
+    const body = {};
+    if (decision === "reject") {
+      const reason = prompt("Why reject it? (kept in the audit log)");
+      if (reason === null) return;
+      body.reason = reason;
+    } else if (!confirm("Apply this change now, exactly as proposed?")) {
+      return;
+    }
+    try {
+      say((await api("POST", "changes/" + id + "/" + decision, body)).message, "ok");
+      await show("changes");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  return el("section", { class: "card wide" }, el("h2", { text: "Changes waiting for a second person" }),
+    el("p", { class: "muted", text: "The app's policy (requireApproval) holds these changes until another member or key approves them; nobody approves their own. Proposals expire after 24 hours." }),
+    changes.length === 0 ? el("p", { class: "muted", text: "No change has been proposed." }) :
+      table(["Proposed", "What", "By", "State", "Decided by", ""], changes.map((c) =>
+        el("tr", { "data-change": c.id.toLowerCase() }, el("td", { text: when(c.createdAt) }), el("td", { text: c.summary }), el("td", { text: c.proposer }),
+          el("td", {}, el("span", { class: "badge", text: c.state }), c.outcome ? el("span", { class: "muted", text: " " + c.outcome }) : null),
+          el("td", { text: c.decidedBy || "–" }),
+          el("td", {}, el("button", { class: "small inspect", onclick: () => inspect(c.id), text: "Show" }),
+            canEdit() && c.state === "pending" ? el("button", { class: "small approve", onclick: () => decide(c.id, "approve"), text: "Approve" }) : null,
+            canEdit() && c.state === "pending" ? el("button", { class: "small reject", onclick: () => decide(c.id, "reject"), text: "Reject" }) : null)))),
+    detail);
 }
 
 async function auditPage() {
