@@ -307,6 +307,7 @@ def main():
         owner.text_appears("#violations", "/features/chat")
         owner.text_appears("#violations", "must be a boolean, not a string")
         expect(not owner.driver.find_elements(By.CSS_SELECTOR, "#publish"), "publishing is offered for a config its schema refuses")
+        expect("null" not in owner.find("#review").text, "the review shows a stray null")
         owner.driver.execute_script("document.getElementById('violations').scrollIntoView()")
         owner.shot("04d-schema-violations")
         editor.clear()

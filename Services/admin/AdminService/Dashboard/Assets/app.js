@@ -278,11 +278,12 @@ async function configsPage() {
       const violations = verdict.valid ? null : el("div", { id: "violations", class: "error" },
         el("p", { text: "The config does not match its schema; fix it before publishing:" }),
         el("ul", {}, verdict.violations.map((v) => el("li", {}, el("code", { text: v.path || "(the config)" }), " " + v.message + " (" + v.keyword + ", schema of the " + v.schema + ")"))));
-      review.replaceChildren(el("h3", { text: published ? "Changes against revision " + published.revision : "A new pattern" }), changeList(changes),
+      // replaceChildren, unlike el, would show a null as the text "null".
+      review.replaceChildren(...[el("h3", { text: published ? "Changes against revision " + published.revision : "A new pattern" }), changeList(changes),
         violations,
         verdict.valid ? el("label", { for: "rollout-percent", text: "Staged rollout: the percentage of installs that get it first (leave empty for every install)" }) : null,
         verdict.valid ? rolloutPercent : null,
-        verdict.valid ? el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }) : null);
+        verdict.valid ? el("button", { id: "publish", class: "primary", onclick: publish, text: "Publish to " + selected }) : null].filter(Boolean));
     } catch (error) {
       failed(error);
     }
