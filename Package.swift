@@ -429,6 +429,11 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
             ],
             path: "Benchmarks/Soak"
         ),
+        .executableTarget(
+            name: "sesame-crash",
+            dependencies: ["BenchmarkSupport", "DevSuite", "SesameConfiguration", argumentParser, crypto, .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Benchmarks/Crash"
+        ),
     ]
 }
 
