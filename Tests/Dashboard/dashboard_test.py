@@ -322,9 +322,12 @@ def main():
 
         # The two-person rule: a publish from the editor is proposed; its proposer cannot approve it.
         status, current = http(base + "/v1/admin/policy", headers={"Authorization": "Bearer " + key})
-        guarded = dict(current["policy"], requireApproval=["publish"])
-        status, _ = http(base + "/v1/admin/policy", "PUT", guarded, {"Authorization": "Bearer " + key})
-        expect(status == 200, f"guarding publish: {status}")
+        owner.go("policy")
+        owner.click("#policy-approve-publish")
+        owner.click("#save-policy")
+        owner.text_appears("#status", "requireApproval")
+        status, guarded = http(base + "/v1/admin/policy", headers={"Authorization": "Bearer " + key})
+        expect(guarded["policy"].get("requireApproval") == ["publish"], f"the policy page saved {guarded}")
         owner.go("configs")
         editor = owner.find("#config-editor")
         editor.clear()
@@ -346,7 +349,7 @@ def main():
         owner.shot("04e-approvals")
         status, _ = http(base + "/v1/admin/policy", "PUT", current["policy"], {"Authorization": "Bearer " + key})
         expect(status == 200, f"lifting the rule: {status}")
-        step(9, "with publishing guarded, the editor's publish is proposed; its proposer cannot approve it on the Approvals page; another key does (revision 6)")
+        step(9, "publishing guarded from the policy page; the editor's publish is proposed; its proposer cannot approve it on the Approvals page; another key does (revision 6)")
 
         # Kill switch, with confirmation.
         owner.go("safety")

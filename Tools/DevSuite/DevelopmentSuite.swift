@@ -155,14 +155,17 @@ public struct DevelopmentSuite: Sendable {
 
     /// Replaces the suite's database with the backup in `file`: the cluster is destroyed and a
     /// fresh one made, the backup restored into it, while the services run on (they answer 503
-    /// meanwhile and reconnect).
+    /// meanwhile and reconnect). The backup goes into a database of another name, renamed
+    /// `sesame` once whole: a service that reconnected mid-restore would otherwise read half the
+    /// tables (a delivery replica caching an app without its configs).
     public func restore(from file: String) async throws {
         guard FileManager.default.fileExists(atPath: file) else { throw SuiteError("no backup at \(file)") }
         try await postgres.destroy()
         Self.say("destroyed the database cluster")
         try await postgres.start()
-        try await postgres.createDatabase("sesame")
-        try await postgres.restore("sesame", from: file)
+        try await postgres.createDatabase("sesame_restoring")
+        try await postgres.restore("sesame_restoring", from: file)
+        try await postgres.renameDatabase("sesame_restoring", to: "sesame")
         Self.say("restored \(file) into a fresh cluster")
     }
 

@@ -98,6 +98,13 @@ struct PostgresCluster: Sendable {
     /// the cluster's owner.
     private var connection: [String] { ["--host=127.0.0.1", "--port=\(layout.postgresPort)", "--username=sesame"] }
 
+    /// Renames database `name` to `newName` (no session may be connected to it).
+    func renameDatabase(_ name: String, to newName: String) async throws {
+        let connection = ["-h", "127.0.0.1", "-p", "\(layout.postgresPort)", "-U", "sesame"]
+        let renamed = try await run("psql", connection + ["-d", "postgres", "-tAc", "ALTER DATABASE \"\(name)\" RENAME TO \"\(newName)\""])
+        guard renamed.status == 0 else { throw SuiteError("could not rename database \(name): \(renamed.output)") }
+    }
+
     /// Creates database `name` unless it exists.
     func createDatabase(_ name: String) async throws {
         let connection = ["-h", "127.0.0.1", "-p", "\(layout.postgresPort)", "-U", "sesame"]

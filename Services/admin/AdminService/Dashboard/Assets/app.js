@@ -695,6 +695,12 @@ async function policyPage() {
   fields.blobTier.value = policy.blobTier;
   fields.userDataTier.value = policy.userDataTier;
   fields.userDocumentQuota.value = policy.userDocumentQuota;
+  // The two-person rule: which changes wait for a second member's approval.
+  const guarded = { publish: "Publishing a config", rollback: "Rolling a config back", kill_switch: "Kill switches",
+    revocation: "Revocations (emergency, and of a device)", policy: "This policy", schema: "Config schemas" };
+  const approvals = Object.fromEntries(Object.keys(guarded).map((kind) =>
+    [kind, el("input", { id: "policy-approve-" + kind, type: "checkbox" })]));
+  for (const kind of policy.requireApproval || []) if (approvals[kind]) approvals[kind].checked = true;
   async function save() {
     const next = Object.assign({}, policy, {
       refreshRequiresAssertion: fields.refreshRequiresAssertion.checked,
@@ -702,6 +708,7 @@ async function policyPage() {
       admitUnattested: fields.admitUnattested.checked,
       blobTier: fields.blobTier.value, userDataTier: fields.userDataTier.value,
       userDocumentQuota: Number(fields.userDocumentQuota.value),
+      requireApproval: Object.keys(guarded).filter((kind) => approvals[kind].checked),
     });
     if (fields.allowDevelopmentKeys.value === "default") delete next.allowDevelopmentKeys;
     else next.allowDevelopmentKeys = fields.allowDevelopmentKeys.value === "true";
@@ -719,6 +726,9 @@ async function policyPage() {
     row("Admit devices without App Attest (unattested tier)", fields.admitUnattested),
     row("Least tier for blobs", fields.blobTier), row("Least tier for user data", fields.userDataTier),
     row("User documents quota", fields.userDocumentQuota),
+    el("h3", { text: "Changes that need a second person" }),
+    el("p", { class: "muted", text: "A checked change is proposed, not applied, until another member or key approves it on the Approvals page." }),
+    Object.entries(guarded).map(([kind, label]) => row(label, approvals[kind])),
     el("p", { class: "muted", text: "User identity: " + policy.userIdentity + (policy.identityIssuer ? " via " + policy.identityIssuer.issuer : " (no issuer set; use the API)") }),
     isOwner() ? el("button", { id: "save-policy", class: "primary", onclick: save, text: "Save policy" }) : el("p", { class: "muted", text: "Only owners change the policy." }));
 }
