@@ -100,9 +100,14 @@ public struct AuditLog: Sendable {
 
     /// Entries of `appID` after `afterID`, oldest first, at most `limit`.
     public func entries(appID: String, after afterID: Int64, limit: Int) async throws -> [AuditEntry] {
+        try await chainedEntries(appID: appID, after: afterID, limit: limit).map(\.entry)
+    }
+
+    /// As `entries`, each with its hash in the app's chain (nil for an entry older than the chain).
+    public func chainedEntries(appID: String, after afterID: Int64, limit: Int) async throws -> [(entry: AuditEntry, hash: [UInt8]?)] {
         try await read(
             """
-            SELECT id, at, actor, action, pattern, revision, details::text FROM audit_log
+            SELECT id, at, actor, action, pattern, revision, details::text, entry_hash FROM audit_log
             WHERE app_id = \(appID) AND id > \(afterID) ORDER BY id LIMIT \(limit)
             """)
     }
@@ -112,22 +117,22 @@ public struct AuditLog: Sendable {
         try await read(
             """
             SELECT * FROM (
-                SELECT id, at, actor, action, pattern, revision, details::text FROM audit_log
+                SELECT id, at, actor, action, pattern, revision, details::text, entry_hash FROM audit_log
                 WHERE app_id = \(appID) ORDER BY id DESC LIMIT \(limit)
             ) AS newest ORDER BY id
-            """)
+            """).map(\.entry)
     }
 
-    private func read(_ query: PostgresQuery) async throws -> [AuditEntry] {
+    private func read(_ query: PostgresQuery) async throws -> [(entry: AuditEntry, hash: [UInt8]?)] {
         let rows = try await database.client.query(query, logger: logger)
-        var entries: [AuditEntry] = []
-        for try await (id, at, actor, action, pattern, revision, details) in rows.decode(
-            (Int64, Date, String, String, String?, Int64?, String).self)
+        var entries: [(entry: AuditEntry, hash: [UInt8]?)] = []
+        for try await (id, at, actor, action, pattern, revision, details, hash) in rows.decode(
+            (Int64, Date, String, String, String?, Int64?, String, ByteBuffer?).self)
         {
-            entries.append(
-                AuditEntry(
-                    id: id, at: at, actor: actor, action: action, pattern: pattern, revision: revision,
-                    details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:]))
+            let entry = AuditEntry(
+                id: id, at: at, actor: actor, action: action, pattern: pattern, revision: revision,
+                details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:])
+            entries.append((entry, hash.map { Array($0.readableBytesView) }))
         }
         return entries
     }

@@ -127,20 +127,7 @@ struct WebhookStore: Sendable {
         for try await row in claimed.decode((UUID, String, String, Data, [String], String, Int, Int64).self) { found = row }
         guard let (id, appID, url, sealed, events, format, attempts, cursor) = found else { return nil }
         let secret = try encryption.open(sealed, context: SealingContext.webhookSecret(appID: appID, webhookID: id))
-        let rows = try await database.client.query(
-            """
-            SELECT id, at, actor, action, pattern, revision, details::text, entry_hash FROM audit_log
-            WHERE app_id = \(appID) AND id > \(cursor) ORDER BY id LIMIT \(batch)
-            """, logger: logger)
-        var entries: [(AuditEntry, [UInt8]?)] = []
-        for try await (entryID, at, actor, action, pattern, revision, details, hash) in rows.decode(
-            (Int64, Date, String, String, String?, Int64?, String, ByteBuffer?).self)
-        {
-            let decoded = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:]
-            entries.append(
-                (AuditEntry(id: entryID, at: at, actor: actor, action: action, pattern: pattern, revision: revision, details: decoded),
-                 hash.map { Array($0.readableBytesView) }))
-        }
+        let entries = try await AuditLog(database: database, logger: logger).chainedEntries(appID: appID, after: cursor, limit: batch)
         return Claimed(
             id: id, appID: appID, url: url, secret: secret, events: Set(events), slack: format == "slack", attempts: attempts, entries: entries)
     }
