@@ -431,7 +431,10 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         ),
         .executableTarget(
             name: "sesame-crash",
-            dependencies: ["BenchmarkSupport", "DevSuite", "SesameConfiguration", argumentParser, crypto, .product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: [
+                "AppAttestTesting", "BenchmarkSupport", "ChildProcess", "DevSuite", "SesameConfiguration", argumentParser, asn1, crypto, x509,
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Benchmarks/Crash"
         ),
     ]

@@ -46,9 +46,10 @@ enum AuthBenchmark {
             builds.append(AuthBuild(label: environment["SESAME_BENCH_BASELINE_LABEL"] ?? "baseline", executable: URL(fileURLWithPath: baseline)))
         }
         builds.append(AuthBuild(label: "this tree", executable: current))
-        // `SESAME_BENCH_NIO_EXECUTOR=also`: this tree again, its tasks on NIO's event loops (`SESAME_EXECUTOR=nio`).
-        if environment["SESAME_BENCH_NIO_EXECUTOR"] == "also" {
-            builds.append(AuthBuild(label: "this tree, NIO executor", executable: current, environment: ["SESAME_EXECUTOR": "nio"]))
+        // `SESAME_BENCH_DISPATCH_EXECUTOR=also`: this tree again, its tasks on Dispatch's global queue
+        // (`SESAME_EXECUTOR=dispatch`) instead of NIO's event loops.
+        if environment["SESAME_BENCH_DISPATCH_EXECUTOR"] == "also" {
+            builds.append(AuthBuild(label: "this tree, Dispatch executor", executable: current, environment: ["SESAME_EXECUTOR": "dispatch"]))
         }
         for build in builds where !FileManager.default.isExecutableFile(atPath: build.executable.path) {
             throw BenchmarkFailure("no auth executable for \(build.label) at \(build.executable.path): build it first")

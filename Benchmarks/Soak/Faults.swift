@@ -40,10 +40,10 @@ final class FaultPlan: Sendable {
         return time >= last.end + grace ? "after faults" : "between faults"
     }
 
-    func run(suite: DevelopmentSuite, replicas: Replicas, processes: ProcessWatch, recorder: Recorder) async throws {
+    func run(suite: DevelopmentSuite, replicas: Replicas, memory: MemoryWatch, recorder: Recorder) async throws {
         // Warm: the first installs attested and fetching, before the first fault.
         try await wait(until: planned[0].start - 5, recorder)
-        processes.sampleWarm()
+        memory.markWarm(at: recorder.now)
         for window in planned {
             try await wait(until: window.start, recorder)
             let start = recorder.now
@@ -51,10 +51,9 @@ final class FaultPlan: Sendable {
             progress(String(format: "soak: %.0f s: %@", recorder.now, window.name))
             switch window.name {
             case "delivery-2 killed":
-                processes.kill("delivery-2")
+                memory.kill("delivery-2")
                 try await wait(until: end, recorder)
-                try await suite.up(replicas)  // starts what is missing
-                processes.forget("delivery-2")  // a new process: its memory is not compared with the old one's
+                try await suite.up(replicas)  // starts what is missing; its memory is a series of its own
             case "postgresql stopped":
                 try await suite.stopDatabase()
                 try await wait(until: end, recorder)
@@ -72,39 +71,6 @@ final class FaultPlan: Sendable {
     private func wait(until time: Double, _ recorder: Recorder) async throws {
         let pause = time - recorder.now
         if pause > 0 { try await Task.sleep(for: .seconds(pause)) }
-    }
-}
-
-/// The suite's service processes (from their pid files): memory after warm-up and at the end.
-final class ProcessWatch: @unchecked Sendable {
-    private let pids: URL
-    private let lock = NSLock()
-    private var warm: [String: Double] = [:]
-    private var end: [String: Double] = [:]
-
-    init(pids: URL) { self.pids = pids }
-
-    private func running() -> [String: Int32] {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: pids.path)) ?? []
-        var found: [String: Int32] = [:]
-        for file in files where file.hasSuffix(".pid") && (file.hasPrefix("auth") || file.hasPrefix("delivery") || file.hasPrefix("admin")) {
-            let text = (try? String(contentsOf: pids.appendingPathComponent(file), encoding: .utf8)) ?? ""
-            if let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) { found[String(file.dropLast(4))] = pid }
-        }
-        return found
-    }
-
-    func sampleWarm() { lock.withLock { warm = running().mapValues(ResidentMemory.ofProcess) } }
-    func sampleEnd() { lock.withLock { end = running().mapValues(ResidentMemory.ofProcess) } }
-    func forget(_ name: String) { lock.withLock { warm[name] = nil } }
-
-    func kill(_ name: String) {
-        if let pid = running()[name] { Foundation.kill(pid, SIGKILL) }
-    }
-
-    /// Each process's RSS after warm-up and at the end, MiB.
-    var samples: [(name: String, warm: Double?, end: Double)] {
-        lock.withLock { end.keys.sorted().map { ($0, warm[$0], end[$0]!) } }
     }
 }
 

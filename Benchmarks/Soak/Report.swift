@@ -1,12 +1,12 @@
 import Foundation
 
 /// The soak's figures, and what in them breaks the contract: 5xx or failed requests outside the
-/// fault windows (and their recovery), memory that grew over 10 % after warm-up.
+/// fault windows (and their recovery), a process whose memory keeps growing after warm-up.
 struct Report {
     let text: String
     let violations: [String]
 
-    init(recorder: Recorder, faults: FaultPlan, processes: ProcessWatch, recoveryGrace: Double) {
+    init(recorder: Recorder, faults: FaultPlan, memory: MemoryWatch, recoveryGrace: Double) {
         let exchanges = recorder.exchanges
         var lines: [String] = []
         var violations: [String] = []
@@ -35,13 +35,13 @@ struct Report {
         lines += outageLines
         violations += outageViolations
         lines.append("configs checked against what was published: \(recorder.configsChecked)")
-        lines.append("memory (RSS MiB, after warm-up → end):")
-        for sample in processes.samples {
-            let warm = sample.warm.map { String(format: "%.0f", $0) } ?? "restarted"
-            lines.append(String(format: "  %@: %@ → %.0f", sample.name, warm, sample.end))
-            if let before = sample.warm, sample.end > before * 1.1 {
-                violations.append(String(format: "%@ grew from %.0f to %.0f MiB after warm-up", sample.name, before, sample.end))
-            }
+        let faultsOver = faults.windows.last.map { $0.end + recoveryGrace }
+        lines.append(String(format: "memory (RSS, sampled every %.0f s; judged by its slope after warm-up, or after the faults when %.0f s are left after them):",
+            Soak.memoryInterval, MemoryTrend.shortestJudged))
+        for series in memory.series {
+            let trend = MemoryTrend(series, warmAt: memory.warmAt ?? 0, faultsOverAt: faultsOver)
+            lines.append(trend.line)
+            if trend.isGrowing { violations.append("\(trend.name)'s memory is growing: \(trend.verdict)") }
         }
         text = lines.joined(separator: "\n")
         self.violations = violations

@@ -22,6 +22,8 @@ struct Soak: AsyncParsableCommand {
     static let recoveryGrace = 15.0
     /// How stale a config may be: the resync interval the suite runs with, and a margin.
     static let stalenessBound = 20.0
+    /// Seconds between two samples of every process's memory.
+    static let memoryInterval = 15.0
 
     func run() async throws {
         let workURL = URL(fileURLWithPath: work, isDirectory: true)
@@ -67,7 +69,7 @@ struct Soak: AsyncParsableCommand {
         for appID in keys.keys.sorted() { try await publisher.publish(appID, round: 0) }
 
         let faults = FaultPlan(duration: Double(duration))
-        let processes = ProcessWatch(pids: URL(fileURLWithPath: suite.layout.pids, isDirectory: true))
+        let memory = MemoryWatch(pids: URL(fileURLWithPath: suite.layout.pids, isDirectory: true))
         progress("soak: \(devices) devices for \(duration) s, a fetch every \(fetchInterval) s each; faults: \(faults.summary)")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await publisher.run(until: Double(duration), every: 10) }
@@ -80,13 +82,17 @@ struct Soak: AsyncParsableCommand {
                 let arrival = Double(index) / Double(devices) * Double(duration) / 5
                 group.addTask { try await device.run(arrivingAt: arrival, until: Double(duration)) }
             }
-            group.addTask { try await faults.run(suite: suite, replicas: replicas, processes: processes, recorder: recorder) }
+            group.addTask { try await faults.run(suite: suite, replicas: replicas, memory: memory, recorder: recorder) }
+            group.addTask { try await memory.run(every: Self.memoryInterval, until: Double(duration), recorder) }
             try await group.waitForAll()
         }
         let drained = try await OutboxCheck(databaseURL: suite.layout.databaseURL).waitUntilDrained(timeout: .seconds(60))
         if !drained { recorder.violation("the outbox still holds unpublished events 60 s after the run") }
-        processes.sampleEnd()
-        let report = Report(recorder: recorder, faults: faults, processes: processes, recoveryGrace: Self.recoveryGrace)
+        memory.sample(at: recorder.now)
+        let samples = URL(fileURLWithPath: work).appendingPathComponent("memory.csv")
+        try memory.csv.write(to: samples, atomically: true, encoding: .utf8)
+        progress("soak: every memory sample is in \(samples.path)")
+        let report = Report(recorder: recorder, faults: faults, memory: memory, recoveryGrace: Self.recoveryGrace)
         print(report.text)
         let violations = recorder.violations + report.violations
         if !violations.isEmpty {

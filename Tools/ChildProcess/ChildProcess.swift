@@ -13,9 +13,10 @@ public enum ChildProcess {
     /// its output goes to this process's standard error.
     /// With `inheritOutput` (and no `capture`) its output goes where this process's does.
     /// `workingDirectory`, when given, is where it starts (by default where this process is).
+    /// `started` is told the child's pid once it runs (for a caller that may signal it).
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String], capture: Bool = false, includingErrors: Bool = false,
-        inheritOutput: Bool = false, workingDirectory: String? = nil
+        inheritOutput: Bool = false, workingDirectory: String? = nil, started: (@Sendable (pid_t) -> Void)? = nil
     ) async throws -> (status: Int32, output: String) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
@@ -23,7 +24,7 @@ public enum ChildProcess {
                     with: Result {
                         try runBlocking(
                             executable, arguments, capture: capture, includingErrors: includingErrors, inheritOutput: inheritOutput,
-                            environment: environment, workingDirectory: workingDirectory)
+                            environment: environment, workingDirectory: workingDirectory, started: started)
                     })
             }
         }
@@ -34,7 +35,7 @@ public enum ChildProcess {
     /// never blocks on a full pipe, and daemons it leaves behind hold no pipe open.
     private static func runBlocking(
         _ executable: String, _ arguments: [String], capture: Bool, includingErrors: Bool, inheritOutput: Bool,
-        environment: [String: String], workingDirectory: String?
+        environment: [String: String], workingDirectory: String?, started: (@Sendable (pid_t) -> Void)?
     ) throws -> (status: Int32, output: String) {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-child-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
@@ -56,6 +57,7 @@ public enum ChildProcess {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         guard spawned == 0 else { throw SpawnFailure(description: "could not start \(executable): \(String(cString: strerror(spawned)))") }
+        started?(pid)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

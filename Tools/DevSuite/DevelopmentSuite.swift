@@ -173,10 +173,13 @@ public struct DevelopmentSuite: Sendable {
 
     /// Runs `sesame-SERVICE arguments…` (an operator command) against the suite, to its end; with
     /// `capture`, returns what it wrote to both streams, else it writes where this process does.
-    public func run(_ service: SuiteService, _ arguments: [String], capture: Bool = false) async throws -> (status: Int32, output: String) {
+    /// `started` is told its pid once it runs.
+    public func run(
+        _ service: SuiteService, _ arguments: [String], capture: Bool = false, started: (@Sendable (pid_t) -> Void)? = nil
+    ) async throws -> (status: Int32, output: String) {
         try await ChildProcess.run(
             try executable(service), arguments, environment: try serviceEnvironment(masterKey: try masterKey.value()), capture: capture,
-            includingErrors: capture, inheritOutput: !capture)
+            includingErrors: capture, inheritOutput: !capture, started: started)
     }
 
     private func executable(_ service: SuiteService) throws -> String {
