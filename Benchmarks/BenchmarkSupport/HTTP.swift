@@ -23,7 +23,17 @@ public enum HTTP {
             body: Array(try JSONSerialization.data(withJSONObject: json)))
     }
 
+    /// Sends the request; once more when the pooled connection it was given had been closed by
+    /// the server before the request left (a gateway whose upstream was restarted), never otherwise.
     public static func send(_ url: String, method: HTTPMethod, headers: [String: String] = [:], body: [UInt8]? = nil) async throws -> Reply {
+        do {
+            return try await sendOnce(url, method: method, headers: headers, body: body)
+        } catch ChannelError.ioOnClosedChannel {
+            return try await sendOnce(url, method: method, headers: headers, body: body)
+        }
+    }
+
+    private static func sendOnce(_ url: String, method: HTTPMethod, headers: [String: String], body: [UInt8]?) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }

@@ -7,6 +7,7 @@ import Logging
 /// | --- | --- | --- |
 /// | `SESAME_ENVIRONMENT` | `development` or `production` | `development` |
 /// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
+/// | `SESAME_DATABASE_URL_FILE` | instead of `SESAME_DATABASE_URL`: a file holding it, followed when it changes (failover) | none |
 /// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
 /// | `SESAME_KAFKA_IDEMPOTENCE` | `on` or `off`: Kafka idempotent delivery; off only for a broker that forgets producer ids on restart (Tansu in memory) | `on` |
 /// | `SESAME_KAFKA_SECURITY_PROTOCOL`, `SESAME_KAFKA_SASL_*`, `SESAME_KAFKA_TLS_*` | SASL/SCRAM and TLS to Kafka (see `KafkaSecurity`) | plaintext |
@@ -36,8 +37,11 @@ import Logging
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
     public var environment: DeploymentEnvironment
-    /// The PostgreSQL connection URL.
+    /// The PostgreSQL connection URL (at start, when it comes from `databaseURLFile`).
     public var databaseURL: String
+    /// A file holding the URL, which the services follow when it changes (a failover to another
+    /// address); nil when the URL comes from `SESAME_DATABASE_URL`.
+    public var databaseURLFile: String?
     /// Kafka bootstrap servers.
     public var kafkaBrokers: [String]
     /// Whether the Kafka producer uses idempotent delivery.
@@ -94,6 +98,7 @@ public struct ServiceConfiguration: Sendable {
     public init(
         environment: DeploymentEnvironment = .development,
         databaseURL: String = ServiceConfiguration.developmentDatabaseURL,
+        databaseURLFile: String? = nil,
         kafkaBrokers: [String] = ["127.0.0.1:9092"],
         kafkaIdempotence: Bool = true,
         kafkaSecurity: KafkaSecurity = .plaintext,
@@ -121,6 +126,7 @@ public struct ServiceConfiguration: Sendable {
     ) {
         self.environment = environment
         self.databaseURL = databaseURL
+        self.databaseURLFile = databaseURLFile
         self.kafkaBrokers = kafkaBrokers
         self.kafkaIdempotence = kafkaIdempotence
         self.kafkaSecurity = kafkaSecurity
@@ -157,12 +163,23 @@ public struct ServiceConfiguration: Sendable {
         var warnings: [String] = []
 
         let databaseURL: String
-        if let url = reader.string("SESAME_DATABASE_URL") {
+        let databaseURLFile = reader.string("SESAME_DATABASE_URL_FILE")
+        if let databaseURLFile {
+            guard reader.string("SESAME_DATABASE_URL") == nil else {
+                throw ConfigurationError(variable: "SESAME_DATABASE_URL_FILE", expectation: "set instead of SESAME_DATABASE_URL, not beside it")
+            }
+            guard let text = try? String(contentsOfFile: databaseURLFile, encoding: .utf8),
+                !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            else {
+                throw ConfigurationError(variable: "SESAME_DATABASE_URL_FILE", expectation: "a readable file holding postgres://user:password@host:port/database")
+            }
+            databaseURL = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else if let url = reader.string("SESAME_DATABASE_URL") {
             databaseURL = url
         } else if mode == .production {
             throw ConfigurationError(
                 variable: "SESAME_DATABASE_URL",
-                expectation: "required in production: postgres://user:password@host:port/database"
+                expectation: "required in production (or SESAME_DATABASE_URL_FILE): postgres://user:password@host:port/database"
             )
         } else {
             databaseURL = Self.developmentDatabaseURL
@@ -262,6 +279,7 @@ public struct ServiceConfiguration: Sendable {
         self.init(
             environment: mode,
             databaseURL: databaseURL,
+            databaseURLFile: databaseURLFile,
             kafkaBrokers: brokers,
             kafkaIdempotence: try reader.flag("SESAME_KAFKA_IDEMPOTENCE", default: true),
             kafkaSecurity: kafkaSecurity,

@@ -36,7 +36,7 @@ struct KitWalk: Sendable {
     func run(step: (Int, String, () async throws -> Void) async throws -> Void) async throws {
         let current = install(), updated = install()
         var keyID: Data?
-        try await step(13, "SesameKit: first launch attests and fetches, scope narrows; a relaunch refreshes with an assertion") {
+        try await step(14, "SesameKit: first launch attests and fetches, scope narrows; a relaunch refreshes with an assertion") {
             let config = try await launch(current, version: "2.1.3").fetchConfig(scope: ["api_keys.stripe"])
             try expect(config.source == .network && config.matchedPattern == "2.*", "first launch: \(config.source) \(config.matchedPattern)")
             try expect(config.values.keys.sorted() == ["api_keys"] && config.string("api_keys.stripe") == "sk-2", "scoped: \(config.values)")
@@ -56,7 +56,7 @@ struct KitWalk: Sendable {
             let sealed = try await launch(install(), version: "4.0", vaultPassword: vaultPassword).fetchConfig()
             try expect(sealed.string("openai") == "sk-live-e2e", "the zero-knowledge config opened on the device: \(sealed.values)")
         }
-        try await step(14, "SesameKit: a kill switch gives versionDisabled(reason:) and purges that version's saved config") {
+        try await step(15, "SesameKit: a kill switch gives versionDisabled(reason:) and purges that version's saved config") {
             let reason = "2.1.4 drops payments; update to 2.1.5"
             try await suite.sesame(["kill-switch", "--versions", "2.1.4", "--reason", reason], key: key)
             let client = launch(updated, version: "2.1.4")
@@ -70,7 +70,7 @@ struct KitWalk: Sendable {
             }
             try expect(try updated.store.data(for: "sesame.config.2.1.4") == nil, "the killed version's config is still saved")
         }
-        try await step(15, "SesameKit: an emergency revocation; the next fetch re-attests with a new key, nothing for the app to do") {
+        try await step(16, "SesameKit: an emergency revocation; the next fetch re-attests with a new key, nothing for the app to do") {
             try await Task.sleep(for: .seconds(1))  // tokens count by the second: the revocation must be later than these
             try await suite.sesame(["revoke", "--ver", "2.1.*"], key: key)
             let client = launch(current, version: "2.1.3")
@@ -79,7 +79,7 @@ struct KitWalk: Sendable {
                 return try current.store.data(for: "sesame.appAttestKeyID") != keyID
             }
         }
-        try await step(16, "a CI job with a debug token reads the flags opened to its tier and is told which keys were withheld") {
+        try await step(17, "a CI job with a debug token reads the flags opened to its tier and is told which keys were withheld") {
             let config = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-e2e-tiers-\(UUID().uuidString).json")
             try Data(#"{"api_keys":{"stripe":"sk-5"},"features":{"chat":true}}"#.utf8).write(to: config)
             defer { try? FileManager.default.removeItem(at: config) }
@@ -102,7 +102,7 @@ struct KitWalk: Sendable {
             let audit = try await suite.sesame(["debug-tokens", "list"], key: key)
             try expect(audit.contains("e2e-ci"), "debug-tokens list: \(audit)")
         }
-        try await step(17, "a purchase protected by a single-use token and by an assertion, checked by the shop's backend with a backend key; replays refused") {
+        try await step(18, "a purchase protected by a single-use token and by an assertion, checked by the shop's backend with a backend key; replays refused") {
             _ = try await suite.sesame(["policy", "set", #"apiAudiences=["https://shop.example.com"]"#], key: key)
             let backendKey = try await suite.sesame(["backend-keys", "create", "--name", "shop"], key: key).trimmingCharacters(in: .whitespacesAndNewlines)
             try expect(backendKey.hasPrefix("bk_prod_"), "backend-keys create printed: \(backendKey)")
@@ -127,7 +127,7 @@ struct KitWalk: Sendable {
             let manage = try await shop.send("GET", "/v1/admin/config", headers: bearer)
             try expect(manage.status == 401, "a backend key managed: \(manage.status)")
         }
-        try await step(18, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
+        try await step(19, "SesameKit: the suite stopped; the saved config is served stale, the killed version's is not") {
             try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")

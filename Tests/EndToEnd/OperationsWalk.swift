@@ -1,4 +1,5 @@
 import AppAttestTesting
+import ChildProcess
 import DevSuite
 import Foundation
 
@@ -113,6 +114,54 @@ struct OperationsWalk: Sendable {
         try expect(try await stolen.config(version: "2.1.3").status == 401, "the revoked device was served after the restore")
         let refreshed = try await device.refresh(try await device.assertedRefreshBody())
         try expect(refreshed.status == 200, "the refresh token after the restore: \(refreshed.status) \(refreshed.errorCode ?? "")")
+    }
+
+    /// PostgreSQL moved to another port under the running suite, then back: to the services a
+    /// failover to a primary at another address. Each follows the URL file without a restart
+    /// (the same processes); afterwards admin stores an upload, delivery serves it, and auth
+    /// rotates the device's refresh family, all at the new address. Prints how long until ready.
+    func databaseMove(device: Device, key: String) async throws {
+        let layout = suite.suite.layout
+        let processes = try servicePIDs()
+        guard let elsewhere = (layout.postgresPort + 100..<layout.postgresPort + 200).first(where: {
+            !PortProbe.accepts(host: "127.0.0.1", port: $0, timeoutMilliseconds: 200)
+        }) else { throw WalkFailure("no free port near \(layout.postgresPort)") }
+        for (round, port) in [elsewhere, layout.postgresPort].enumerated() {
+            let started = ContinuousClock.now
+            try await suite.suite.moveDatabase(to: port)
+            try await eventually("every service ready on 127.0.0.1:\(port)", timeout: .seconds(30)) {
+                for service in Self.services where try await readiness(service).status != 200 { return false }
+                return true
+            }
+            print("        moved to port \(port), every service ready after \((ContinuousClock.now - started).formatted(.units(allowed: [.milliseconds])))")
+            try expect(try servicePIDs() == processes, "a service restarted to follow the database")
+            let marker = "moved-\(round)-\(port)"
+            let uploaded = try await gateway.send(
+                "POST", "/v1/admin/config/upload", headers: ["Authorization": "Bearer \(key)"],
+                json: ["version": "2.1.*", "config": ["moved": marker]])
+            try expect(uploaded.status == 200, "an upload after the move: \(uploaded.status) \(uploaded.errorCode ?? "")")
+            try await eventually("delivery serves the upload made after the move", timeout: .seconds(10)) {
+                let served = try await device.config(version: "2.1.3")
+                return served.status == 200 && (served.json["config"] as? [String: Any])?["moved"] as? String == marker
+            }
+            let refreshed = try await device.refresh(try await device.assertedRefreshBody())
+            try expect(refreshed.status == 200, "a refresh after the move: \(refreshed.status) \(refreshed.errorCode ?? "")")
+        }
+        let removed = try await gateway.send("DELETE", "/v1/admin/config?version=2.1.*", headers: ["Authorization": "Bearer \(key)"])
+        try expect(removed.status == 200, "removing the move's pattern: \(removed.status) \(removed.errorCode ?? "")")
+        try await eventually("2.1.3 served from 2.* again", timeout: .seconds(10)) {
+            try await device.config(version: "2.1.3").json["matchedPattern"] as? String == "2.*"
+        }
+    }
+
+    /// The services' pids, by process name.
+    private func servicePIDs() throws -> [String: String] {
+        let folder = suite.suite.layout.pids
+        var pids: [String: String] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder) where file.hasSuffix(".pid") && !file.hasPrefix("gateway") {
+            pids[file] = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+        }
+        return pids
     }
 
     /// After `down`: nothing answers, a state folder that lost its master key is refused with the

@@ -176,11 +176,14 @@ struct Walk: Sendable {
         try await step(12, "backup while serving; the database destroyed and restored into a fresh cluster: the same config, the same tokens, a revoked device still refused") {
             try await operations.backupAndRestore(device: device, key: key)
         }
+        try await step(13, "PostgreSQL moved to another port under the running suite and back: every service follows its URL file without a restart; uploads, delivery and refreshes work at each address") {
+            try await operations.databaseMove(device: device, key: key)
+        }
         let kit = KitWalk(
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(19, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(20, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()
         }
     }

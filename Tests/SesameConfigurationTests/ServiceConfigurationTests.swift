@@ -66,6 +66,30 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("SESAME_DATABASE_URL_FILE: the URL is read from the file and the file is kept to follow; beside SESAME_DATABASE_URL, empty or unreadable, it is refused")
+    func databaseURLFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-database-url-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try "postgres://sesame:secret@primary.example:6432/sesame\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let configuration = try ServiceConfiguration(environment: ["SESAME_DATABASE_URL_FILE": file], defaultPort: 1)
+        #expect(configuration.databaseURL == "postgres://sesame:secret@primary.example:6432/sesame")
+        #expect(configuration.databaseURLFile == file)
+        #expect(try ServiceConfiguration(environment: ["SESAME_DATABASE_URL": "postgres://u@h/d"], defaultPort: 1).databaseURLFile == nil)
+
+        let both = ["SESAME_DATABASE_URL_FILE": file, "SESAME_DATABASE_URL": "postgres://u@h/d"]
+        try "  \n".write(toFile: file + ".empty", atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file + ".empty") }
+        for environment in [both, ["SESAME_DATABASE_URL_FILE": file + ".missing"], ["SESAME_DATABASE_URL_FILE": file + ".empty"]] {
+            do {
+                _ = try ServiceConfiguration(environment: environment, defaultPort: 1)
+                Issue.record("accepted \(environment)")
+            } catch {
+                #expect(error.variable == "SESAME_DATABASE_URL_FILE")
+                #expect(!error.description.contains("secret"))
+            }
+        }
+    }
+
     @Test(
         "a malformed master key is refused in every environment",
         arguments: ["not base64!", Data(repeating: 1, count: 16).base64EncodedString(), Data(repeating: 1, count: 33).base64EncodedString()]

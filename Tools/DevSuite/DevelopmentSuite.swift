@@ -61,7 +61,7 @@ public struct DevelopmentSuite: Sendable {
         let key = try masterKey.value()
         // A state folder that lost its key is refused before anything starts.
         if masterKey.isRecorded { try masterKey.check(key) }
-        try await postgres.start()
+        try await startDatabase()
         try await postgres.createDatabase("sesame")
         try await startBroker()
         try masterKey.check(key)
@@ -135,7 +135,27 @@ public struct DevelopmentSuite: Sendable {
     /// Starts PostgreSQL (creating the cluster first if there is none).
     public func startDatabase() async throws {
         try createFolders()
-        try await postgres.start()
+        // A cluster started here listens where the layout says; one already running may have moved.
+        if try await postgres.start() || !FileManager.default.fileExists(atPath: layout.databaseURLFile) {
+            try pointServices(atDatabasePort: layout.postgresPort)
+        }
+    }
+
+    /// Stops PostgreSQL and starts the same cluster on `port`, then writes the new URL into the
+    /// file the running services follow: to them, a failover to a primary at another address.
+    /// `startDatabase` after a `stopDatabase` (and `up` after `down`) bring it back to the
+    /// layout's port; backups and restores assume it is there.
+    public func moveDatabase(to port: Int) async throws {
+        try await stopDatabase()
+        try await postgres.start(port: port)
+        try pointServices(atDatabasePort: port)
+        Self.say("PostgreSQL moved to 127.0.0.1:\(port); the services follow \(layout.databaseURLFile)")
+    }
+
+    /// Writes the database URL the services follow (a new file renamed over the old one, so a
+    /// service never reads half of it).
+    private func pointServices(atDatabasePort port: Int) throws {
+        try (layout.databaseURL(port: port) + "\n").write(toFile: layout.databaseURLFile, atomically: true, encoding: .utf8)
     }
 
     /// Stops PostgreSQL, ending its sessions.
@@ -162,7 +182,7 @@ public struct DevelopmentSuite: Sendable {
         guard FileManager.default.fileExists(atPath: file) else { throw SuiteError("no backup at \(file)") }
         try await postgres.destroy()
         Self.say("destroyed the database cluster")
-        try await postgres.start()
+        try await startDatabase()
         try await postgres.createDatabase("sesame_restoring")
         try await postgres.restore("sesame_restoring", from: file)
         try await postgres.renameDatabase("sesame_restoring", to: "sesame")
@@ -205,11 +225,14 @@ public struct DevelopmentSuite: Sendable {
 
     /// The environment the local suite's services (and their one-shot commands) run with.
     func serviceEnvironment(masterKey: String) throws -> [String: String] {
-        let inherited = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
+        var inherited = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
+        // The services follow the URL file (`moveDatabase`); the variable beside it would be refused.
+        inherited["SESAME_DATABASE_URL"] = nil
+        if !FileManager.default.fileExists(atPath: layout.databaseURLFile) { try pointServices(atDatabasePort: layout.postgresPort) }
         let libraryPath = [layout.tools.libraries, inherited["LD_LIBRARY_PATH"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
         return inherited.merging([
             "SESAME_ENVIRONMENT": "development",
-            "SESAME_DATABASE_URL": layout.databaseURL,
+            "SESAME_DATABASE_URL_FILE": layout.databaseURLFile,
             "SESAME_KAFKA_BROKERS": "127.0.0.1:\(layout.kafkaPort)",
             // Tansu in memory forgets producer ids when restarted, which an idempotent producer
             // never recovers from. Order is still kept (one request in flight).

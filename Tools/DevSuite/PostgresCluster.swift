@@ -30,11 +30,14 @@ struct PostgresCluster: Sendable {
         get async { (try? await run("pg_ctl", ["-D", data, "status"]).status) == 0 }
     }
 
-    /// Starts the cluster, creating it first if there is none.
-    func start() async throws {
+    /// Starts the cluster on `port` (by default the layout's), creating it first if there is
+    /// none; whether it started (false: it was running).
+    @discardableResult
+    func start(port: Int? = nil) async throws -> Bool {
+        let port = port ?? layout.postgresPort
         if await isRunning {
-            say("PostgreSQL already running on 127.0.0.1:\(layout.postgresPort)")
-            return
+            say("PostgreSQL already running")
+            return false
         }
         let files = FileManager.default
         if !files.fileExists(atPath: data + "/PG_VERSION") {
@@ -51,16 +54,17 @@ struct PostgresCluster: Sendable {
             try initdb.output.write(toFile: initdbLog, atomically: true, encoding: .utf8)
             guard initdb.status == 0 else { throw SuiteError("initdb failed (see \(initdbLog))") }
         }
-        say("starting PostgreSQL on 127.0.0.1:\(layout.postgresPort)")
+        say("starting PostgreSQL on 127.0.0.1:\(port)")
         let link = layout.logs + "/postgres.log"
         try? files.removeItem(atPath: link)
         try? files.createSymbolicLink(atPath: link, withDestinationPath: log)
         // The Swift tests run many suites at once, each with whole services and their pools:
         // PostgreSQL's default of 100 connections (and 300) ran out, and a pool waiting for a
         // connection waits long.
-        let options = "-p \(layout.postgresPort) -c listen_addresses=127.0.0.1 -k \(layout.postgresRoot) -c max_connections=1000 -c fsync=off"
+        let options = "-p \(port) -c listen_addresses=127.0.0.1 -k \(layout.postgresRoot) -c max_connections=1000 -c fsync=off"
         let started = try await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"])
         guard started.status == 0 else { throw SuiteError("PostgreSQL did not start (see \(log))") }
+        return true
     }
 
     /// Stops the cluster if it runs (fast shutdown: sessions are ended); returns whether it ran.

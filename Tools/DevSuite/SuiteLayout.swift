@@ -32,7 +32,12 @@ public struct SuiteLayout: Sendable {
         return "/tmp/sesame-dev-pg-\(sha256Hex(state).prefix(12))"
     }
     public var postgresData: String { postgresRoot + "/data" }
-    public var databaseURL: String { "postgres://sesame@127.0.0.1:\(postgresPort)/sesame" }
+    public var databaseURL: String { databaseURL(port: postgresPort) }
+    /// The file the services read their database URL from, and follow (`SESAME_DATABASE_URL_FILE`).
+    public var databaseURLFile: String { state + "/database.url" }
+
+    /// The suite's database at `port` (where the cluster listens after a move).
+    public func databaseURL(port: Int) -> String { "postgres://sesame@127.0.0.1:\(port)/sesame" }
 
     /// The layout `./sesame-dev` describes in `environment`.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SuiteLayout {
