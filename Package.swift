@@ -271,6 +271,11 @@ if declaresServer {
             path: "Tests/SesameTestSupport"
         ),
         .target(
+            name: "WebAuthnTesting",
+            dependencies: ["AppAttestTesting", "SesameDomain", crypto],
+            path: "Tests/WebAuthnTesting"
+        ),
+        .target(
             name: "AppAttestTesting",
             dependencies: [sesameKitTesting, "AppAttest", "CBOR", crypto, x509, asn1],
             path: "Tests/AppAttestTesting"
@@ -336,7 +341,7 @@ if declaresServer {
             name: "AdminServiceTests",
             dependencies: [
                 "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport",
-                "AppAttestTesting", "CBOR", sesameVault, hummingbirdTesting, crypto, postgresNIO,
+                "AppAttestTesting", "CBOR", "WebAuthnTesting", sesameVault, hummingbirdTesting, crypto, postgresNIO,
             ],
             path: "Tests/AdminServiceTests"
         ),
@@ -432,7 +437,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-crash",
             dependencies: [
-                "AppAttestTesting", "BenchmarkSupport", "ChildProcess", "DevSuite", "SesameConfiguration", argumentParser, asn1, crypto, x509,
+                "AppAttestTesting", "BenchmarkSupport", "ChildProcess", "DevSuite", "SesameConfiguration", "WebAuthnTesting", argumentParser, asn1, crypto, x509,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Crash"

@@ -3,18 +3,23 @@ import DevSuite
 import Foundation
 import NIOHTTP1
 import SesameConfiguration
+import WebAuthnTesting
 
 /// Admin killed with SIGKILL in the middle of its writes, round after round: config uploads to
-/// four patterns and a 3 MiB blob upload. After each restart: every acknowledged upload is stored
-/// and published exactly as sent, and delivery serves each pattern's newest revision; no blob is
-/// listed with bytes other than those uploaded (a half-written one is never visible); the audit
-/// chain is intact; admin is ready again with nothing fixed by hand.
+/// four patterns, a 3 MiB blob upload, and a person accepting an invitation with a new passkey.
+/// After each restart: every acknowledged upload is stored and published exactly as sent, and
+/// delivery serves each pattern's newest revision; no blob is listed with bytes other than those
+/// uploaded (a half-written one is never visible); an invitation is spent exactly when its
+/// account, passkey and role exist, and the person can join or sign in; the audit chain is intact;
+/// admin is ready again with nothing fixed by hand.
 struct AdminCrash {
     let suite: DevelopmentSuite
     let gateway: String
     let operatorToken: String
     let rounds: Int
 
+    static let teamID = "CRASHTEAM1"
+    static let bundleID = "com.example.crash"
     static let patterns = ["*", "1.*", "2.*", "2.1.*"]
 
     /// What the writers sent and what admin acknowledged.
@@ -38,7 +43,7 @@ struct AdminCrash {
 
     /// Runs the rounds; what was tried and what held, a line each.
     func run() async throws -> [String] {
-        let created = try await HTTP.post("\(gateway)/v1/admin/keys/create", json: ["teamId": "CRASHTEAM1", "bundleId": "com.example.crash"],
+        let created = try await HTTP.post("\(gateway)/v1/admin/keys/create", json: ["teamId": Self.teamID, "bundleId": Self.bundleID],
             headers: ["Authorization": "Bearer \(operatorToken)"])
         guard let key = created.json?["key"] as? String else { throw BenchmarkFailure("keys/create: \(created.status) \(created.bodyText)") }
         // One debug device per version checked (a token is bound to its app version).
@@ -46,11 +51,14 @@ struct AdminCrash {
         for version in Self.probes.map(\.version) { devices[version] = try await debugDevice(gateway: gateway, key: key, version: version) }
         let ledger = Ledger()
         var restarts: [Double] = []
-        var held = ["stored as sent": 0, "served by delivery": 0, "blobs whole": 0, "audit chain intact": 0]
+        var held = ["stored as sent": 0, "served by delivery": 0, "blobs whole": 0, "invitations all or nothing": 0, "audit chain intact": 0]
+        var joins = (acknowledged: 0, cutOffButJoined: 0, joinedAfterRestart: 0)
         let clock = ContinuousClock()
         CrashSupport.say("crash: admin, \(rounds) rounds; each writes configs and a blob to admin, kills it (SIGKILL) 20–400 ms in, restarts it, checks")
         for round in 1...rounds {
-            // Writers: uploads to every pattern, and a 3 MiB blob, as fast as admin takes them.
+            let person = try await invite(round: round)
+            // Writers: uploads to every pattern, and a 3 MiB blob, as fast as admin takes them; a person joins.
+            let joining = Task { await join(person, after: .milliseconds(Int.random(in: 0...300))) }
             let writers = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for pattern in Self.patterns {
@@ -62,6 +70,7 @@ struct AdminCrash {
             try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
             try await CrashSupport.kill("admin", of: suite)
             await writers.value
+            let joined = await joining.value
             let restarted = clock.now
             try await suite.up()
             try await CrashSupport.eventually(timeout: .seconds(60), "admin ready after the kill") {
@@ -69,11 +78,18 @@ struct AdminCrash {
             }
             restarts.append((clock.now - restarted).inSeconds)
             try await check(gateway: gateway, key: key, devices: devices, ledger: ledger, round: round, held: &held)
+            switch try await checkInvitation(person, acknowledged: joined, round: round) {
+            case .acknowledged: joins.acknowledged += 1
+            case .committedUnanswered: joins.cutOffButJoined += 1
+            case .rolledBack: joins.joinedAfterRestart += 1
+            }
+            held["invitations all or nothing", default: 0] += 1
             if round % 10 == 0 { CrashSupport.say("crash: admin round \(round): held so far \(held.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))") }
         }
         let attempts = await ledger.attempts, acknowledged = await ledger.acknowledgements
         return [
             "admin: \(rounds) kills during writes; \(attempts) uploads sent, \(acknowledged) acknowledged, \(attempts - acknowledged) cut off",
+            "admin: invitations: \(joins.acknowledged) accepted before the kill, \(joins.cutOffButJoined) cut off after committing, \(joins.joinedAfterRestart) cut off before committing and accepted after the restart",
             "admin: invariants held after every kill: \(held.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)/\(rounds)" }.joined(separator: ", "))",
             "admin: ready again after a kill in \(CrashSupport.medianAndWorst(restarts)); nothing fixed by hand",
         ]
@@ -100,6 +116,74 @@ struct AdminCrash {
             body: bytes), reply.status == 200
         else { return }
         await ledger.blob(blobKey, CrashSupport.digest(bytes))
+    }
+
+    // MARK: Invitations
+
+    /// A person invited to the app in round `round`, with the passkey they will join with.
+    struct Invited: Sendable {
+        let email: String
+        let token: String
+        var passkey: SoftwarePasskey
+    }
+
+    /// What became of an invitation whose acceptance raced the kill.
+    enum InvitationOutcome { case acknowledged, committedUnanswered, rolledBack }
+
+    var dashboardOrigin: String { "http://localhost:\(suite.layout.gatewayPort)" }
+
+    func invite(round: Int) async throws -> Invited {
+        let email = "crash-\(round)-\(UInt32.random(in: 0...UInt32.max))@example.com"
+        let invited = try await HTTP.post(
+            "\(gateway)/v1/admin/accounts/invite",
+            json: ["email": email, "role": "viewer", "teamId": Self.teamID, "bundleId": Self.bundleID],
+            headers: ["Authorization": "Bearer \(operatorToken)"])
+        guard let link = invited.json?["inviteURL"] as? String, let token = link.split(separator: "#invite=").last else {
+            throw BenchmarkFailure("invite: \(invited.status) \(invited.bodyText)")
+        }
+        return Invited(email: email, token: String(token), passkey: SoftwarePasskey(origin: dashboardOrigin))
+    }
+
+    /// Registers the person's passkey with the invitation, as the dashboard's page does; whether
+    /// admin acknowledged it.
+    func join(_ person: Invited, after delay: Duration = .zero) async -> Bool {
+        try? await Task.sleep(for: delay)
+        let headers = ["Origin": dashboardOrigin]
+        guard let options = try? await HTTP.post("\(gateway)/dashboard/api/register/options", json: ["invitation": person.token], headers: headers),
+            let challenge = options.json?["challenge"] as? String
+        else { return false }
+        var fields: [String: Any] = person.passkey.registration(challenge: challenge)
+        fields["invitation"] = person.token
+        return (try? await HTTP.post("\(gateway)/dashboard/api/register", json: fields, headers: headers))?.status == 200
+    }
+
+    /// The invitation is spent exactly when the account, its passkey and its role exist (and is
+    /// when admin acknowledged it); a person cut off before it committed can still join; a person
+    /// who joined signs in with their passkey.
+    func checkInvitation(_ person: Invited, acknowledged: Bool, round: Int) async throws -> InvitationOutcome {
+        let state = try await CrashSupport.psql(suite.layout.databaseURL, """
+            SELECT i.used_at IS NOT NULL, EXISTS (
+                SELECT 1 FROM accounts a JOIN passkeys p ON p.account_id = a.account_id
+                JOIN account_roles r ON r.account_id = a.account_id AND r.app_id = i.app_id WHERE a.email = i.email)
+            FROM account_invitations i WHERE i.email = '\(person.email)'
+            """)
+        let outcome: InvitationOutcome
+        switch (state.first, acknowledged) {
+        case (["t", "t"], true): outcome = .acknowledged
+        case (["t", "t"], false): outcome = .committedUnanswered
+        case (["f", "f"], false):
+            outcome = .rolledBack
+            guard await join(person) else { throw BenchmarkFailure("round \(round): an invitation cut off before it committed could not be accepted after the restart") }
+        default:
+            throw BenchmarkFailure("round \(round): invitation (spent, account with passkey and role) is \(state.first ?? []) after \(acknowledged ? "an acknowledged" : "a cut-off") acceptance")
+        }
+        var passkey = person.passkey
+        let headers = ["Origin": dashboardOrigin]
+        let options = try await HTTP.post("\(gateway)/dashboard/api/signin/options", json: [:], headers: headers)
+        guard let challenge = options.json?["challenge"] as? String else { throw BenchmarkFailure("signin/options: \(options.status)") }
+        let signedIn = try await HTTP.post("\(gateway)/dashboard/api/signin", json: try passkey.assertion(challenge: challenge), headers: headers)
+        guard signedIn.status == 200 else { throw BenchmarkFailure("round \(round): \(person.email) joined but cannot sign in: \(signedIn.status) \(signedIn.bodyText)") }
+        return outcome
     }
 
     /// The version each pattern is checked through, most specific pattern first.
@@ -165,7 +249,7 @@ struct AdminCrash {
             "\(gateway)/v1/admin/debug-tokens", json: ["name": "crash-\(version)", "ttl": "24h"], headers: ["Authorization": "Bearer \(key)"])
         guard let debugToken = token.json?["debugToken"] as? String else { throw BenchmarkFailure("debug token: \(token.bodyText)") }
         let exchanged = try await HTTP.post("\(gateway)/v1/auth/debug", json: [
-            "debugToken": debugToken, "teamId": "CRASHTEAM1", "bundleId": "com.example.crash", "appVersion": version,
+            "debugToken": debugToken, "teamId": Self.teamID, "bundleId": Self.bundleID, "appVersion": version,
         ])
         guard let access = exchanged.json?["accessToken"] as? String else { throw BenchmarkFailure("debug exchange: \(exchanged.bodyText)") }
         return access

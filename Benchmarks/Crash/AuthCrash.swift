@@ -50,7 +50,8 @@ struct AuthCrash {
         for _ in 0..<Self.installs { installs.append(try await attest()) }
         var held = ["one key signs": 0, "old tokens verify": 0, "new tokens verify": 0, "one live token per family": 0]
         var restarts: [Double] = []
-        var refreshes = 0, cutOff = 0, committedUnanswered = 0, rotations = 0
+        var refreshes = 0, cutOff = 0, committedUnanswered = 0
+        var rotations: [RotationRace: Int] = [:]
         let clock = ContinuousClock()
         CrashSupport.say("crash: auth, \(rounds) rounds; \(Self.installs) installs refresh with assertions, every other round the signing key rotates, auth is killed (SIGKILL) 20–400 ms in, restarted, checked")
         for round in 1...rounds {
@@ -66,7 +67,7 @@ struct AuthCrash {
             try await CrashSupport.kill("auth", of: suite)
             rotator?.cancel()
             installs = await writers.value
-            if let rotator, await rotator.value { rotations += 1 }
+            if let rotator { rotations[await rotator.value, default: 0] += 1 }
             let restarted = clock.now
             try await suite.up()
             try await CrashSupport.eventually(timeout: .seconds(60), "auth ready after the kill") {
@@ -81,7 +82,7 @@ struct AuthCrash {
             }
         }
         return [
-            "auth: \(rounds) kills during writes; \(refreshes) refreshes acknowledged, \(cutOff) cut off (\(committedUnanswered) of them committed unanswered), \(rounds / 2) signing-key rotations raced (\(rotations) finished before the kill)",
+            "auth: \(rounds) kills during writes; \(refreshes) refreshes acknowledged, \(cutOff) cut off (\(committedUnanswered) of them committed unanswered), signing-key rotations raced in \(rounds / 2) rounds: \(rotations[.finished] ?? 0) finished before the kill, \(rotations[.killed] ?? 0) killed with auth, \(rotations[.notStarted] ?? 0) not started",
             "auth: invariants held after every kill: \(held.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)/\(rounds)" }.joined(separator: ", "))",
             "auth: ready again after a kill in \(CrashSupport.medianAndWorst(restarts)); nothing fixed by hand",
         ]
@@ -109,18 +110,21 @@ struct AuthCrash {
         }
     }
 
-    /// `sesame-auth rotate-signing-key --now` started after a moment and killed with auth when
-    /// it is still running (cancelled); whether it finished first.
-    func rotateSigningKey() async -> Bool {
+    /// How a raced signing-key rotation ended.
+    enum RotationRace { case finished, killed, notStarted }
+
+    /// `sesame-auth rotate-signing-key --now` started after a moment, and killed with SIGKILL when
+    /// the task is cancelled (with auth) while it runs.
+    func rotateSigningKey() async -> RotationRace {
         let pid = Mutex<pid_t?>(nil)
         try? await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
-        let killer = Task {
-            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+        guard !Task.isCancelled else { return .notStarted }
+        let result = await withTaskCancellationHandler {
+            try? await suite.run(.auth, ["rotate-signing-key", "--now"], capture: true) { started in pid.withLock { $0 = started } }
+        } onCancel: {
             if let running = pid.withLock({ $0 }) { kill(running, SIGKILL) }
         }
-        defer { killer.cancel() }
-        let result = try? await suite.run(.auth, ["rotate-signing-key", "--now"], capture: true) { started in pid.withLock { $0 = started } }
-        return result?.status == 0
+        return result?.status == 0 ? .finished : .killed
     }
 
     // MARK: The checks

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PostgresNIO
 import SesameTestSupport
 import Testing
+import WebAuthnTesting
 
 /// The dashboard's people through the HTTP API, with software passkeys: who may join an account,
 /// and how owners change roles, remove people and manage a person's passkeys and sessions.

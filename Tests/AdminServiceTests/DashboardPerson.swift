@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOFoundationEssentialsCompat
 import Synchronization
 import Testing
+import WebAuthnTesting
 
 /// A person in a browser, as the dashboard's page would act for them: a session cookie, the CSRF
 /// token and the dashboard's `Origin` on every change, and a software passkey.

@@ -6,19 +6,27 @@ import SesameDomain
 
 /// A passkey held in software, for the dashboard's ceremonies without a browser: an ES256 key
 /// and a credential id, answering WebAuthn registrations ("none" attestation) and sign-ins with
-/// user presence and verification, for the RP ID and origin the harness's dashboard uses.
-struct SoftwarePasskey: Sendable {
-    static let rpID = "localhost"
-    static let origin = "http://localhost:8080"
+/// user presence and verification, for the RP ID `localhost` and the dashboard's origin.
+public struct SoftwarePasskey: Sendable {
+    public static let rpID = "localhost"
+    /// The origin of the test harness's dashboard.
+    public static let origin = "http://localhost:8080"
 
     let key = P256.Signing.PrivateKey()
-    let credentialID = (0..<16).map { _ in UInt8.random(in: 0...255) }
-    private(set) var counter: UInt32 = 0
+    public let credentialID = (0..<16).map { _ in UInt8.random(in: 0...255) }
+    /// The dashboard's origin, which its client data names.
+    public let origin: String
+    public private(set) var counter: UInt32 = 0
 
-    var credentialIDText: String { Base64.urlEncode(credentialID) }
+    public init(origin: String = SoftwarePasskey.origin) {
+        self.origin = origin
+    }
 
-    /// The fields of a registration response to `challenge` (base64url, as the options carry it).
-    func registration(challenge: String, origin: String = Self.origin) -> [String: String] {
+    public var credentialIDText: String { Base64.urlEncode(credentialID) }
+
+    /// The fields of a registration response to `challenge` (base64url, as the options carry it),
+    /// made in a page of `origin` (by default the passkey's).
+    public func registration(challenge: String, origin: String? = nil) -> [String: String] {
         let point = Array(key.publicKey.x963Representation)
         let coseKey = CBOREncoder.encode(
             .map([
@@ -35,15 +43,15 @@ struct SoftwarePasskey: Sendable {
             ]))
         return [
             "challenge": challenge, "attestationObject": Base64.urlEncode(attestationObject),
-            "clientDataJSON": Base64.urlEncode(Self.clientData("webauthn.create", challenge: challenge, origin: origin)),
+            "clientDataJSON": Base64.urlEncode(Self.clientData("webauthn.create", challenge: challenge, origin: origin ?? self.origin)),
         ]
     }
 
     /// The fields of a sign-in response to `challenge`; each counts up.
-    mutating func assertion(challenge: String) throws -> [String: String] {
+    public mutating func assertion(challenge: String) throws -> [String: String] {
         counter += 1
         let authenticatorData = Self.authenticatorData(flags: 0x05, counter: counter)
-        let clientData = Self.clientData("webauthn.get", challenge: challenge, origin: Self.origin)
+        let clientData = Self.clientData("webauthn.get", challenge: challenge, origin: origin)
         let signature = try key.signature(for: authenticatorData + SHA256.hash(data: clientData))
         return [
             "challenge": challenge, "credentialId": credentialIDText, "authenticatorData": Base64.urlEncode(authenticatorData),
