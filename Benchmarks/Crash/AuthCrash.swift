@@ -51,9 +51,12 @@ struct AuthCrash {
         var held = ["one key signs": 0, "old tokens verify": 0, "new tokens verify": 0, "one live token per family": 0]
         var restarts: [Double] = []
         var refreshes = 0, cutOff = 0, committedUnanswered = 0
-        var rotations: [RotationRace: Int] = [:]
+        var rotations: [String: Int] = [:]
+        // Rotation rounds kill within twice the last finished rotation's length (a guess at first),
+        // so some rotations are cut and some finish.
+        var rotationWindow = 600
         let clock = ContinuousClock()
-        CrashSupport.say("crash: auth, \(rounds) rounds; \(Self.installs) installs refresh with assertions, every other round the signing key rotates, auth is killed (SIGKILL) 20–400 ms in, restarted, checked")
+        CrashSupport.say("crash: auth, \(rounds) rounds; \(Self.installs) installs refresh with assertions, every other round the signing key rotates and both are killed (SIGKILL) at a random moment of the rotation, else auth 20–400 ms in; restarted, checked")
         for round in 1...rounds {
             let current = installs
             let writers = Task {
@@ -62,12 +65,24 @@ struct AuthCrash {
                     return await group.reduce(into: []) { $0.append($1) }
                 }
             }
-            let rotator = round.isMultiple(of: 2) ? Task { await rotateSigningKey() } : nil
-            try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
-            try await CrashSupport.kill("auth", of: suite)
-            rotator?.cancel()
+            if round.isMultiple(of: 2) {
+                // The signing key rotates too, and both are killed at a random moment of the rotation.
+                let started = Mutex(false)
+                let rotator = Task { await rotateSigningKey { started.withLock { $0 = true } } }
+                // Polled closely: the rotation is over in about a tenth of a second.
+                while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...rotationWindow)))
+                rotator.cancel()
+                try await CrashSupport.kill("auth", of: suite)
+                let race = await rotator.value
+                if case .finished(let took) = race { rotationWindow = max(2, Int(took.inSeconds * 2000)) }
+                if case .failed(let output) = race { throw BenchmarkFailure("round \(round): rotate-signing-key failed: \(output)") }
+                rotations[race.name, default: 0] += 1
+            } else {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
+                try await CrashSupport.kill("auth", of: suite)
+            }
             installs = await writers.value
-            if let rotator { rotations[await rotator.value, default: 0] += 1 }
             let restarted = clock.now
             try await suite.up()
             try await CrashSupport.eventually(timeout: .seconds(60), "auth ready after the kill") {
@@ -82,7 +97,7 @@ struct AuthCrash {
             }
         }
         return [
-            "auth: \(rounds) kills during writes; \(refreshes) refreshes acknowledged, \(cutOff) cut off (\(committedUnanswered) of them committed unanswered), signing-key rotations raced in \(rounds / 2) rounds: \(rotations[.finished] ?? 0) finished before the kill, \(rotations[.killed] ?? 0) killed with auth, \(rotations[.notStarted] ?? 0) not started",
+            "auth: \(rounds) kills during writes; \(refreshes) refreshes acknowledged, \(cutOff) cut off (\(committedUnanswered) of them committed unanswered), signing-key rotations raced in \(rounds / 2) rounds: \(rotations["finished", default: 0]) finished before the kill, \(rotations["killed", default: 0]) killed with auth",
             "auth: invariants held after every kill: \(held.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)/\(rounds)" }.joined(separator: ", "))",
             "auth: ready again after a kill in \(CrashSupport.medianAndWorst(restarts)); nothing fixed by hand",
         ]
@@ -111,20 +126,39 @@ struct AuthCrash {
     }
 
     /// How a raced signing-key rotation ended.
-    enum RotationRace { case finished, killed, notStarted }
+    enum RotationRace {
+        case finished(Duration), killed
+        /// It ended by itself, refused: what it printed.
+        case failed(String)
 
-    /// `sesame-auth rotate-signing-key --now` started after a moment, and killed with SIGKILL when
-    /// the task is cancelled (with auth) while it runs.
-    func rotateSigningKey() async -> RotationRace {
+        var name: String {
+            switch self {
+            case .finished: "finished"
+            case .killed: "killed"
+            case .failed: "failed"
+            }
+        }
+    }
+
+    /// `sesame-auth rotate-signing-key --now`, killed with SIGKILL when the task is cancelled
+    /// while it runs; `started` is called once its process runs.
+    func rotateSigningKey(started: @escaping @Sendable () -> Void) async -> RotationRace {
         let pid = Mutex<pid_t?>(nil)
-        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
-        guard !Task.isCancelled else { return .notStarted }
+        let clock = ContinuousClock()
+        let begun = clock.now
         let result = await withTaskCancellationHandler {
-            try? await suite.run(.auth, ["rotate-signing-key", "--now"], capture: true) { started in pid.withLock { $0 = started } }
+            try? await suite.run(.auth, ["rotate-signing-key", "--now"], capture: true) { running in
+                pid.withLock { $0 = running }
+                started()
+            }
         } onCancel: {
             if let running = pid.withLock({ $0 }) { kill(running, SIGKILL) }
         }
-        return result?.status == 0 ? .finished : .killed
+        switch result?.status {
+        case 0: return .finished(clock.now - begun)
+        case 128 + SIGKILL: return .killed
+        default: return .failed(result?.output ?? "it could not be started")
+        }
     }
 
     // MARK: The checks

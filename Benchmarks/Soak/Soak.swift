@@ -9,8 +9,9 @@ import SesameKitTesting
 /// gateway; a fleet of SesameKit software devices attests (paced by the shared admission budget),
 /// fetches, refreshes and revalidates with ETags while an admin publishes every 10 s; midway one
 /// delivery replica is killed (-9) and restarted, PostgreSQL stops for 20 s, then the broker does.
-/// Every config a device receives is checked against what was published; the run fails on any
-/// violation. It scales the fleet's rate to the machine, never the checks.
+/// Every config a device receives is checked against what was published, and every process's
+/// memory is sampled and judged by its trend; the run fails on any violation. It scales the
+/// fleet's rate to the machine, never the checks; `--duration 3600` is the long day.
 @main
 struct Soak: AsyncParsableCommand {
     @Option(help: "A folder for this run's files.") var work: String
