@@ -69,7 +69,7 @@ struct AuthCrash {
                 // The signing key rotates too, and both are killed at a random moment of the rotation.
                 let started = Mutex(false)
                 let rotator = Task { await rotateSigningKey { started.withLock { $0 = true } } }
-                // Polled closely: the rotation is over in about a tenth of a second.
+                // Polled closely: a rotation lasts a fraction of a second.
                 while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...rotationWindow)))
                 rotator.cancel()
