@@ -9,8 +9,8 @@ import Synchronization
 /// Given a file to follow (`SESAME_DATABASE_URL_FILE`), it reads the file every few seconds and,
 /// when the URL in it changes (a failover to a primary at another address or port), opens a pool
 /// to the new address and sends every new query there; the old pool is closed once the queries
-/// already on it have had time to finish. A file that does not hold a valid URL is logged and
-/// ignored: the pool stays where it is.
+/// already on it have had time to finish, or at once when the old address no longer answers. A
+/// file that does not hold a valid URL is logged and ignored: the pool stays where it is.
 public struct Database: Service {
     /// One pool and its probe, for one address.
     final class Pool: Sendable {
@@ -100,7 +100,12 @@ public struct Database: Service {
                     logger.notice("the database moved: new queries go to the new address",
                         metadata: ["from": "\(previous.url)", "to": "\(url)"])
                     group.addTask {
-                        try? await Task.sleep(for: Self.retiredPoolDrain)
+                        // A dead address has nothing to drain, and what waits on it would wait for
+                        // it to come back (an outbox relay, a resync): retired at once, they fail
+                        // and try again at the new one.
+                        if await previous.probe.isReachable(timeout: .seconds(1)) {
+                            try? await Task.sleep(for: Self.retiredPoolDrain)
+                        }
                         previous.retire.finish()
                     }
                 }
