@@ -81,10 +81,11 @@ final class MemoryWatch: Sendable {
     }
 }
 
-/// The verdict on one process's memory: the least-squares slope of its samples after warm-up and,
-/// when the run leaves long enough after its last fault, after the faults (pools that grew while
-/// recovering from one are not a leak). A process is judged only on a window long enough for a
-/// slope to mean something.
+/// The verdict on one process's memory: the least-squares slope of its samples after the faults
+/// (pools that grew while recovering from one are not a leak: the hour-long soak showed auth's
+/// memory step up through the PostgreSQL outage and stay flat after it), or after warm-up in a
+/// run without faults. A process is judged only on a window long enough for a slope to mean
+/// something; the slope after warm-up is printed either way.
 struct MemoryTrend {
     /// Growth per hour above which a process is growing.
     static let growingAbove = 5.0
@@ -101,11 +102,10 @@ struct MemoryTrend {
     let slopeAfterWarmUp: Double?
     /// MiB per hour after the faults, when that window is long enough.
     let slopeAfterFaults: Double?
-    /// The window judged, seconds.
-    let judgedSeconds: Double
     let verdict: String
     let isGrowing: Bool
 
+    /// `faultsOverAt`: when the last fault's recovery ended; nil for a run without faults.
     init(_ series: MemoryWatch.Series, warmAt: Double, faultsOverAt: Double?) {
         let start = series.samples.first?.at ?? 0
         name = start > warmAt ? String(format: "%@ (started at %.0f s)", series.name, start) : series.name
@@ -114,20 +114,19 @@ struct MemoryTrend {
         lastMiB = series.samples.last?.mib ?? 0
         peakMiB = (warm.isEmpty ? series.samples : warm).map(\.mib).max() ?? 0
         slopeAfterWarmUp = Self.slopePerHour(warm)
-        let quiet = faultsOverAt.map { over in warm.filter { $0.at >= over } } ?? []
-        let quietSeconds = (quiet.last?.at ?? 0) - (quiet.first?.at ?? 0)
-        slopeAfterFaults = quietSeconds >= Self.shortestJudged ? Self.slopePerHour(quiet) : nil
-        let warmSeconds = (warm.last?.at ?? 0) - (warm.first?.at ?? 0)
-        judgedSeconds = slopeAfterFaults != nil ? quietSeconds : warmSeconds
-        guard let slope = slopeAfterFaults ?? (warmSeconds >= Self.shortestJudged ? slopeAfterWarmUp : nil) else {
+        let judged = faultsOverAt.map { over in warm.filter { $0.at >= over } } ?? warm
+        let judgedSeconds = (judged.last?.at ?? 0) - (judged.first?.at ?? 0)
+        slopeAfterFaults = faultsOverAt != nil && judgedSeconds >= Self.shortestJudged ? Self.slopePerHour(judged) : nil
+        let window = faultsOverAt == nil ? "after warm-up" : "after the faults"
+        guard judgedSeconds >= Self.shortestJudged, let slope = Self.slopePerHour(judged) else {
             isGrowing = false
-            verdict = String(format: "not judged: %.0f s after warm-up is shorter than the %.0f s a trend needs", warmSeconds, Self.shortestJudged)
+            verdict = String(format: "not judged: %.0f s %@, shorter than the %.0f s a trend needs", max(0, judgedSeconds), window, Self.shortestJudged)
             return
         }
         isGrowing = slope > Self.growingAbove
         verdict = isGrowing
-            ? String(format: "GROWING by %.1f MiB an hour", slope)
-            : String(format: "bounded (%+.1f MiB an hour, under the %.0f a leak would show)", slope, Self.growingAbove)
+            ? String(format: "GROWING by %.1f MiB an hour %@", slope, window)
+            : String(format: "bounded (%+.1f MiB an hour %@, under the %.0f a leak would show)", slope, window, Self.growingAbove)
     }
 
     /// The least-squares slope of MiB over time, per hour; nil under three samples.

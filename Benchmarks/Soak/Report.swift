@@ -36,7 +36,7 @@ struct Report {
         violations += outageViolations
         lines.append("configs checked against what was published: \(recorder.configsChecked)")
         let faultsOver = faults.windows.last.map { $0.end + recoveryGrace }
-        lines.append(String(format: "memory (RSS, sampled every %.0f s; judged by its slope after warm-up, or after the faults when %.0f s are left after them):",
+        lines.append(String(format: "memory (RSS, sampled every %.0f s; judged by its slope after the faults, when the run leaves %.0f s after them):",
             Soak.memoryInterval, MemoryTrend.shortestJudged))
         for series in memory.series {
             let trend = MemoryTrend(series, warmAt: memory.warmAt ?? 0, faultsOverAt: faultsOver)
