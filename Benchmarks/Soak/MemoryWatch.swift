@@ -100,7 +100,7 @@ struct MemoryTrend {
     let peakMiB: Double
     /// MiB per hour over the samples after warm-up.
     let slopeAfterWarmUp: Double?
-    /// MiB per hour after the faults, when that window is long enough.
+    /// MiB per hour after the faults (printed however short the window; judged only when long enough).
     let slopeAfterFaults: Double?
     let verdict: String
     let isGrowing: Bool
@@ -116,7 +116,7 @@ struct MemoryTrend {
         slopeAfterWarmUp = Self.slopePerHour(warm)
         let judged = faultsOverAt.map { over in warm.filter { $0.at >= over } } ?? warm
         let judgedSeconds = (judged.last?.at ?? 0) - (judged.first?.at ?? 0)
-        slopeAfterFaults = faultsOverAt != nil && judgedSeconds >= Self.shortestJudged ? Self.slopePerHour(judged) : nil
+        slopeAfterFaults = faultsOverAt != nil ? Self.slopePerHour(judged) : nil
         let window = faultsOverAt == nil ? "after warm-up" : "after the faults"
         guard judgedSeconds >= Self.shortestJudged, let slope = Self.slopePerHour(judged) else {
             isGrowing = false
