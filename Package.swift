@@ -378,7 +378,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
     package.targets += [
         .target(
             name: "BenchmarkSupport",
-            dependencies: [asyncHTTPClient, httpTypes, hummingbirdTesting, nioCore, .product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: ["ChildProcess", asyncHTTPClient, httpTypes, hummingbirdTesting, nioCore, .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Benchmarks/BenchmarkSupport"
         ),
         .executableTarget(
@@ -429,7 +429,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-soak",
             dependencies: [
-                "BenchmarkSupport", "ChildProcess", "DevSuite", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
+                "BenchmarkSupport", "DevSuite", sesameKit, sesameKitTesting, argumentParser, asyncHTTPClient, nioCore,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Soak"
@@ -437,7 +437,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
         .executableTarget(
             name: "sesame-crash",
             dependencies: [
-                "AppAttestTesting", "BenchmarkSupport", "ChildProcess", "DevSuite", "SesameConfiguration", "WebAuthnTesting", argumentParser, asn1, crypto, x509,
+                "AppAttestTesting", "BenchmarkSupport", "DevSuite", "SesameConfiguration", "WebAuthnTesting", argumentParser, asn1, crypto, x509,
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Crash"

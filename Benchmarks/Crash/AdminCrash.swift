@@ -161,7 +161,7 @@ struct AdminCrash {
     /// when admin acknowledged it); a person cut off before it committed can still join; a person
     /// who joined signs in with their passkey.
     func checkInvitation(_ person: Invited, acknowledged: Bool, round: Int) async throws -> InvitationOutcome {
-        let state = try await CrashSupport.psql(suite.layout.databaseURL, """
+        let state = try await Psql.rows(suite.layout.databaseURL, """
             SELECT i.used_at IS NOT NULL, EXISTS (
                 SELECT 1 FROM accounts a JOIN passkeys p ON p.account_id = a.account_id
                 JOIN account_roles r ON r.account_id = a.account_id AND r.app_id = i.app_id WHERE a.email = i.email)

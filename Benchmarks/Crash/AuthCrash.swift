@@ -165,7 +165,7 @@ struct AuthCrash {
 
     func check(_ installs: [Install], round: Int, held: inout [String: Int], committedUnanswered: inout Int) async throws -> [Install] {
         // 1. Exactly one key signs now, and at most one waits to.
-        let keys = try await CrashSupport.psql(suite.layout.databaseURL, """
+        let keys = try await Psql.rows(suite.layout.databaseURL, """
             SELECT count(*) FILTER (WHERE activates_at <= now() AND (retired_at IS NULL OR retired_at > now())),
                    count(*) FILTER (WHERE activates_at > now()) FROM signing_keys
             """)
@@ -186,7 +186,7 @@ struct AuthCrash {
         var next: [Install] = []
         for var install in installs {
             let (family, generation) = try Self.familyClaim(install.refreshToken)
-            let rows = try await CrashSupport.psql(
+            let rows = try await Psql.rows(
                 suite.layout.databaseURL, "SELECT generation, revoked_at IS NOT NULL FROM refresh_token_families WHERE family_id = '\(family)'")
             guard let row = rows.first, row.count == 2, let stored = Int64(row[0]) else {
                 throw BenchmarkFailure("round \(round): family \(family) is gone")
@@ -214,7 +214,7 @@ struct AuthCrash {
             default:
                 throw BenchmarkFailure("round \(round): family \(family) is at generation \(stored); its install was given \(generation)\(install.cutOff ? " and cut off" : "")")
             }
-            let revoked = try await CrashSupport.psql(
+            let revoked = try await Psql.rows(
                 suite.layout.databaseURL, "SELECT revoked_at IS NOT NULL FROM refresh_token_families WHERE family_id = '\(family)'")
             guard revoked.first == ["t"] else { throw BenchmarkFailure("round \(round): a reused family \(family) was not revoked") }
             next.append(try await attest())

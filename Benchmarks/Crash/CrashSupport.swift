@@ -1,5 +1,4 @@
 import BenchmarkSupport
-import ChildProcess
 import Crypto
 import DevSuite
 import Foundation
@@ -48,20 +47,10 @@ enum CrashSupport {
     /// once it is gone (the signal is delivered asynchronously, and a restart that still saw it
     /// would take it for running).
     static func kill(_ name: String, of suite: DevelopmentSuite) async throws {
-        let file = URL(fileURLWithPath: suite.layout.pids, isDirectory: true).appendingPathComponent("\(name).pid")
-        let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let pid = text.flatMap({ Int32($0) }) else { throw BenchmarkFailure("no pid for \(name)") }
+        guard let pid = suite.runningPID(of: name) else { throw BenchmarkFailure("\(name) is not running") }
         Foundation.kill(pid, SIGKILL)
         // Gone means reaped too: the suite counts a process as running while kill(pid, 0) succeeds.
         try await eventually(timeout: .seconds(10), "\(name) gone after SIGKILL") { Foundation.kill(pid, 0) != 0 }
-    }
-
-    /// One SQL statement through psql; its rows, each a list of its columns.
-    static func psql(_ databaseURL: String, _ sql: String) async throws -> [[String]] {
-        let (status, output) = try await ChildProcess.run(
-            "/usr/bin/env", ["psql", databaseURL, "-AtF", "\t", "-c", sql], environment: ProcessInfo.processInfo.environment, capture: true)
-        guard status == 0 else { throw BenchmarkFailure("psql: \(output)") }
-        return output.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// The median and the worst of `seconds`, formatted.

@@ -1,6 +1,5 @@
 import DevSuite
 import BenchmarkSupport
-import ChildProcess
 import Foundation
 import Synchronization
 
@@ -82,16 +81,14 @@ struct OutboxCheck: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            if try await unpublished() == 0 { return true }
+            if await unpublished() == 0 { return true }
             try await Task.sleep(for: .seconds(1))
         }
         return false
     }
 
-    private func unpublished() async throws -> Int? {
-        let (status, output) = try await ChildProcess.run(
-            "/usr/bin/env", ["psql", databaseURL, "-Atc", "SELECT count(*) FROM outbox WHERE published_at IS NULL"],
-            environment: ProcessInfo.processInfo.environment, capture: true)
-        return status == 0 ? Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+    /// Nil when psql cannot tell (PostgreSQL restarting): asked again a second later.
+    private func unpublished() async -> Int? {
+        (try? await Psql.rows(databaseURL, "SELECT count(*) FROM outbox WHERE published_at IS NULL"))?.first?.first.flatMap { Int($0) }
     }
 }

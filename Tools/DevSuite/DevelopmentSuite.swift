@@ -158,6 +158,9 @@ public struct DevelopmentSuite: Sendable {
         try (layout.databaseURL(port: port) + "\n").write(toFile: layout.databaseURLFile, atomically: true, encoding: .utf8)
     }
 
+    /// The pid of the suite's process `name` (`auth`, `delivery-2`, …) while it runs.
+    public func runningPID(of name: String) -> pid_t? { daemons.runningPID(name) }
+
     /// Stops PostgreSQL, ending its sessions.
     public func stopDatabase() async throws {
         if try await postgres.stop() { Self.say("stopped PostgreSQL") }
