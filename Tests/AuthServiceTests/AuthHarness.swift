@@ -88,12 +88,19 @@ struct AuthHarness: Sendable {
         try await database.query("UPDATE apps SET policy = \(policyJSON)::jsonb WHERE app_id = \(Self.appID)")
     }
 
-    /// The service's signing key store, on a pool of the test's own.
-    func withTokenStore(_ body: (SigningKeyStore) async throws -> Void) async throws {
+    /// Runs `body` with a pool of the test's own on the service's database.
+    func withDatabase(_ body: (Database) async throws -> Void) async throws {
         let pool = Database(url: databaseURL, logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await pool.run() }
             defer { group.cancelAll() }
+            try await body(pool)
+        }
+    }
+
+    /// The service's signing key store, on a pool of the test's own.
+    func withTokenStore(_ body: (SigningKeyStore) async throws -> Void) async throws {
+        try await withDatabase { pool in
             let encryption = EnvelopeEncryption(keyring: try MasterKeyring(current: Self.masterKey))
             try await body(SigningKeyStore(database: pool, encryption: encryption, logger: Logger(label: "test")))
         }
@@ -101,22 +108,12 @@ struct AuthHarness: Sendable {
 
     /// Runs `body` with the backend key store, on a pool of the test's own (admin makes these keys).
     func withBackendKeys(_ body: (BackendKeyStore) async throws -> Void) async throws {
-        let pool = Database(url: databaseURL, logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await pool.run() }
-            defer { group.cancelAll() }
-            try await body(BackendKeyStore(database: pool, logger: Logger(label: "test")))
-        }
+        try await withDatabase { pool in try await body(BackendKeyStore(database: pool, logger: Logger(label: "test"))) }
     }
 
     /// Runs `body` with the consumed-token store, on a pool of the test's own.
     func withConsumedTokens(_ body: (ConsumedAPITokens) async throws -> Void) async throws {
-        let pool = Database(url: databaseURL, logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await pool.run() }
-            defer { group.cancelAll() }
-            try await body(ConsumedAPITokens(database: pool, logger: Logger(label: "test")))
-        }
+        try await withDatabase { pool in try await body(ConsumedAPITokens(database: pool, logger: Logger(label: "test"))) }
     }
 
     /// A new live backend key of the app (or of `appID`).

@@ -75,9 +75,30 @@ struct AuthFlows: Sendable {
         }
         try limits.refreshPerKey.enforce(claims.subject.value)
         let claimedVersion = try Self.appVersion(request.appVersion)
-        guard let family = UUID(uuidString: claims.family), let state = try await families.state(of: family),
-            state.appID == claims.appID, Base64.urlEncode(state.keyID) == claims.subject.value
-        else { throw AuthErrors.invalidToken }
+        guard let family = UUID(uuidString: claims.family), let keyID = Base64.urlDecode(claims.subject.value.utf8) else {
+            throw AuthErrors.invalidToken
+        }
+
+        // The common refresh in one round trip: when the request passes the app's policy as last
+        // read, one statement rotates the family if that policy and everything else still hold.
+        let read: RefreshFamilyState?
+        if request.assertion == nil, request.clientData == nil, let assumed = families.sightings.lastSeen(of: claims.appID),
+            !assumed.policy.refreshRequiresAssertion,
+            claims.environment == AppAttestEnvironment.production.rawValue || assumed.policy.allowsDevelopmentKeys(inProduction: inProduction)
+        {
+            switch try await families.rotateIfUnchanged(
+                family, from: claims.generation, appID: claims.appID, keyID: keyID, assumed: assumed, lifetime: tokens.lifetimes.refresh,
+                appVersion: claimedVersion?.text)
+            {
+            case .rotated(let generation):
+                return try await issue(claims, appVersion: claimedVersion, family: family, generation: generation)
+            case .declined(let state):
+                read = state
+            }
+        } else {
+            read = try await families.state(of: family)
+        }
+        guard let state = read, state.appID == claims.appID, state.keyID == keyID else { throw AuthErrors.invalidToken }
         if state.revoked || state.keyRevoked { throw AuthErrors.tokenRevoked }
         if state.expired { throw AuthErrors.invalidToken }
         // The policy may have changed since the key was attested.
@@ -111,16 +132,20 @@ struct AuthFlows: Sendable {
 
         switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text) {
         case .rotated(let generation):
-            let subject = TokenAuthority.Subject(
-                keyID: claims.subject.value, appID: state.appID, environment: claims.environment,
-                appVersion: claimedVersion?.text ?? claims.appVersion)
-            return try await respond(with: tokens.issue(for: subject, family: family, generation: generation))
+            return try await issue(claims, appVersion: claimedVersion, family: family, generation: generation)
         case .reused:
             logger.warning("refresh token reused: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
             throw AuthErrors.refreshTokenReused
         case .unusable:
             throw AuthErrors.tokenRevoked
         }
+    }
+
+    /// The tokens of `family`'s new `generation`, for the install `claims` named, now at `appVersion` if it said.
+    private func issue(_ claims: RefreshTokenClaims, appVersion: AppVersion?, family: UUID, generation: Int64) async throws -> TokenResponse {
+        let subject = TokenAuthority.Subject(
+            keyID: claims.subject.value, appID: claims.appID, environment: claims.environment, appVersion: appVersion?.text ?? claims.appVersion)
+        return try await respond(with: tokens.issue(for: subject, family: family, generation: generation))
     }
 
     /// Verifies an assertion by the family's attested key over `clientData`, which must carry a

@@ -29,24 +29,63 @@ enum RotationOutcome: Sendable, Equatable {
     case unusable
 }
 
+/// What the one-statement refresh did.
+enum GuardedRotation: Sendable {
+    /// Every check held in the statement's snapshot; the family moved to `generation`.
+    case rotated(generation: Int64)
+    /// Something the statement checks did not hold (or the family is unknown: nil); nothing was
+    /// written. The family's state, read in the same statement, for the checks made one by one.
+    case declined(RefreshFamilyState?)
+}
+
 /// Refresh-token families: each refresh token is single use; the family remembers the current generation.
 struct RefreshTokenFamilies: Sendable {
     let database: Database
     let policies: StoredPolicies
+    /// Each app's policy as last read, which the one-statement refresh assumes and checks.
+    let sightings = PolicySightings()
     let logger: Logger
 
     /// The family, its key, its app's policy and emergency revocations: one round trip, prepared.
     func state(of family: UUID) async throws -> RefreshFamilyState? {
-        for try await (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in try await database.client
-            .execute(FamilyStateStatement(family: family), logger: logger)
-        {
-            var revocations = StoredAccessRules.Loaded()
-            StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
-            return RefreshFamilyState(
-                appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-                keyRevoked: keyRevoked, policy: try policies.policy(policy), revocations: revocations)
+        for try await row in try await database.client.execute(FamilyStateStatement(family: family), logger: logger) {
+            return try state(from: row)
         }
         return nil
+    }
+
+    /// A refresh in one round trip, for the common case: the family rotates from `generation`
+    /// (and the device's use is recorded) only if, in one snapshot, it is live at that generation,
+    /// belongs to `appID` and `keyID`, its key is not revoked, the app has no emergency revocation,
+    /// and the app's policy is still `assumed` (the caller has checked the request against it).
+    /// When any of that fails nothing is written, and the state read in the same statement goes to
+    /// the checks made one by one, as `state(of:)` would have.
+    func rotateIfUnchanged(
+        _ family: UUID, from generation: Int64, appID: String, keyID: [UInt8], assumed: PolicySightings.Sighting, lifetime: Duration,
+        appVersion: String?
+    ) async throws -> GuardedRotation {
+        let statement = GuardedRotateStatement(
+            family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, appID: appID, keyID: keyID,
+            policy: assumed.text)
+        for try await (rotated, appID, keyID, stateGeneration, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in try await database
+            .client.execute(statement, logger: logger)
+        {
+            if let rotated { return .rotated(generation: rotated) }
+            return .declined(
+                try state(from: (appID, keyID, stateGeneration, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON)))
+        }
+        return .declined(nil)
+    }
+
+    private func state(from row: FamilyStateStatement.Row) throws -> RefreshFamilyState {
+        let (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policyText, revocationsJSON) = row
+        var revocations = StoredAccessRules.Loaded()
+        StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
+        let policy = try policies.policy(policyText)
+        sightings.saw(PolicySightings.Sighting(text: policyText, policy: policy), of: appID)
+        return RefreshFamilyState(
+            appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
+            keyRevoked: keyRevoked, policy: policy, revocations: revocations)
     }
 
     /// Moves the family from `generation` to the next one and records the device's use (when it
@@ -93,19 +132,22 @@ struct RefreshTokenFamilies: Sendable {
     }
 }
 
-// Refresh's two statements, prepared once per connection: parsing and planning them each time
-// cost PostgreSQL more than running them.
+// Refresh's statements, prepared once per connection: parsing and planning them each time cost
+// PostgreSQL more than running them.
 
 /// `RefreshTokenFamilies.state(of:)`.
 private struct FamilyStateStatement: PostgresPreparedStatement {
-    static let sql = """
-        SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL, f.expires_at <= now(),
-               k.revoked_at IS NOT NULL, a.policy::text, \(StoredAccessRules.revocationsJSON(appID: "f.app_id"))
+    /// The family's state, for `$1`; `GuardedRotateStatement` reads the same.
+    static let stateSQL = """
+        SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL AS revoked, f.expires_at <= now() AS expired,
+               k.revoked_at IS NOT NULL AS key_revoked, a.policy::text AS policy,
+               \(StoredAccessRules.revocationsJSON(appID: "f.app_id")) AS revocations
         FROM refresh_token_families f
         JOIN attested_keys k ON k.key_id = f.key_id
         JOIN apps a ON a.app_id = f.app_id
         WHERE f.family_id = $1
         """
+    static let sql = stateSQL
     typealias Row = (String, Data, Int64, Date, Bool, Bool, Bool, String, String)
 
     let family: UUID
@@ -113,6 +155,53 @@ private struct FamilyStateStatement: PostgresPreparedStatement {
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 1)
         bindings.append(family)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// `RefreshTokenFamilies.rotateIfUnchanged(_:from:appID:keyID:assumed:lifetime:appVersion:)`. The
+/// state is read first; the update then rechecks the family's own row as it is once its lock is
+/// held (two requests with one token: the second finds the generation moved on and declines).
+private struct GuardedRotateStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH state AS (\(FamilyStateStatement.stateSQL)
+        ), rotated AS (
+            UPDATE refresh_token_families f
+            SET generation = f.generation + 1, expires_at = now() + make_interval(secs => $3)
+            FROM state s
+            WHERE f.family_id = $1 AND f.generation = $2 AND f.revoked_at IS NULL AND f.expires_at > now()
+                AND s.app_id = $5 AND s.key_id = $6 AND NOT s.key_revoked AND s.policy = $7 AND s.revocations = '[]'
+            RETURNING f.generation
+        ), seen AS (
+            UPDATE attested_keys SET last_used_at = now(), app_version = coalesce($4, app_version)
+            WHERE key_id = $6 AND EXISTS (SELECT 1 FROM rotated)
+            RETURNING 1
+        )
+        SELECT (SELECT generation FROM rotated), s.app_id, s.key_id, s.generation, s.created_at, s.revoked, s.expired,
+               s.key_revoked, s.policy, s.revocations
+        FROM state s
+        """
+    typealias Row = (Int64?, String, Data, Int64, Date, Bool, Bool, Bool, String, String)
+
+    let family: UUID
+    let generation: Int64
+    let lifetimeSeconds: Int64
+    let appVersion: String?
+    let appID: String
+    let keyID: [UInt8]
+    let policy: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(family)
+        bindings.append(generation)
+        bindings.append(Double(lifetimeSeconds))
+        bindings.append(appVersion)
+        bindings.append(appID)
+        try bindings.append(Data(keyID))
+        bindings.append(policy)
         return bindings
     }
 
