@@ -23,7 +23,14 @@ struct AssertionCheck: Sendable {
 
     /// The key as stored before, and the counter it advanced to.
     func verify(_ assertion: [UInt8], clientData: [UInt8], keyID: [UInt8], appID: String) async throws -> (key: AttestedKey, counter: UInt32) {
-        guard let key = try await keys.key(keyID), key.appID == appID else { throw Refusal.unknownKey }
+        guard let key = try await keys.key(keyID) else { throw Refusal.unknownKey }
+        return (key, try await verify(assertion, clientData: clientData, key: key, appID: appID))
+    }
+
+    /// `verify(_:clientData:keyID:appID:)` with the key already read (refresh reads it with the
+    /// family); the counter it advanced to.
+    func verify(_ assertion: [UInt8], clientData: [UInt8], key: AttestedKey, appID: String) async throws -> UInt32 {
+        guard key.appID == appID else { throw Refusal.unknownKey }
         if key.revoked { throw Refusal.revokedKey }
         guard let publicKey = try? P256.Signing.PublicKey(x963Representation: key.publicKey) else { throw Refusal.invalid(step: "public key") }
         let counter: UInt32
@@ -34,7 +41,7 @@ struct AssertionCheck: Sendable {
             throw Refusal.invalid(step: error.step.rawValue)
         }
         // Another request may have advanced the counter since it was read.
-        guard try await keys.advanceCounter(of: keyID, to: counter) else { throw Refusal.invalid(step: "counter") }
-        return (key, counter)
+        guard try await keys.advanceCounter(of: key.keyID, to: counter) else { throw Refusal.invalid(step: "counter") }
+        return counter
     }
 }

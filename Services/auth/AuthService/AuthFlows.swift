@@ -123,7 +123,7 @@ struct AuthFlows: Sendable {
 
         switch (request.assertion, request.clientData) {
         case (let assertion?, let clientData?):
-            try await checkAssertion(assertion, clientData: clientData, keyID: state.keyID, appID: state.appID)
+            try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
         case (nil, nil):
             if state.policy.refreshRequiresAssertion { throw AuthErrors.assertionRequired }
         default:
@@ -150,7 +150,7 @@ struct AuthFlows: Sendable {
 
     /// Verifies an assertion by the family's attested key over `clientData`, which must carry a
     /// fresh challenge, and advances the key's counter.
-    private func checkAssertion(_ assertion: String, clientData: String, keyID: [UInt8], appID: String) async throws {
+    private func checkAssertion(_ assertion: String, clientData: String, key: AttestedKey, appID: String) async throws {
         let assertionBytes = try Self.bytes(assertion, field: "assertion")
         let clientDataBytes = try Self.bytes(clientData, field: "clientData")
         guard let parsed = try? JSONDecoder().decode(AssertionClientData.self, from: Data(clientDataBytes)),
@@ -158,7 +158,7 @@ struct AuthFlows: Sendable {
         else { throw APIError.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
         do {
-            _ = try await assertions.verify(assertionBytes, clientData: clientDataBytes, keyID: keyID, appID: appID)
+            _ = try await assertions.verify(assertionBytes, clientData: clientDataBytes, key: key, appID: appID)
         } catch let refusal as AssertionCheck.Refusal {
             switch refusal {
             case .unknownKey: throw AuthErrors.invalidToken

@@ -8,15 +8,18 @@ import SesameStorage
 /// A refresh-token family and what refreshing it depends on.
 struct RefreshFamilyState: Sendable {
     let appID: String
-    let keyID: [UInt8]
     let generation: Int64
     let createdAt: Date
     let revoked: Bool
     let expired: Bool
-    let keyRevoked: Bool
+    /// The family's attested key, as stored: an assertion is checked against it.
+    let key: AttestedKey
     let policy: AppPolicy
     /// The app's emergency revocations, read in the same statement.
     let revocations: StoredAccessRules.Loaded
+
+    var keyID: [UInt8] { key.keyID }
+    var keyRevoked: Bool { key.revoked }
 }
 
 /// What happened when a refresh token was presented for rotation.
@@ -67,25 +70,26 @@ struct RefreshTokenFamilies: Sendable {
         let statement = GuardedRotateStatement(
             family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, appID: appID, keyID: keyID,
             policy: assumed.text)
-        for try await (rotated, appID, keyID, stateGeneration, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON) in try await database
-            .client.execute(statement, logger: logger)
-        {
+        for try await (rotated, state) in try await database.client.execute(statement, logger: logger) {
             if let rotated { return .rotated(generation: rotated) }
-            return .declined(
-                try state(from: (appID, keyID, stateGeneration, createdAt, revoked, expired, keyRevoked, policy, revocationsJSON)))
+            return .declined(try self.state(from: state))
         }
         return .declined(nil)
     }
 
     private func state(from row: FamilyStateStatement.Row) throws -> RefreshFamilyState {
-        let (appID, keyID, generation, createdAt, revoked, expired, keyRevoked, policyText, revocationsJSON) = row
+        let (appID, generation, createdAt, revoked, expired, policyText, revocationsJSON) = row.family
+        let (keyID, keyAppID, publicKey, counter, environment, keyRevoked) = row.key
         var revocations = StoredAccessRules.Loaded()
         StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
         let policy = try policies.policy(policyText)
         sightings.saw(PolicySightings.Sighting(text: policyText, policy: policy), of: appID)
+        let key = AttestedKey(
+            keyID: Array(keyID), appID: keyAppID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment,
+            revoked: keyRevoked)
         return RefreshFamilyState(
-            appID: appID, keyID: Array(keyID), generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-            keyRevoked: keyRevoked, policy: policy, revocations: revocations)
+            appID: appID, generation: generation, createdAt: createdAt, revoked: revoked, expired: expired, key: key, policy: policy,
+            revocations: revocations)
     }
 
     /// Moves the family from `generation` to the next one and records the device's use (when it
@@ -139,16 +143,23 @@ struct RefreshTokenFamilies: Sendable {
 private struct FamilyStateStatement: PostgresPreparedStatement {
     /// The family's state, for `$1`; `GuardedRotateStatement` reads the same.
     static let stateSQL = """
-        SELECT f.app_id, f.key_id, f.generation, f.created_at, f.revoked_at IS NOT NULL AS revoked, f.expires_at <= now() AS expired,
-               k.revoked_at IS NOT NULL AS key_revoked, a.policy::text AS policy,
-               \(StoredAccessRules.revocationsJSON(appID: "f.app_id")) AS revocations
+        SELECT f.app_id, f.generation, f.created_at, f.revoked_at IS NOT NULL AS revoked, f.expires_at <= now() AS expired,
+               a.policy::text AS policy, \(StoredAccessRules.revocationsJSON(appID: "f.app_id")) AS revocations,
+               k.key_id, k.app_id AS key_app_id, k.public_key, k.counter, k.environment, k.revoked_at IS NOT NULL AS key_revoked
         FROM refresh_token_families f
         JOIN attested_keys k ON k.key_id = f.key_id
         JOIN apps a ON a.app_id = f.app_id
         WHERE f.family_id = $1
         """
+    /// The columns of `stateSQL`, in its order.
+    static let stateColumns = "s.app_id, s.generation, s.created_at, s.revoked, s.expired, s.policy, s.revocations, "
+        + "s.key_id, s.key_app_id, s.public_key, s.counter, s.environment, s.key_revoked"
     static let sql = stateSQL
-    typealias Row = (String, Data, Int64, Date, Bool, Bool, Bool, String, String)
+    /// The family's columns, then its key's (as `AttestedKey` holds them).
+    typealias Row = (
+        family: (String, Int64, Date, Bool, Bool, String, String),
+        key: (Data, String, Data, Int64, String, Bool)
+    )
 
     let family: UUID
 
@@ -158,7 +169,31 @@ private struct FamilyStateStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        var cells = CellReader(row)
+        return try Self.decodeState(&cells)
+    }
+
+    /// `stateSQL`'s columns, read from where `cells` stands.
+    static func decodeState(_ cells: inout CellReader) throws -> Row {
+        (
+            family: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next()),
+            key: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next())
+        )
+    }
+}
+
+/// A row's cells read in order, each as the type its place asks for.
+private struct CellReader {
+    struct MissingColumn: Error {}
+    private var cells: PostgresRow.Iterator
+
+    init(_ row: PostgresRow) { cells = row.makeIterator() }
+
+    mutating func next<Value: PostgresDecodable>() throws -> Value {
+        guard let cell = cells.next() else { throw MissingColumn() }
+        return try cell.decode(Value.self)
+    }
 }
 
 /// `RefreshTokenFamilies.rotateIfUnchanged(_:from:appID:keyID:assumed:lifetime:appVersion:)`. The
@@ -179,11 +214,11 @@ private struct GuardedRotateStatement: PostgresPreparedStatement {
             WHERE key_id = $6 AND EXISTS (SELECT 1 FROM rotated)
             RETURNING 1
         )
-        SELECT (SELECT generation FROM rotated), s.app_id, s.key_id, s.generation, s.created_at, s.revoked, s.expired,
-               s.key_revoked, s.policy, s.revocations
+        SELECT (SELECT generation FROM rotated), \(FamilyStateStatement.stateColumns)
         FROM state s
         """
-    typealias Row = (Int64?, String, Data, Int64, Date, Bool, Bool, Bool, String, String)
+    /// The new generation if rotated, and the state as read.
+    typealias Row = (Int64?, FamilyStateStatement.Row)
 
     let family: UUID
     let generation: Int64
@@ -205,7 +240,11 @@ private struct GuardedRotateStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        var cells = CellReader(row)
+        let rotated: Int64? = try cells.next()
+        return (rotated, try FamilyStateStatement.decodeState(&cells))
+    }
 }
 
 /// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:)`.
