@@ -5,13 +5,15 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameStorage
+import SesameTestSupport
 import Testing
 
 @testable import AuthService
 
 /// The common refresh in one statement: it rotates only when everything the refresh checks one by
-/// one still holds in its snapshot, and otherwise writes nothing and hands back the state.
-@Suite("Refresh in one statement", .timeLimit(.minutes(2)))
+/// one still holds in its snapshot, and otherwise writes nothing and hands back the state. An
+/// asserted refresh advances the key's counter and rotates in one statement.
+@Suite("Refresh in fewer statements", .timeLimit(.minutes(2)))
 struct OneStatementRefreshTests {
     @Test("the statement rotates only a live family of the named app and key, with its key live, no revocation and the policy assumed")
     func guardedRotation() async throws {
@@ -105,6 +107,33 @@ struct OneStatementRefreshTests {
             // superseded token is still caught as a reuse.
             #expect(try await harness.refresh(try #require(fourth["refreshToken"])).status == .ok)
             #expect(try await harness.refresh(try #require(fourth["refreshToken"])).errorCode == "refresh_token_reused")
+        }
+    }
+
+    @Test("two asserted refreshes racing with one counter: the counter and the rotation move together, once; the other writes nothing")
+    func assertedRace() async throws {
+        try await AuthHarness.run(policy: AppPolicy(), connections: .many) { harness in
+            let (key, attested) = try await harness.attestNewKey()
+            let token = try #require(attested["refreshToken"])
+            // Two assertions with one counter (each over its own challenge): both read the key at
+            // counter 0 and pass the check, then wait at the key's row until both are there, so the
+            // statement that advances the counter decides.
+            let replies = try await withThrowingTaskGroup(of: AuthHarness.Reply.self) { group in
+                try await harness.database.withTransaction(logger: Logger(label: "test")) { connection in
+                    try await connection.query("SELECT 1 FROM attested_keys FOR UPDATE", logger: Logger(label: "test"))
+                    for _ in 0..<2 {
+                        group.addTask { try await harness.refresh(token, extra: try await harness.assertionFields(key, counter: 7)) }
+                    }
+                    try await Task.sleep(for: .seconds(2))
+                }
+                return try await group.reduce(into: [AuthHarness.Reply]()) { $0.append($1) }
+            }
+            #expect(replies.filter { $0.status == .ok }.count == 1)
+            #expect(replies.filter { $0.errorCode == "assertion_invalid" }.count == 1, "\(replies.map(\.errorCode))")
+            // One rotation, the family live, the counter at 7.
+            #expect(try await Self.generation(harness.database) == 1)
+            #expect(try await Self.single(harness.database, "SELECT revoked_at IS NULL FROM refresh_token_families", as: Bool.self))
+            #expect(try await Self.single(harness.database, "SELECT counter FROM attested_keys", as: Int64.self) == 7)
         }
     }
 

@@ -24,24 +24,24 @@ struct AssertionCheck: Sendable {
     /// The key as stored before, and the counter it advanced to.
     func verify(_ assertion: [UInt8], clientData: [UInt8], keyID: [UInt8], appID: String) async throws -> (key: AttestedKey, counter: UInt32) {
         guard let key = try await keys.key(keyID) else { throw Refusal.unknownKey }
-        return (key, try await verify(assertion, clientData: clientData, key: key, appID: appID))
+        let counter = try check(assertion, clientData: clientData, key: key, appID: appID)
+        // Another request may have advanced the counter since it was read.
+        guard try await keys.advanceCounter(of: key.keyID, to: counter) else { throw Refusal.invalid(step: "counter") }
+        return (key, counter)
     }
 
-    /// `verify(_:clientData:keyID:appID:)` with the key already read (refresh reads it with the
-    /// family); the counter it advanced to.
-    func verify(_ assertion: [UInt8], clientData: [UInt8], key: AttestedKey, appID: String) async throws -> UInt32 {
+    /// The assertion checked against `key` as read, nothing recorded: the counter it carries, which
+    /// the caller must then advance only if it is still above the stored one (refresh does so in
+    /// the statement that rotates the family).
+    func check(_ assertion: [UInt8], clientData: [UInt8], key: AttestedKey, appID: String) throws -> UInt32 {
         guard key.appID == appID else { throw Refusal.unknownKey }
         if key.revoked { throw Refusal.revokedKey }
         guard let publicKey = try? P256.Signing.PublicKey(x963Representation: key.publicKey) else { throw Refusal.invalid(step: "public key") }
-        let counter: UInt32
         do {
-            counter = try verifier.verifyAssertion(
+            return try verifier.verifyAssertion(
                 assertion, clientDataHash: Array(SHA256.hash(data: clientData)), publicKey: publicKey, appId: appID, previousCounter: key.counter)
         } catch {
             throw Refusal.invalid(step: error.step.rawValue)
         }
-        // Another request may have advanced the counter since it was read.
-        guard try await keys.advanceCounter(of: key.keyID, to: counter) else { throw Refusal.invalid(step: "counter") }
-        return counter
     }
 }

@@ -121,16 +121,21 @@ struct AuthFlows: Sendable {
             throw AuthErrors.refreshTokenReused
         }
 
+        let outcome: RotationOutcome
         switch (request.assertion, request.clientData) {
         case (let assertion?, let clientData?):
-            try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
+            let counter = try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
+            outcome = try await families.rotate(
+                family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text,
+                advancingCounterOf: state.keyID, to: counter)
         case (nil, nil):
             if state.policy.refreshRequiresAssertion { throw AuthErrors.assertionRequired }
+            outcome = try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text)
         default:
             throw APIError.invalidField("assertion", "and \"clientData\" must be sent together")
         }
 
-        switch try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text) {
+        switch outcome {
         case .rotated(let generation):
             return try await issue(claims, appVersion: claimedVersion, family: family, generation: generation)
         case .reused:
@@ -138,6 +143,8 @@ struct AuthFlows: Sendable {
             throw AuthErrors.refreshTokenReused
         case .unusable:
             throw AuthErrors.tokenRevoked
+        case .counterNotAdvanced:
+            throw AuthErrors.assertionRefused("step 'counter'")
         }
     }
 
@@ -148,9 +155,10 @@ struct AuthFlows: Sendable {
         return try await respond(with: tokens.issue(for: subject, family: family, generation: generation))
     }
 
-    /// Verifies an assertion by the family's attested key over `clientData`, which must carry a
-    /// fresh challenge, and advances the key's counter.
-    private func checkAssertion(_ assertion: String, clientData: String, key: AttestedKey, appID: String) async throws {
+    /// Checks an assertion by the family's attested key over `clientData`, which must carry a
+    /// fresh challenge (spent here, whatever the outcome); the counter it carries, for the
+    /// rotation to advance.
+    private func checkAssertion(_ assertion: String, clientData: String, key: AttestedKey, appID: String) async throws -> UInt32 {
         let assertionBytes = try Self.bytes(assertion, field: "assertion")
         let clientDataBytes = try Self.bytes(clientData, field: "clientData")
         guard let parsed = try? JSONDecoder().decode(AssertionClientData.self, from: Data(clientDataBytes)),
@@ -158,7 +166,7 @@ struct AuthFlows: Sendable {
         else { throw APIError.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
         do {
-            _ = try await assertions.verify(assertionBytes, clientData: clientDataBytes, key: key, appID: appID)
+            return try assertions.check(assertionBytes, clientData: clientDataBytes, key: key, appID: appID)
         } catch let refusal as AssertionCheck.Refusal {
             switch refusal {
             case .unknownKey: throw AuthErrors.invalidToken

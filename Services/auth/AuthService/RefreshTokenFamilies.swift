@@ -30,6 +30,9 @@ enum RotationOutcome: Sendable, Equatable {
     case reused
     /// The family is revoked, expired or unknown.
     case unusable
+    /// The assertion's counter was no longer above the key's (another request advanced it):
+    /// nothing was written.
+    case counterNotAdvanced
 }
 
 /// What the one-statement refresh did.
@@ -105,6 +108,25 @@ struct RefreshTokenFamilies: Sendable {
             // Neither matched in this statement's snapshot, which may predate a refresh that rotated
             // the family a moment ago (its row lock held this statement back until it committed):
             // the same token presented twice at once. Read afresh, a later generation is a reuse.
+            return try await revokeIfRotatedPast(family, generation) ? .reused : .unusable
+        }
+        return .unusable
+    }
+
+    /// `rotate(_:from:lifetime:appVersion:)` for a refresh whose assertion carried `counter`, in
+    /// the same statement: the key's counter advances to `counter` if that is still an increase,
+    /// and only then is the family rotated (or, at a stale generation, revoked). Of two requests
+    /// racing with one assertion, the second finds the counter moved on and writes nothing.
+    func rotate(
+        _ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String?, advancingCounterOf keyID: [UInt8], to counter: UInt32
+    ) async throws -> RotationOutcome {
+        let statement = AssertedRotateStatement(
+            family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, keyID: keyID, counter: counter)
+        for try await (counted, next, reused) in try await database.client.execute(statement, logger: logger) {
+            guard counted else { return .counterNotAdvanced }
+            if let next { return .rotated(generation: next) }
+            if reused { return .reused }
+            // As in `rotate(_:from:lifetime:appVersion:)`: a refresh that committed a moment ago.
             return try await revokeIfRotatedPast(family, generation) ? .reused : .unusable
         }
         return .unusable
@@ -245,6 +267,49 @@ private struct GuardedRotateStatement: PostgresPreparedStatement {
         let rotated: Int64? = try cells.next()
         return (rotated, try FamilyStateStatement.decodeState(&cells))
     }
+}
+
+/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:advancingCounterOf:to:)`: the counter
+/// first; the family moves (or is revoked as reused) only when it did.
+private struct AssertedRotateStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH counted AS (
+            UPDATE attested_keys SET counter = $6, last_used_at = now(), app_version = coalesce($4, app_version)
+            WHERE key_id = $5 AND counter < $6
+            RETURNING 1
+        ), rotated AS (
+            UPDATE refresh_token_families
+            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3)
+            WHERE family_id = $1 AND generation = $2 AND revoked_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM counted)
+            RETURNING generation
+        ), reused AS (
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'refresh token reused'
+            WHERE family_id = $1 AND generation > $2 AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM counted)
+            RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM counted), (SELECT generation FROM rotated), EXISTS (SELECT 1 FROM reused)
+        """
+    typealias Row = (Bool, Int64?, Bool)
+
+    let family: UUID
+    let generation: Int64
+    let lifetimeSeconds: Int64
+    let appVersion: String?
+    let keyID: [UInt8]
+    let counter: UInt32
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(family)
+        bindings.append(generation)
+        bindings.append(Double(lifetimeSeconds))
+        bindings.append(appVersion)
+        try bindings.append(Data(keyID))
+        bindings.append(Int64(counter))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
 /// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:)`.
