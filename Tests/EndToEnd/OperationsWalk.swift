@@ -54,7 +54,9 @@ struct OperationsWalk: Sendable {
         guard let line = output.output.split(separator: "\n").first(where: { $0.hasPrefix("New signing key ") }),
             let kid = line.dropFirst("New signing key ".count).split(separator: ":").first.map(String.init)
         else { throw WalkFailure("rotate-signing-key printed no key id: \(output.output)") }
-        try await eventually("the new key in /.well-known/jwks.json", timeout: .seconds(10)) {
+        // Within 20 s: the bus carries it in well under one on a quiet machine, and auth's
+        // maintenance round, which would find it without the bus, comes only once a minute.
+        try await eventually("the new key in /.well-known/jwks.json", timeout: .seconds(20)) {
             String(decoding: try await gateway.send("GET", "/.well-known/jwks.json").body, as: UTF8.self).contains(kid)
         }
         return kid
