@@ -24,6 +24,8 @@ public struct AppAttestVerifier: Sendable {
 
     /// The roots a chain may end in: Apple's, plus any added for development and tests.
     public let trustedRoots: [Certificate]
+    /// Intermediates already verified against `trustedRoots` (shared by copies of this verifier).
+    let verifiedIntermediates = VerifiedIntermediates()
 
     /// Creates a verifier trusting Apple's root and `additionalRoots`.
     ///
@@ -102,15 +104,25 @@ public struct AppAttestVerifier: Sendable {
     static let chainLookupBudget = 8
 
     func verifyChain(leaf: Certificate, intermediates: [Certificate], at time: Date) async throws(AppAttestError) {
+        // An intermediate verified against its root before, that root valid now: the leaf checked
+        // against the intermediate as the anchor is the rest of the full check (its signature, and
+        // both certificates valid at `time`). Anything else takes the full check.
+        if intermediates.count == 1, verifiedIntermediates.vouchesFor(intermediates[0], at: time) {
+            var verifier = Verifier(rootCertificates: CertificateStore(intermediates)) {
+                RFC5280Policy(fixedExpiryValidationTime: time)
+            }
+            if case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore()) { return }
+        }
         var verifier = Verifier(rootCertificates: CertificateStore(trustedRoots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
         }
         let store = BudgetedCertificateStore(intermediates, lookups: Self.chainLookupBudget)
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(custom: store))
-        guard case .validCertificate = result else {
+        guard case .validCertificate(let chain) = result else {
             if store.isExhausted { throw AppAttestError(.chain, "the certificate chain search exceeded its budget") }
             throw AppAttestError(.chain, "the certificate chain does not lead to a trusted App Attest root at \(time)")
         }
+        verifiedIntermediates.remember(chain)
     }
 
     /// The nonce in the leaf's extension: SEQUENCE { [1] EXPLICIT OCTET STRING }.

@@ -14,6 +14,8 @@ public struct SoftwareAttester: Sendable {
     public let authority: SoftwareAttestationAuthority
     /// The test root, to pass as an additional root to `AppAttestVerifier`.
     public var rootCertificate: Certificate { authority.rootCertificate }
+    /// The intermediate that signs every leaf this attester makes.
+    public var intermediateCertificate: Certificate { authority.intermediateCertificate }
 
     /// A key the "device" generated: its id (SHA256 of the public key) and private key.
     public struct DeviceKey: Sendable {
@@ -38,6 +40,8 @@ public struct SoftwareAttester: Sendable {
         public var certifiedKey: P256.Signing.PublicKey
         /// Whether to include the intermediate in x5c.
         public var includeIntermediate = true
+        /// The DER sent as the intermediate instead of the authority's (which signed the leaf).
+        public var substituteIntermediate: [UInt8]? = nil
         /// Extra bytes after the credential public key, as newer iOS versions append.
         public var trailingAuthenticatorData: [UInt8] = []
     }
@@ -83,7 +87,8 @@ public struct SoftwareAttester: Sendable {
         authenticatorData += CBOREncoder.encode(coseKey) + recipe.trailingAuthenticatorData
 
         let nonce = Array(SHA256.hash(data: authenticatorData + recipe.nonceClientDataHash))
-        let certificates = try authority.certificateChain(certifying: recipe.certifiedKey, nonce: nonce)
+        var certificates = try authority.certificateChain(certifying: recipe.certifiedKey, nonce: nonce)
+        if let substitute = recipe.substituteIntermediate { certificates[1] = substitute }
         let chain: [CBORValue] = (recipe.includeIntermediate ? certificates : [certificates[0]]).map { .bytes($0) }
         return CBOREncoder.encode(
             .map([
