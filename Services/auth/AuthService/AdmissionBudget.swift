@@ -23,25 +23,46 @@ struct AdmissionBudget: Sendable {
     func enforce(_ appID: String, jitterSeconds: Int) async throws {
         let interval = 1 / rate
         let tolerance = (burst - 1) * interval
-        // The final SELECT reads the row as it was before this statement: when refused, how far
-        // ahead the budget already is.
-        let rows = try await database.client.query(
-            """
-            WITH taken AS (
-                INSERT INTO admission_budgets AS b (app_id, purpose, theoretical_arrival)
-                VALUES (\(appID), \(purpose), clock_timestamp() + make_interval(secs => \(interval)))
-                ON CONFLICT (app_id, purpose) DO UPDATE
-                    SET theoretical_arrival = greatest(b.theoretical_arrival, clock_timestamp()) + make_interval(secs => \(interval))
-                    WHERE b.theoretical_arrival - clock_timestamp() <= make_interval(secs => \(tolerance))
-                RETURNING 1
-            )
-            SELECT EXISTS (SELECT 1 FROM taken),
-                (SELECT extract(epoch FROM theoretical_arrival - clock_timestamp())::float8 FROM admission_budgets
-                 WHERE app_id = \(appID) AND purpose = \(purpose))
-            """, logger: logger)
-        for try await (admitted, ahead) in rows.decode((Bool, Double?).self) where !admitted {
+        let rows = try await database.client.execute(
+            AdmissionStatement(appID: appID, purpose: purpose, intervalSeconds: interval, toleranceSeconds: tolerance), logger: logger)
+        for try await (admitted, ahead) in rows where !admitted {
             let wait = max(0, (ahead ?? 0) - tolerance)
             throw APIError.rateLimited(retryAfter: max(1, Int(wait.rounded(.up))) + Int.random(in: 0...jitterSeconds))
         }
     }
+}
+
+/// `AdmissionBudget.enforce`, prepared once per connection: every attest runs it. The final SELECT
+/// reads the row as it was before this statement: when refused, how far ahead the budget already is.
+private struct AdmissionStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH taken AS (
+            INSERT INTO admission_budgets AS b (app_id, purpose, theoretical_arrival)
+            VALUES ($1, $2, clock_timestamp() + make_interval(secs => $3))
+            ON CONFLICT (app_id, purpose) DO UPDATE
+                SET theoretical_arrival = greatest(b.theoretical_arrival, clock_timestamp()) + make_interval(secs => $3)
+                WHERE b.theoretical_arrival - clock_timestamp() <= make_interval(secs => $4)
+            RETURNING 1
+        )
+        SELECT EXISTS (SELECT 1 FROM taken),
+            (SELECT extract(epoch FROM theoretical_arrival - clock_timestamp())::float8 FROM admission_budgets
+             WHERE app_id = $1 AND purpose = $2)
+        """
+    typealias Row = (Bool, Double?)
+
+    let appID: String
+    let purpose: String
+    let intervalSeconds: Double
+    let toleranceSeconds: Double
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(appID)
+        bindings.append(purpose)
+        bindings.append(intervalSeconds)
+        bindings.append(toleranceSeconds)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }

@@ -20,10 +20,12 @@ struct AppDirectory: Sendable {
         try await first(of: database.client.query("SELECT app_id, policy::text FROM apps WHERE app_id = \(appID)", logger: logger))
     }
 
+    /// The app of an attest (prepared: every attest asks).
     func app(teamID: String, bundleID: String) async throws -> RegisteredApp? {
-        try await first(
-            of: database.client.query(
-                "SELECT app_id, policy::text FROM apps WHERE team_id = \(teamID) AND bundle_id = \(bundleID)", logger: logger))
+        for try await (appID, policy) in try await database.client.execute(AppByBundleStatement(teamID: teamID, bundleID: bundleID), logger: logger) {
+            return RegisteredApp(appID: appID, policy: try policies.policy(policy))
+        }
+        return nil
     }
 
     private func first(of rows: PostgresRowSequence) async throws -> RegisteredApp? {
@@ -32,4 +34,22 @@ struct AppDirectory: Sendable {
         }
         return nil
     }
+}
+
+/// `AppDirectory.app(teamID:bundleID:)`, prepared once per connection.
+private struct AppByBundleStatement: PostgresPreparedStatement {
+    static let sql = "SELECT app_id, policy::text FROM apps WHERE team_id = $1 AND bundle_id = $2"
+    typealias Row = (String, String)
+
+    let teamID: String
+    let bundleID: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(teamID)
+        bindings.append(bundleID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }

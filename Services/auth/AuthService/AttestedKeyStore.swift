@@ -26,19 +26,11 @@ struct AttestedKeyStore: Sendable {
         keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, familyLifetime: Duration
     ) async throws -> UUID? {
         let family = UUID()
-        let rows = try await database.client.query(
-            """
-            WITH attested AS (
-                INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, last_used_at)
-                VALUES (\(Data(keyID)), \(appID), \(Data(attestation.publicKey)), \(Data(attestation.receipt)),
-                        \(Int64(attestation.counter)), \(attestation.environment.rawValue), \(appVersion), now())
-                ON CONFLICT (key_id) DO NOTHING RETURNING key_id
-            )
-            INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
-            SELECT \(family), \(appID), key_id, now() + make_interval(secs => \(familyLifetime.wholeSeconds)) FROM attested
-            RETURNING family_id
-            """, logger: logger)
-        for try await _ in rows { return family }
+        let statement = RegisterStatement(
+            keyID: Data(keyID), appID: appID, publicKey: Data(attestation.publicKey), receipt: Data(attestation.receipt),
+            counter: Int64(attestation.counter), environment: attestation.environment.rawValue, appVersion: appVersion, family: family,
+            familyLifetimeSeconds: familyLifetime.wholeSeconds)
+        for try await _ in try await database.client.execute(statement, logger: logger) { return family }
         return nil
     }
 
@@ -61,6 +53,47 @@ struct AttestedKeyStore: Sendable {
         }
         return false
     }
+}
+
+/// `AttestedKeyStore.register`, prepared once per connection: every attest runs it.
+private struct RegisterStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH attested AS (
+            INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, last_used_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+            ON CONFLICT (key_id) DO NOTHING RETURNING key_id
+        )
+        INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
+        SELECT $8, $2, key_id, now() + make_interval(secs => $9) FROM attested
+        RETURNING family_id
+        """
+    typealias Row = UUID
+
+    let keyID: Data
+    let appID: String
+    let publicKey: Data
+    let receipt: Data
+    let counter: Int64
+    let environment: String
+    let appVersion: String?
+    let family: UUID
+    let familyLifetimeSeconds: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 9)
+        try bindings.append(keyID)
+        bindings.append(appID)
+        try bindings.append(publicKey)
+        try bindings.append(receipt)
+        bindings.append(counter)
+        bindings.append(environment)
+        bindings.append(appVersion)
+        bindings.append(family)
+        bindings.append(Double(familyLifetimeSeconds))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(UUID.self) }
 }
 
 // An assertion's two statements, prepared once per connection (refresh with an assertion and the
