@@ -293,6 +293,24 @@ struct AuthFlowTests {
         }
     }
 
+    @Test("every token pair issued is counted by tier and app")
+    func issuedTokensCounted() async throws {
+        try await AuthHarness.run { harness in
+            func issued() async throws -> Double {
+                let (_, body) = try await harness.get("/metrics")
+                let line = String(decoding: body, as: UTF8.self).split(separator: "\n").first {
+                    $0.hasPrefix("sesame_auth_tokens_issued_total") && $0.contains(#"tier="attested""#) && $0.contains(AuthHarness.appID)
+                }
+                return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+            }
+            let before = try await issued()
+            let (_, attested) = try await harness.attestNewKey()
+            #expect(try await harness.refresh(try #require(attested["refreshToken"])).status == .ok)
+            // At least these two (other tests of this app may run at the same time).
+            #expect(try await issued() >= before + 2)
+        }
+    }
+
     @Test("an access token is not a refresh token, and garbage is not a token")
     func tokenConfusion() async throws {
         try await AuthHarness.run { harness in

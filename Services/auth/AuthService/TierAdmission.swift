@@ -65,7 +65,13 @@ struct TierAdmission: Sendable {
 
 /// `sesame_auth_tokens_issued_total{tier, app}`: access tokens issued, by tier and app.
 enum TokenMetrics {
+    /// Each series' counter, made once: making one looks it up in the registry and sanitizes its
+    /// labels, at every attest and refresh.
+    private static let counters = BoundedMemo<Counter>()
+
     static func issued(tier: TrustTier, appID: String) {
-        Counter(label: "sesame_auth_tokens_issued_total", dimensions: [("tier", tier.rawValue), ("app", appID)]).increment()
+        counters.value(for: tier.rawValue + " " + appID) { _ in
+            Counter(label: "sesame_auth_tokens_issued_total", dimensions: [("tier", tier.rawValue), ("app", appID)])
+        }.increment()
     }
 }
