@@ -82,10 +82,7 @@ struct AuthFlows: Sendable {
         // The common refresh in one round trip: when the request passes the app's policy as last
         // read, one statement rotates the family if that policy and everything else still hold.
         let read: RefreshFamilyState?
-        if request.assertion == nil, request.clientData == nil, let assumed = families.sightings.lastSeen(of: claims.appID),
-            !assumed.policy.refreshRequiresAssertion,
-            claims.environment == AppAttestEnvironment.production.rawValue || assumed.policy.allowsDevelopmentKeys(inProduction: inProduction)
-        {
+        if let assumed = policyPassing(request, claims) {
             switch try await families.rotateIfUnchanged(
                 family, from: claims.generation, appID: claims.appID, keyID: keyID, assumed: assumed, lifetime: tokens.lifetimes.refresh,
                 appVersion: claimedVersion?.text)
@@ -146,6 +143,16 @@ struct AuthFlows: Sendable {
         case .counterNotAdvanced:
             throw AuthErrors.assertionRefused("step 'counter'")
         }
+    }
+
+    /// The app's policy as last read, if the request passes it without an assertion (so that the
+    /// one-statement refresh may assume it).
+    private func policyPassing(_ request: RefreshRequest, _ claims: RefreshTokenClaims) -> PolicySightings.Sighting? {
+        guard request.assertion == nil, request.clientData == nil, let assumed = families.sightings.lastSeen(of: claims.appID),
+            !assumed.policy.refreshRequiresAssertion,
+            claims.environment == AppAttestEnvironment.production.rawValue || assumed.policy.allowsDevelopmentKeys(inProduction: inProduction)
+        else { return nil }
+        return assumed
     }
 
     /// The tokens of `family`'s new `generation`, for the install `claims` named, now at `appVersion` if it said.
