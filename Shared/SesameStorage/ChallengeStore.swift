@@ -37,16 +37,34 @@ public struct ChallengeStore: Sendable {
 
     /// Redeems `nonce`: true exactly once for an unexpired nonce issued for this purpose.
     public func consume(_ nonce: [UInt8]) async throws -> Bool {
-        guard nonce.count == 32 else { return false }
-        let rows = try await database.client.execute(
-            ConsumeStatement(hash: Data(SHA256.hash(data: nonce)), purpose: purpose), logger: logger)
+        guard let redemption = redemption(of: nonce) else { return false }
+        let rows = try await database.client.execute(ConsumeStatement(hash: redemption.hash, purpose: redemption.purpose), logger: logger)
         for try await unexpired in rows { return unexpired }
         return false
     }
 
-    /// `consume`, prepared once per connection: every attest and asserted refresh runs it.
+    /// A nonce as the statement that redeems it binds it: SHA-256 of the nonce, and the purpose.
+    public struct Redemption: Sendable {
+        public let hash: Data
+        public let purpose: String
+    }
+
+    /// What a statement redeeming `nonce` along with other writes binds (`redeemingSQL`); nil for a
+    /// nonce that cannot have been issued (not 32 bytes).
+    public func redemption(of nonce: [UInt8]) -> Redemption? {
+        guard nonce.count == 32 else { return nil }
+        return Redemption(hash: Data(SHA256.hash(data: nonce)), purpose: purpose)
+    }
+
+    /// `consume` as SQL, for a statement that redeems a challenge along with other writes (its
+    /// `fresh` column is what `consume` returns), `hash` and `purpose` naming its parameters.
+    public static func redeemingSQL(hash: String, purpose: String) -> String {
+        "DELETE FROM challenges WHERE nonce_hash = \(hash) AND purpose = \(purpose) RETURNING expires_at > now() AS fresh"
+    }
+
+    /// `consume`, prepared once per connection: every attest runs it.
     private struct ConsumeStatement: PostgresPreparedStatement {
-        static let sql = "DELETE FROM challenges WHERE nonce_hash = $1 AND purpose = $2 RETURNING expires_at > now()"
+        static let sql = redeemingSQL(hash: "$1", purpose: "$2")
         typealias Row = Bool
         let hash: Data
         let purpose: String

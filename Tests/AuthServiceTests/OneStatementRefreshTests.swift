@@ -1,4 +1,5 @@
 import AppAttestTesting
+import Crypto
 import Foundation
 import HTTPTypes
 import Logging
@@ -134,6 +135,46 @@ struct OneStatementRefreshTests {
             #expect(try await Self.generation(harness.database) == 1)
             #expect(try await Self.single(harness.database, "SELECT revoked_at IS NULL FROM refresh_token_families", as: Bool.self))
             #expect(try await Self.single(harness.database, "SELECT counter FROM attested_keys", as: Int64.self) == 7)
+        }
+    }
+
+    @Test("an asserted refresh over a spent or expired challenge is refused as invalid_challenge and writes nothing else")
+    func assertedChallengeRedeemedInTheStatement() async throws {
+        try await AuthHarness.run(policy: AppPolicy()) { harness in
+            let (key, attested) = try await harness.attestNewKey()
+            let first = try await harness.assertionFields(key, counter: 3)
+            let refreshed = try await harness.refresh(try #require(attested["refreshToken"]), extra: first)
+            #expect(refreshed.status == .ok)
+            let token = try #require(refreshed["refreshToken"])
+
+            // A valid assertion with a higher counter, over the client data whose challenge is spent.
+            let spentText = try #require(first["clientData"] as? String)
+            let spentClientData = try #require(Data(base64Encoded: spentText))
+            let overSpent = try harness.attester.assert(
+                key, clientDataHash: Array(SHA256.hash(data: spentClientData)), appId: AuthHarness.appID, counter: 4)
+            let spent = try await harness.refresh(
+                token, extra: ["assertion": Data(overSpent).base64EncodedString(), "clientData": spentClientData.base64EncodedString()])
+            #expect(spent.errorCode == "invalid_challenge")
+
+            // An expired challenge.
+            let nonce = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            try await harness.database.query(
+                """
+                INSERT INTO challenges (nonce_hash, purpose, expires_at)
+                VALUES (\(Data(SHA256.hash(data: nonce))), 'app', now() - interval '1 second')
+                """)
+            let expiredClientData = try JSONSerialization.data(withJSONObject: ["challenge": Data(nonce).base64EncodedString()])
+            let overExpired = try harness.attester.assert(
+                key, clientDataHash: Array(SHA256.hash(data: expiredClientData)), appId: AuthHarness.appID, counter: 5)
+            let expired = try await harness.refresh(
+                token, extra: ["assertion": Data(overExpired).base64EncodedString(), "clientData": expiredClientData.base64EncodedString()])
+            #expect(expired.errorCode == "invalid_challenge")
+            #expect(try await Self.single(harness.database, "SELECT count(*) FROM challenges WHERE expires_at < now()", as: Int64.self) == 0)
+
+            // Neither moved the counter or the family: the token still refreshes, at counter 4.
+            #expect(try await Self.single(harness.database, "SELECT counter FROM attested_keys", as: Int64.self) == 3)
+            #expect(try await Self.generation(harness.database) == 1)
+            #expect(try await harness.refresh(token, extra: try await harness.assertionFields(key, counter: 4)).status == .ok)
         }
     }
 

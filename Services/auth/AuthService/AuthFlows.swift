@@ -121,9 +121,9 @@ struct AuthFlows: Sendable {
         let outcome: RotationOutcome
         switch (request.assertion, request.clientData) {
         case (let assertion?, let clientData?):
-            let counter = try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
+            let (challenge, counter) = try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
             outcome = try await families.rotate(
-                family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text,
+                family, from: claims.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text, redeeming: challenge,
                 advancingCounterOf: state.keyID, to: counter)
         case (nil, nil):
             if state.policy.refreshRequiresAssertion { throw AuthErrors.assertionRequired }
@@ -142,6 +142,8 @@ struct AuthFlows: Sendable {
             throw AuthErrors.tokenRevoked
         case .counterNotAdvanced:
             throw AuthErrors.assertionRefused("step 'counter'")
+        case .challengeNotRedeemed:
+            throw AuthErrors.invalidChallenge
         }
     }
 
@@ -163,18 +165,22 @@ struct AuthFlows: Sendable {
     }
 
     /// Checks an assertion by the family's attested key over `clientData`, which must carry a
-    /// fresh challenge (spent here, whatever the outcome); the counter it carries, for the
-    /// rotation to advance.
-    private func checkAssertion(_ assertion: String, clientData: String, key: AttestedKey, appID: String) async throws -> UInt32 {
+    /// challenge: the challenge, for the rotation to redeem, and the counter, for it to advance.
+    /// A refused assertion spends its challenge here, and is reported as an invalid challenge when
+    /// the challenge was not fresh, as if the challenge had been checked first.
+    private func checkAssertion(
+        _ assertion: String, clientData: String, key: AttestedKey, appID: String
+    ) async throws -> (challenge: ChallengeStore.Redemption, counter: UInt32) {
         let assertionBytes = try Self.bytes(assertion, field: "assertion")
         let clientDataBytes = try Self.bytes(clientData, field: "clientData")
         guard let parsed = try? JSONDecoder().decode(AssertionClientData.self, from: Data(clientDataBytes)),
             let nonce = Base64.decode(parsed.challenge)
         else { throw APIError.invalidField("clientData", "must be base64 of a JSON object with a \"challenge\"") }
-        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        guard let challenge = challenges.redemption(of: nonce) else { throw AuthErrors.invalidChallenge }
         do {
-            return try assertions.check(assertionBytes, clientData: clientDataBytes, key: key, appID: appID)
+            return (challenge, try assertions.check(assertionBytes, clientData: clientDataBytes, key: key, appID: appID))
         } catch let refusal as AssertionCheck.Refusal {
+            guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
             switch refusal {
             case .unknownKey: throw AuthErrors.invalidToken
             case .revokedKey: throw AuthErrors.tokenRevoked

@@ -31,8 +31,10 @@ enum RotationOutcome: Sendable, Equatable {
     /// The family is revoked, expired or unknown.
     case unusable
     /// The assertion's counter was no longer above the key's (another request advanced it):
-    /// nothing was written.
+    /// nothing but the challenge was written.
     case counterNotAdvanced
+    /// The assertion's challenge was unknown, spent or expired: nothing but its removal was written.
+    case challengeNotRedeemed
 }
 
 /// What the one-statement refresh did.
@@ -113,16 +115,20 @@ struct RefreshTokenFamilies: Sendable {
         return .unusable
     }
 
-    /// `rotate(_:from:lifetime:appVersion:)` for a refresh whose assertion carried `counter`, in
-    /// the same statement: the key's counter advances to `counter` if that is still an increase,
-    /// and only then is the family rotated (or, at a stale generation, revoked). Of two requests
-    /// racing with one assertion, the second finds the counter moved on and writes nothing.
+    /// `rotate(_:from:lifetime:appVersion:)` for a refresh whose assertion, over `challenge`, carried
+    /// `counter`, all in one statement: the challenge is redeemed; if it was fresh the key's counter
+    /// advances to `counter` if that is still an increase; and only then is the family rotated (or,
+    /// at a stale generation, revoked). Of two requests racing with one challenge or one counter,
+    /// the second writes nothing.
     func rotate(
-        _ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String?, advancingCounterOf keyID: [UInt8], to counter: UInt32
+        _ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String?, redeeming challenge: ChallengeStore.Redemption,
+        advancingCounterOf keyID: [UInt8], to counter: UInt32
     ) async throws -> RotationOutcome {
         let statement = AssertedRotateStatement(
-            family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, keyID: keyID, counter: counter)
-        for try await (counted, next, reused) in try await database.client.execute(statement, logger: logger) {
+            family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, keyID: keyID, counter: counter,
+            challenge: challenge)
+        for try await (redeemed, counted, next, reused) in try await database.client.execute(statement, logger: logger) {
+            guard redeemed else { return .challengeNotRedeemed }
             guard counted else { return .counterNotAdvanced }
             if let next { return .rotated(generation: next) }
             if reused { return .reused }

@@ -113,13 +113,15 @@ struct GuardedRotateStatement: PostgresPreparedStatement {
     }
 }
 
-/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:advancingCounterOf:to:)`: the counter
-/// first; the family moves (or is revoked as reused) only when it did.
+/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:redeeming:advancingCounterOf:to:)`: the
+/// challenge first, then the counter only if the challenge was fresh, then the family (moved, or
+/// revoked as reused) only if the counter rose.
 struct AssertedRotateStatement: PostgresPreparedStatement {
     static let sql = """
-        WITH counted AS (
+        WITH redeemed AS (\(ChallengeStore.redeemingSQL(hash: "$7", purpose: "$8"))
+        ), counted AS (
             UPDATE attested_keys SET counter = $6, last_used_at = now(), app_version = coalesce($4, app_version)
-            WHERE key_id = $5 AND counter < $6
+            WHERE key_id = $5 AND counter < $6 AND EXISTS (SELECT 1 FROM redeemed WHERE fresh)
             RETURNING 1
         ), rotated AS (
             UPDATE refresh_token_families
@@ -131,9 +133,10 @@ struct AssertedRotateStatement: PostgresPreparedStatement {
             WHERE family_id = $1 AND generation > $2 AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM counted)
             RETURNING 1
         )
-        SELECT EXISTS (SELECT 1 FROM counted), (SELECT generation FROM rotated), EXISTS (SELECT 1 FROM reused)
+        SELECT EXISTS (SELECT 1 FROM redeemed WHERE fresh), EXISTS (SELECT 1 FROM counted), (SELECT generation FROM rotated),
+               EXISTS (SELECT 1 FROM reused)
         """
-    typealias Row = (Bool, Int64?, Bool)
+    typealias Row = (Bool, Bool, Int64?, Bool)
 
     let family: UUID
     let generation: Int64
@@ -141,15 +144,18 @@ struct AssertedRotateStatement: PostgresPreparedStatement {
     let appVersion: String?
     let keyID: [UInt8]
     let counter: UInt32
+    let challenge: ChallengeStore.Redemption
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 8)
         bindings.append(family)
         bindings.append(generation)
         bindings.append(Double(lifetimeSeconds))
         bindings.append(appVersion)
         try bindings.append(Data(keyID))
         bindings.append(Int64(counter))
+        try bindings.append(challenge.hash)
+        bindings.append(challenge.purpose)
         return bindings
     }
 
