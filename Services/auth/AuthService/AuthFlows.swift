@@ -39,11 +39,12 @@ struct AuthFlows: Sendable {
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
 
         // The challenge is spent before the attestation is checked: a refused attempt burns it too.
-        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
-        // The app's admission budget is spent only by callers holding a real challenge, so nobody
-        // can lock an app's new installs out with requests that cost them nothing. A client told
-        // to wait asks for a new challenge when it comes back.
-        try await limits.attestAdmission.enforce(app.appID, jitterSeconds: 5)
+        // The app's admission budget is spent (in the same statement) only by callers holding a
+        // real challenge, so nobody can lock an app's new installs out with requests that cost
+        // them nothing. A client told to wait asks for a new challenge when it comes back.
+        guard let challenge = challenges.redemption(of: nonce),
+            try await limits.attestAdmission.enforce(app.appID, redeeming: challenge, jitterSeconds: 5)
+        else { throw AuthErrors.invalidChallenge }
         let verified: AppAttestVerifier.Attestation
         do {
             verified = try await verifier.verifyAttestation(
