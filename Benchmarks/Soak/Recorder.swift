@@ -20,10 +20,21 @@ final class Recorder: Sendable {
         let acknowledgedAt: Double
     }
 
+    /// A config served before the publisher had heard its upload answered: delivery serves a
+    /// revision as soon as it commits, and on a loaded machine the upload's answer can reach the
+    /// publisher after a device already fetched it. Judged when the run ends.
+    struct Unconfirmed: Sendable {
+        let device: Int
+        let appID: String
+        let revision: Int64
+        let round: Int?
+    }
+
     private struct State {
         var exchanges: [Exchange] = []
         var publications: [Publication] = []
         var violations: [String] = []
+        var unconfirmed: [Unconfirmed] = []
         var configsChecked = 0
     }
 
@@ -36,10 +47,28 @@ final class Recorder: Sendable {
     func record(_ exchange: Exchange) { state.withLock { $0.exchanges.append(exchange) } }
     func record(_ publication: Publication) { state.withLock { $0.publications.append(publication) } }
     func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
+    func unconfirmed(_ served: Unconfirmed) { state.withLock { $0.unconfirmed.append(served) } }
     func checkedConfig() { state.withLock { $0.configsChecked += 1 } }
 
     var exchanges: [Exchange] { state.withLock { $0.exchanges } }
-    var violations: [String] { state.withLock { $0.violations } }
+
+    /// Every violation seen, and those of configs served before their upload's answer arrived:
+    /// still never acknowledged, or holding another round than was published.
+    var violations: [String] {
+        state.withLock { state in
+            state.violations
+                + state.unconfirmed.compactMap { served in
+                    guard let published = state.publications.first(where: { $0.appID == served.appID && $0.revision == served.revision })
+                    else { return "device \(served.device) received revision \(served.revision) of \(served.appID), never acknowledged" }
+                    guard published.round == served.round else {
+                        return "device \(served.device): revision \(served.revision) holds round \(served.round ?? -1), published \(published.round)"
+                    }
+                    return nil
+                }
+        }
+    }
+    /// How many configs were served before their upload's answer reached the publisher.
+    var unconfirmedCount: Int { state.withLock { $0.unconfirmed.count } }
     var configsChecked: Int { state.withLock { $0.configsChecked } }
 
     /// What was published for `appID` at `revision`, if it was.

@@ -34,7 +34,9 @@ struct Report {
         let (outageLines, outageViolations) = Self.outageFigures(exchanges, faults: faults, recoveryGrace: recoveryGrace)
         lines += outageLines
         violations += outageViolations
-        lines.append("configs checked against what was published: \(recorder.configsChecked)")
+        lines.append(
+            "configs checked against what was published: \(recorder.configsChecked) (\(recorder.unconfirmedCount) served before the "
+                + "publisher had the upload's answer, checked at the end)")
         let faultsOver = faults.windows.last.map { $0.end + recoveryGrace }
         lines.append(String(format: "memory (RSS, sampled every %.0f s; judged by its slope after the faults, when the run leaves %.0f s after them):",
             Soak.memoryInterval, MemoryTrend.shortestJudged))
