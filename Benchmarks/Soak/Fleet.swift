@@ -83,14 +83,13 @@ struct FleetDevice: Sendable {
             recorder.violation("device \(index) of \(appID) received \(config.string("app") ?? "a config of no app")")
             return
         }
+        let served = Recorder.Served(device: index, appID: appID, revision: config.revision, round: config.int("round"))
         guard let published = recorder.publication(appID, revision: config.revision) else {
             // Perhaps served before the upload's answer reached the publisher: judged at the end.
-            recorder.unconfirmed(.init(device: index, appID: appID, revision: config.revision, round: config.int("round")))
+            recorder.unconfirmed(served)
             return
         }
-        if config.int("round") != published.round {
-            recorder.violation("device \(index): revision \(config.revision) holds round \(config.int("round") ?? -1), published \(published.round)")
-        }
+        if let problem = Recorder.violation(of: served, published: published) { recorder.violation(problem) }
         if let newest = recorder.newestRevision(of: appID, acknowledgedBy: askedAt - staleness), config.revision < newest {
             recorder.violation(
                 String(format: "device %d at %.0f s got revision %lld of %@; %lld was acknowledged over %.0f s earlier", index, askedAt,

@@ -20,10 +20,8 @@ final class Recorder: Sendable {
         let acknowledgedAt: Double
     }
 
-    /// A config served before the publisher had heard its upload answered: delivery serves a
-    /// revision as soon as it commits, and on a loaded machine the upload's answer can reach the
-    /// publisher after a device already fetched it. Judged when the run ends.
-    struct Unconfirmed: Sendable {
+    /// A config a device was served: its revision, and the round it holds.
+    struct Served: Sendable {
         let device: Int
         let appID: String
         let revision: Int64
@@ -34,8 +32,15 @@ final class Recorder: Sendable {
         var exchanges: [Exchange] = []
         var publications: [Publication] = []
         var violations: [String] = []
-        var unconfirmed: [Unconfirmed] = []
+        /// Configs served before the publisher had heard their upload answered: delivery serves a
+        /// revision as soon as it commits, and on a loaded machine the upload's answer can reach
+        /// the publisher after a device already fetched it. Judged when the run ends.
+        var unconfirmed: [Served] = []
         var configsChecked = 0
+
+        func publication(_ appID: String, revision: Int64) -> Publication? {
+            publications.first { $0.appID == appID && $0.revision == revision }
+        }
     }
 
     private let state = Mutex(State())
@@ -47,7 +52,8 @@ final class Recorder: Sendable {
     func record(_ exchange: Exchange) { state.withLock { $0.exchanges.append(exchange) } }
     func record(_ publication: Publication) { state.withLock { $0.publications.append(publication) } }
     func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
-    func unconfirmed(_ served: Unconfirmed) { state.withLock { $0.unconfirmed.append(served) } }
+    /// Keeps `served`, whose upload's answer has not reached the publisher yet, to judge at the end.
+    func unconfirmed(_ served: Served) { state.withLock { $0.unconfirmed.append(served) } }
     func checkedConfig() { state.withLock { $0.configsChecked += 1 } }
 
     var exchanges: [Exchange] { state.withLock { $0.exchanges } }
@@ -56,16 +62,17 @@ final class Recorder: Sendable {
     /// still never acknowledged, or holding another round than was published.
     var violations: [String] {
         state.withLock { state in
-            state.violations
-                + state.unconfirmed.compactMap { served in
-                    guard let published = state.publications.first(where: { $0.appID == served.appID && $0.revision == served.revision })
-                    else { return "device \(served.device) received revision \(served.revision) of \(served.appID), never acknowledged" }
-                    guard published.round == served.round else {
-                        return "device \(served.device): revision \(served.revision) holds round \(served.round ?? -1), published \(published.round)"
-                    }
-                    return nil
-                }
+            state.violations + state.unconfirmed.compactMap { Self.violation(of: $0, published: state.publication($0.appID, revision: $0.revision)) }
         }
+    }
+
+    /// What is wrong with `served` given the publication of its revision, if anything.
+    static func violation(of served: Served, published: Publication?) -> String? {
+        guard let published else { return "device \(served.device) received revision \(served.revision) of \(served.appID), never acknowledged" }
+        guard published.round == served.round else {
+            return "device \(served.device): revision \(served.revision) holds round \(served.round ?? -1), published \(published.round)"
+        }
+        return nil
     }
     /// How many configs were served before their upload's answer reached the publisher.
     var unconfirmedCount: Int { state.withLock { $0.unconfirmed.count } }
@@ -73,7 +80,7 @@ final class Recorder: Sendable {
 
     /// What was published for `appID` at `revision`, if it was.
     func publication(_ appID: String, revision: Int64) -> Publication? {
-        state.withLock { $0.publications.first { $0.appID == appID && $0.revision == revision } }
+        state.withLock { $0.publication(appID, revision: revision) }
     }
 
     /// The newest revision of `appID` acknowledged at or before `time`.
