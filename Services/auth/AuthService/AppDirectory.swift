@@ -22,17 +22,20 @@ struct AppDirectory: Sendable {
 
     /// The app of an attest (prepared: every attest asks).
     func app(teamID: String, bundleID: String) async throws -> RegisteredApp? {
-        for try await (appID, policy) in try await database.client.execute(AppByBundleStatement(teamID: teamID, bundleID: bundleID), logger: logger) {
-            return RegisteredApp(appID: appID, policy: try policies.policy(policy))
+        for try await row in try await database.client.execute(AppByBundleStatement(teamID: teamID, bundleID: bundleID), logger: logger) {
+            return try registered(row)
         }
         return nil
     }
 
     private func first(of rows: PostgresRowSequence) async throws -> RegisteredApp? {
-        for try await (appID, policy) in rows.decode((String, String).self) {
-            return RegisteredApp(appID: appID, policy: try policies.policy(policy))
-        }
+        for try await row in rows.decode((String, String).self) { return try registered(row) }
         return nil
+    }
+
+    /// An app from its `app_id` and `policy::text` columns.
+    private func registered(_ row: (appID: String, policy: String)) throws -> RegisteredApp {
+        RegisteredApp(appID: row.appID, policy: try policies.policy(row.policy))
     }
 }
 

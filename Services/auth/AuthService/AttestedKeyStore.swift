@@ -15,6 +15,19 @@ struct AttestedKey: Sendable {
     let revoked: Bool
 }
 
+extension AttestedKey {
+    /// A key's columns as the statements that read one select them, after its id: `app_id`,
+    /// `public_key`, `counter`, `environment`, whether it is revoked.
+    typealias StoredColumns = (String, Data, Int64, String, Bool)
+
+    init(keyID: [UInt8], stored: StoredColumns) {
+        let (appID, publicKey, counter, environment, revoked) = stored
+        self.init(
+            keyID: keyID, appID: appID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment,
+            revoked: revoked)
+    }
+}
+
 /// App Attest keys that passed attestation, with their assertion counters.
 struct AttestedKeyStore: Sendable {
     let database: Database
@@ -35,12 +48,8 @@ struct AttestedKeyStore: Sendable {
     }
 
     func key(_ keyID: [UInt8]) async throws -> AttestedKey? {
-        for try await (appID, publicKey, counter, environment, revoked) in try await database.client.execute(
-            KeyStatement(keyID: Data(keyID)), logger: logger)
-        {
-            return AttestedKey(
-                keyID: keyID, appID: appID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment,
-                revoked: revoked)
+        for try await stored in try await database.client.execute(KeyStatement(keyID: Data(keyID)), logger: logger) {
+            return AttestedKey(keyID: keyID, stored: stored)
         }
         return nil
     }
@@ -101,7 +110,7 @@ private struct RegisterStatement: PostgresPreparedStatement {
 
 private struct KeyStatement: PostgresPreparedStatement {
     static let sql = "SELECT app_id, public_key, counter, environment, revoked_at IS NOT NULL FROM attested_keys WHERE key_id = $1"
-    typealias Row = (String, Data, Int64, String, Bool)
+    typealias Row = AttestedKey.StoredColumns
     let keyID: Data
 
     func makeBindings() throws -> PostgresBindings {

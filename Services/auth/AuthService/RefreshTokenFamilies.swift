@@ -84,17 +84,13 @@ struct RefreshTokenFamilies: Sendable {
 
     private func state(from row: FamilyStateStatement.Row) throws -> RefreshFamilyState {
         let (appID, generation, createdAt, revoked, expired, policyText, revocationsJSON) = row.family
-        let (keyID, keyAppID, publicKey, counter, environment, keyRevoked) = row.key
         var revocations = StoredAccessRules.Loaded()
         StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
         let policy = try policies.policy(policyText)
         sightings.saw(PolicySightings.Sighting(text: policyText, policy: policy), of: appID)
-        let key = AttestedKey(
-            keyID: Array(keyID), appID: keyAppID, publicKey: Array(publicKey), counter: UInt32(clamping: counter), environment: environment,
-            revoked: keyRevoked)
         return RefreshFamilyState(
-            appID: appID, generation: generation, createdAt: createdAt, revoked: revoked, expired: expired, key: key, policy: policy,
-            revocations: revocations)
+            appID: appID, generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
+            key: AttestedKey(keyID: Array(row.key.id), stored: row.key.stored), policy: policy, revocations: revocations)
     }
 
     /// Moves the family from `generation` to the next one and records the device's use (when it

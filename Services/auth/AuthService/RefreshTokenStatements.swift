@@ -21,10 +21,10 @@ struct FamilyStateStatement: PostgresPreparedStatement {
     static let stateColumns = "s.app_id, s.generation, s.created_at, s.revoked, s.expired, s.policy, s.revocations, "
         + "s.key_id, s.key_app_id, s.public_key, s.counter, s.environment, s.key_revoked"
     static let sql = stateSQL
-    /// The family's columns, then its key's (as `AttestedKey` holds them).
+    /// The family's columns, then its key's id and stored columns.
     typealias Row = (
         family: (String, Int64, Date, Bool, Bool, String, String),
-        key: (Data, String, Data, Int64, String, Bool)
+        key: (id: Data, stored: AttestedKey.StoredColumns)
     )
 
     let family: UUID
@@ -44,7 +44,7 @@ struct FamilyStateStatement: PostgresPreparedStatement {
     static func decodeState(_ cells: inout CellReader) throws -> Row {
         (
             family: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next()),
-            key: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next())
+            key: (id: try cells.next(), stored: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next()))
         )
     }
 }
