@@ -130,7 +130,9 @@ public final class OutboxRelay: Service, Sendable {
         let logger = self.logger
         let producer = self.producer
         let batchSize = configuration.batchSize
-        let (outcome, latencies) = try await database.client.withTransaction(logger: logger) { connection in
+        // Watched: a batch on a connection PostgreSQL closed (a restart, a failover) would otherwise
+        // wait forever, and with it every event after it.
+        let (outcome, latencies) = try await database.client.withWatchedTransaction(logger: logger, limit: configuration.stepTimeout) { connection in
             let lock = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
             var locked = false
             for try await value in lock.decode(Bool.self) { locked = value }

@@ -2,6 +2,7 @@ import Logging
 import ServiceLifecycle
 import SesameEventBus
 import SesameEvents
+import SesameStorage
 import SesameTokens
 
 /// Reloads the signing keys as soon as `sesame.revocations` says another instance (or the
@@ -18,7 +19,7 @@ struct SigningKeyWatcher: Service {
         for await envelope in events.cancelOnGracefulShutdown() {
             guard case .signingKeyRotated(let rotated) = envelope.event else { continue }
             do {
-                try await tokens.reload()
+                try await withTimeout(.seconds(10)) { try await tokens.reload() }
                 logger.info("reloaded signing keys after a rotation", metadata: ["kid": "\(rotated.kid)"])
             } catch {
                 // The maintenance round retries within a minute.

@@ -47,7 +47,7 @@ struct CacheSynchronizer: Service {
                     request.yield()
                 }
             }
-            group.addTask { await followEvents() }
+            group.addTask { await followEvents(requestingResync: request) }
             await group.waitForAll()
         }
     }
@@ -122,19 +122,27 @@ struct CacheSynchronizer: Service {
         Gauge(label: "sesame_delivery_apps_failing").record(now.count)
     }
 
-    private func followEvents() async {
+    /// Applies each event as it comes; one that cannot be applied (PostgreSQL away, or a step
+    /// that does not end) asks for a resync, which retries until it succeeds.
+    private func followEvents(requestingResync request: AsyncStream<Void>.Continuation) async {
+        let (cache, loader, tokens) = (cache, loader, tokens)
         for await envelope in events.cancelOnGracefulShutdown() {
             do {
-                if case .signingKeyRotated = envelope.event {
-                    try await tokens.reloadKeys()
-                } else if let appID = envelope.appID {
-                    let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
-                    reportingFailures { cache.replace(appID, with: loaded) }
+                try await withTimeout(Self.eventTimeout) {
+                    if case .signingKeyRotated = envelope.event {
+                        try await tokens.reloadKeys()
+                    } else if let appID = envelope.appID {
+                        let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
+                        reportingFailures { cache.replace(appID, with: loaded) }
+                    }
                 }
             } catch {
-                // The next resync repairs it.
-                logger.warning("could not apply an event; the next resync will", metadata: ["event.type": "\(envelope.event.type)", "error": "\(String(reflecting: error))"])
+                logger.warning("could not apply an event; resyncing", metadata: ["event.type": "\(envelope.event.type)", "error": "\(String(reflecting: error))"])
+                request.yield()
             }
         }
     }
+
+    /// The longest one event's reload may take before a resync is asked to do it instead.
+    static let eventTimeout: Duration = .seconds(5)
 }

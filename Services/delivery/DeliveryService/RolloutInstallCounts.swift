@@ -53,7 +53,7 @@ final class RolloutInstallCounts: Service, Sendable {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
             do {
-                try await save()
+                try await withTimeout(.seconds(30)) { try await self.save() }
             } catch {
                 // Counted again into the same sketches and written at the next turn: nothing is lost.
                 logger.warning("rollout install counts not saved; will retry", metadata: ["error": "\(String(reflecting: error))"])

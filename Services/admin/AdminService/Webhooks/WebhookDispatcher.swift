@@ -25,7 +25,9 @@ struct WebhookDispatcher: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 // Work while there is work; rest only when nothing was due.
-                if try await turn() { continue }
+                // Bounded by the claim's lease: a turn stuck on a connection PostgreSQL closed
+                // would otherwise stop every webhook.
+                if try await withTimeout(Self.claimLease, { try await turn() }) { continue }
             } catch {
                 logger.warning("webhook dispatch failed; will retry", metadata: ["error": "\(String(reflecting: error))"])
             }
@@ -33,9 +35,12 @@ struct WebhookDispatcher: Service {
         }
     }
 
+    /// How long a claimed webhook is this dispatcher's, and the longest its turn may take.
+    static let claimLease: Duration = .seconds(60)
+
     /// One webhook's turn; false when none was due.
     func turn() async throws -> Bool {
-        guard let hook = try await webhooks.claim(lease: .seconds(60), batch: 20) else { return false }
+        guard let hook = try await webhooks.claim(lease: Self.claimLease, batch: 20) else { return false }
         var (cursor, delivered, lastStatus): (Int64?, Int, Int?) = (nil, 0, nil)
         for (entry, hash) in hook.entries {
             guard let event = WebhookEvent.named(forAction: entry.action), hook.events.isEmpty || hook.events.contains(event) else {

@@ -1,0 +1,67 @@
+import Logging
+import PostgresNIO
+
+/// The connection a step ran on closed before the step ended.
+public struct ConnectionClosedError: Error, CustomStringConvertible {
+    public var description: String { "the database connection closed during the step" }
+}
+
+extension PostgresClient {
+    /// Runs `body` in a transaction that fails as soon as its connection closes, and within `limit`
+    /// in any case: for loops that must go on after a restart or failover of PostgreSQL (the outbox
+    /// relay), where `withTransaction` can wait forever (`AbandonableOperation` says why).
+    ///
+    /// A transaction given up on closes its connection rather than handing it back to the pool with
+    /// the abandoned work still on it; the pool opens another. One that failed by itself is rolled
+    /// back, as `withTransaction` does.
+    public func withWatchedTransaction<Result: Sendable>(
+        logger: Logger, limit: Duration,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        // The pool can hand back a connection that closed a moment ago, before it heard of the
+        // close; nothing has been sent on it, so another is leased (a few times at most).
+        for _ in 1..<Self.leasesTried {
+            do {
+                return try await watchedTransaction(logger: logger, limit: limit, refusingClosed: true, body)
+            } catch is ClosedWhenLeased {
+                await Task.yield()
+            }
+        }
+        return try await watchedTransaction(logger: logger, limit: limit, refusingClosed: false, body)
+    }
+
+    /// How many leases a watched transaction tries before it fails on a closed connection.
+    private static var leasesTried: Int { 3 }
+
+    /// The leased connection was closed before anything was sent on it.
+    private struct ClosedWhenLeased: Error {}
+
+    private func watchedTransaction<Result: Sendable>(
+        logger: Logger, limit: Duration, refusingClosed: Bool,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection { connection in
+            if refusingClosed, connection.isClosed { throw ClosedWhenLeased() }
+            let closed: @Sendable () -> (any Error)? = { connection.isClosed ? ConnectionClosedError() : nil }
+            do {
+                return try await AbandonableOperation.run({
+                    try await connection.query("BEGIN", logger: logger)
+                    let result = try await body(connection)
+                    try await connection.query("COMMIT", logger: logger)
+                    return result
+                }, limit: limit, giveUp: closed)
+            } catch let error where error is TimeoutError || error is ConnectionClosedError || error is CancellationError {
+                // Given up on: the abandoned work may still be on the connection.
+                _ = connection.close() as EventLoopFuture<Void>  // closing, not waiting for it
+                throw error
+            } catch {
+                do {
+                    _ = try await AbandonableOperation.run({ try await connection.query("ROLLBACK", logger: logger) }, limit: limit, giveUp: closed)
+                } catch {
+                    _ = connection.close() as EventLoopFuture<Void>  // closing, not waiting for it
+                }
+                throw error
+            }
+        }
+    }
+}
