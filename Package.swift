@@ -131,7 +131,7 @@ if declaresServer {
         // MARK: Shared libraries
 
         .target(name: "CBOR", path: "Shared/CBOR"),
-        .target(name: "AppAttest", dependencies: ["CBOR", crypto, x509, asn1], path: "Shared/AppAttest"),
+        .target(name: "AppAttest", dependencies: ["CBOR", "SesameDomain", crypto, x509, asn1], path: "Shared/AppAttest"),
         .target(name: "SesameConfiguration", dependencies: [logging], path: "Shared/SesameConfiguration"),
         .target(name: "SesameLogging", dependencies: [logging], path: "Shared/SesameLogging"),
         .target(name: "SesameEncryption", dependencies: ["SesameDomain", crypto], path: "Shared/SesameEncryption"),

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SesameDomain
 import X509
 
 /// Intermediate certificates that a full chain verification has already led to a trusted root,
@@ -12,14 +12,13 @@ import X509
 /// that really chained to a trusted root is ever trusted this way; bounded, in case a trusted
 /// root (in development, a test's) issues many.
 final class VerifiedIntermediates: Sendable {
-    private let windows = Mutex<[Certificate: ClosedRange<Date>]>([:])
-    private let capacity: Int
+    private let windows: BoundedMemo<Certificate, ClosedRange<Date>>
 
-    init(capacity: Int = 64) { self.capacity = capacity }
+    init(capacity: Int = 64) { windows = BoundedMemo(capacity: capacity) }
 
     /// Whether `intermediate` chained to a trusted root that is valid at `time`.
     func vouchesFor(_ intermediate: Certificate, at time: Date) -> Bool {
-        windows.withLock { $0[intermediate]?.contains(time) ?? false }
+        windows.value(for: intermediate)?.contains(time) ?? false
     }
 
     /// Notes what a full verification established: `chain` (leaf, intermediate, root) is valid.
@@ -28,9 +27,6 @@ final class VerifiedIntermediates: Sendable {
         guard certificates.count == 3 else { return }
         let (intermediate, root) = (certificates[1], certificates[2])
         guard root.notValidBefore <= root.notValidAfter else { return }
-        windows.withLock { windows in
-            if windows.count >= capacity { windows.removeAll(keepingCapacity: true) }
-            windows[intermediate] = root.notValidBefore...root.notValidAfter
-        }
+        windows.remember(root.notValidBefore...root.notValidAfter, for: intermediate)
     }
 }

@@ -1,5 +1,4 @@
 import SesameDomain
-import Synchronization
 
 /// Each app's policy as auth last read it. A refresh assumes it to decide, before any round trip,
 /// whether the request can pass in one statement, and that statement checks the assumption
@@ -12,23 +11,19 @@ final class PolicySightings: Sendable {
         let policy: AppPolicy
     }
 
-    private let sightings = Mutex<[String: Sighting]>([:])
-    private let capacity: Int
+    private let sightings: BoundedMemo<String, Sighting>
 
     /// `capacity`: apps remembered before starting again (app ids come from tokens auth signed).
-    init(capacity: Int = 10_000) { self.capacity = capacity }
+    init(capacity: Int = 10_000) { sightings = BoundedMemo(capacity: capacity) }
 
     /// The policy `appID` had when last read, if it has been.
     func lastSeen(of appID: String) -> Sighting? {
-        sightings.withLock { $0[appID] }
+        sightings.value(for: appID)
     }
 
     /// Notes that `appID`'s policy read as `sighting`.
     func saw(_ sighting: Sighting, of appID: String) {
-        sightings.withLock { sightings in
-            if sightings[appID]?.text == sighting.text { return }
-            if sightings.count >= capacity { sightings.removeAll(keepingCapacity: true) }
-            sightings[appID] = sighting
-        }
+        if sightings.value(for: appID)?.text == sighting.text { return }
+        sightings.remember(sighting, for: appID)
     }
 }

@@ -67,7 +67,7 @@ struct TierAdmission: Sendable {
 enum TokenMetrics {
     /// Each series' counter, made once: making one looks it up in the registry and sanitizes its
     /// labels, at every attest and refresh.
-    private static let counters = BoundedMemo<Counter>()
+    private static let counters = BoundedMemo<String, Counter>()
 
     static func issued(tier: TrustTier, appID: String) {
         counters.value(for: tier.rawValue + " " + appID) { _ in

@@ -46,7 +46,7 @@ struct ConfigFastPath: FastPathRoute {
 /// Parsed queries by request target. An app's installs ask a few targets over and over
 /// (`/v1/config?version=2.1.3`), and parsing one cost more than the rest of the answer.
 struct QueryCache: Sendable {
-    private let parsed = BoundedMemo<ConfigRoutes.Query>()
+    private let parsed = BoundedMemo<String, ConfigRoutes.Query>()
 
     /// The query of `target` (path and query string); `invalid_version` as `ConfigRoutes.Query` throws it.
     func query(of target: String) throws -> ConfigRoutes.Query {
