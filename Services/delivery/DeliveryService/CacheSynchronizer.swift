@@ -96,6 +96,8 @@ struct CacheSynchronizer: Service {
                 } else {
                     loaded = try await loader.loadAll(previous: cache.allConfigs())
                 }
+                // Given up on at its limit, a resync must not overwrite a later one's state.
+                try Task.checkCancellation()
                 reportingFailures { cache.finishResync(start, loaded: loaded, scope: scope) }
                 try await tokens.reloadKeys()
                 DeliveryMetrics.resynced(
@@ -133,6 +135,9 @@ struct CacheSynchronizer: Service {
                         try await tokens.reloadKeys()
                     } else if let appID = envelope.appID {
                         let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
+                        // Given up on (and so cancelled), a late load must not overwrite what a
+                        // resync has written since.
+                        try Task.checkCancellation()
                         reportingFailures { cache.replace(appID, with: loaded) }
                     }
                 }
