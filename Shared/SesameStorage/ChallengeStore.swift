@@ -62,7 +62,9 @@ public struct ChallengeStore: Sendable {
         "DELETE FROM challenges WHERE nonce_hash = \(hash) AND purpose = \(purpose) RETURNING expires_at > now() AS fresh"
     }
 
-    /// `consume`, prepared once per connection: every attest runs it.
+    /// `consume`, prepared once per connection: an unattested install's admission, a refused
+    /// assertion and the dashboard's passkey ceremonies run it (attest and asserted refresh redeem
+    /// their challenge inside their own statements).
     private struct ConsumeStatement: PostgresPreparedStatement {
         static let sql = redeemingSQL(hash: "$1", purpose: "$2")
         typealias Row = Bool
