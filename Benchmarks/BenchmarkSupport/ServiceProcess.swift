@@ -33,10 +33,18 @@ public final class ServiceProcess: @unchecked Sendable {
     /// CPU seconds used so far.
     public var cpuSeconds: Double { CPUTime.ofProcess("\(pid)") }
 
-    /// Stops it with `signal` (SIGTERM: a graceful shutdown; SIGKILL: a crash) and waits.
-    public func stop(signal: Int32 = SIGTERM) {
+    /// Stops it with `signal` (SIGTERM: a graceful shutdown; SIGKILL: a crash) and waits. A
+    /// process still running `patience` after SIGTERM is killed, and that is said on standard
+    /// output: a service that does not stop is a finding, not a benchmark that waits forever.
+    public func stop(signal: Int32 = SIGTERM, patience: Duration = .seconds(30)) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, signal)
+        let deadline = ContinuousClock.now + patience
+        while process.isRunning, signal != SIGKILL, ContinuousClock.now < deadline { usleep(50_000) }
+        if process.isRunning, signal != SIGKILL {
+            print("\(name) was still running \(patience) after \(signal == SIGTERM ? "SIGTERM" : "signal \(signal)"): killed")
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
     }
 
