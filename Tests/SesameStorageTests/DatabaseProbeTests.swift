@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@testable import SesameStorage
+
+/// The probe behind readiness keeps a connection of its own; closed (at shutdown, or when a moved
+/// database's old pool is retired), it must not keep or make one.
+@Suite("The database probe", .timeLimit(.minutes(1)))
+struct DatabaseProbeTests {
+    let logger = Logger(label: "database-probe-test")
+
+    @Test("a probe answers over one connection it keeps, and closing it closes that connection")
+    func keepsOneConnection() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            let probe = DatabaseProbe(url: url, logger: logger)
+            #expect(await probe.isReachable(timeout: .seconds(5)))
+            #expect(await probe.isReachable(timeout: .seconds(5)))
+            #expect(try await Self.connections(to: url.database) == 1)
+            await probe.close()
+            try await Self.eventually { try await Self.connections(to: url.database) == 0 }
+        }
+    }
+
+    @Test("a probe closed while it connects leaves no connection open, and answers false after it")
+    func closedWhileConnecting() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            for _ in 0..<10 {
+                let probe = DatabaseProbe(url: url, logger: logger)
+                // The close reaches the actor before the probe connects, or while it connects.
+                async let answered = probe.isReachable(timeout: .seconds(5))
+                await probe.close()
+                _ = await answered
+                #expect(await probe.isReachable(timeout: .seconds(5)) == false, "a closed probe connected again")
+            }
+            try await Self.eventually { try await Self.connections(to: url.database) == 0 }
+        }
+    }
+
+    /// Backends connected to `database`, counted from the server's own database.
+    static func connections(to database: String) async throws -> Int {
+        try await TestDatabase.withClient(try TestDatabase.serverURL()) { client in
+            for try await count in try await client.query("SELECT count(*)::int FROM pg_stat_activity WHERE datname = \(database)").decode(Int.self) {
+                return count
+            }
+            return -1
+        }
+    }
+
+    static func eventually(_ check: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if try await check() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("connections to the probed database stayed open")
+    }
+}
