@@ -39,11 +39,13 @@ public final class ServiceProcess: @unchecked Sendable {
     public func stop(signal: Int32 = SIGTERM, patience: Duration = .seconds(30)) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, signal)
-        let deadline = ContinuousClock.now + patience
-        while process.isRunning, signal != SIGKILL, ContinuousClock.now < deadline { usleep(50_000) }
-        if process.isRunning, signal != SIGKILL {
-            print("\(name) was still running \(patience) after \(signal == SIGTERM ? "SIGTERM" : "signal \(signal)"): killed")
-            kill(process.processIdentifier, SIGKILL)
+        if signal != SIGKILL {
+            let deadline = ContinuousClock.now + patience
+            while process.isRunning, ContinuousClock.now < deadline { usleep(50_000) }
+            if process.isRunning {
+                print("\(name) was still running \(patience) after \(signal == SIGTERM ? "SIGTERM" : "signal \(signal)"): killed")
+                kill(process.processIdentifier, SIGKILL)
+            }
         }
         process.waitUntilExit()
     }

@@ -44,7 +44,9 @@ struct DatabaseFollowingTests {
                     }
                     try await Task.sleep(for: .milliseconds(300))
                     try Self.write(Self.text(second), to: file)
-                    try await eventually { try await Self.currentDatabase(database) == second.database }
+                    try await eventually(timeout: .seconds(15), pollEvery: .milliseconds(200), "the followed database moved") {
+                        try await Self.currentDatabase(database) == second.database
+                    }
                     #expect(database.url.database == second.database)
                     #expect(try await running.value == first.database, "the query that began before the move was cut off")
                     #expect(await database.isReachable())
@@ -76,14 +78,5 @@ struct DatabaseFollowingTests {
     static func text(_ url: DatabaseURL) -> String {
         let password = url.password.map { ":\($0)" } ?? ""
         return "postgres://\(url.username)\(password)@\(url.host):\(url.port)/\(url.database)?sslmode=\(url.sslMode)"
-    }
-
-    func eventually(_ check: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if try await check() { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        Issue.record("the followed database did not move within 15 s")
     }
 }

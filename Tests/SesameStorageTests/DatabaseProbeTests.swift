@@ -20,7 +20,9 @@ struct DatabaseProbeTests {
             #expect(await probe.isReachable(timeout: .seconds(5)))
             #expect(try await Self.connections(to: url.database) == 1)
             await probe.close()
-            try await Self.eventually { try await Self.connections(to: url.database) == 0 }
+            try await eventually(timeout: .seconds(5), pollEvery: .milliseconds(100), "the closed probe's connection closed") {
+                try await Self.connections(to: url.database) == 0
+            }
         }
     }
 
@@ -35,7 +37,9 @@ struct DatabaseProbeTests {
                 _ = await answered
                 #expect(await probe.isReachable(timeout: .seconds(5)) == false, "a closed probe connected again")
             }
-            try await Self.eventually { try await Self.connections(to: url.database) == 0 }
+            try await eventually(timeout: .seconds(5), pollEvery: .milliseconds(100), "every closed probe's connection closed") {
+                try await Self.connections(to: url.database) == 0
+            }
         }
     }
 
@@ -47,14 +51,5 @@ struct DatabaseProbeTests {
             }
             return -1
         }
-    }
-
-    static func eventually(_ check: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline {
-            if try await check() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("connections to the probed database stayed open")
     }
 }
