@@ -8,6 +8,7 @@ import Logging
 /// | `SESAME_ENVIRONMENT` | `development` or `production` | `development` |
 /// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
 /// | `SESAME_DATABASE_URL_FILE` | instead of `SESAME_DATABASE_URL`: a file holding it, followed when it changes (failover) | none |
+/// | `SESAME_DATABASE_POOL_SIZE` | the most connections one instance opens to PostgreSQL | `20` |
 /// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
 /// | `SESAME_KAFKA_IDEMPOTENCE` | `on` or `off`: Kafka idempotent delivery; off only for a broker that forgets producer ids on restart (Tansu in memory) | `on` |
 /// | `SESAME_KAFKA_SECURITY_PROTOCOL`, `SESAME_KAFKA_SASL_*`, `SESAME_KAFKA_TLS_*` | SASL/SCRAM and TLS to Kafka (see `KafkaSecurity`) | plaintext |
@@ -42,6 +43,8 @@ public struct ServiceConfiguration: Sendable {
     /// A file holding the URL, which the services follow when it changes (a failover to another
     /// address); nil when the URL comes from `SESAME_DATABASE_URL`.
     public var databaseURLFile: String?
+    /// The most connections this instance's pool opens to PostgreSQL.
+    public var databasePoolSize: Int
     /// Kafka bootstrap servers.
     public var kafkaBrokers: [String]
     /// Whether the Kafka producer uses idempotent delivery.
@@ -93,12 +96,15 @@ public struct ServiceConfiguration: Sendable {
 
     /// The development database URL, matching what `./sesame-dev up` starts.
     public static let developmentDatabaseURL = "postgres://sesame@127.0.0.1:5432/sesame"
+    /// Connections per instance unless `SESAME_DATABASE_POOL_SIZE` says otherwise (PostgresNIO's own default).
+    public static let defaultDatabasePoolSize = 20
 
     /// Creates a configuration from explicit values (tests use this; services use `init(environment:defaultPort:)`).
     public init(
         environment: DeploymentEnvironment = .development,
         databaseURL: String = ServiceConfiguration.developmentDatabaseURL,
         databaseURLFile: String? = nil,
+        databasePoolSize: Int = ServiceConfiguration.defaultDatabasePoolSize,
         kafkaBrokers: [String] = ["127.0.0.1:9092"],
         kafkaIdempotence: Bool = true,
         kafkaSecurity: KafkaSecurity = .plaintext,
@@ -127,6 +133,7 @@ public struct ServiceConfiguration: Sendable {
         self.environment = environment
         self.databaseURL = databaseURL
         self.databaseURLFile = databaseURLFile
+        self.databasePoolSize = databasePoolSize
         self.kafkaBrokers = kafkaBrokers
         self.kafkaIdempotence = kafkaIdempotence
         self.kafkaSecurity = kafkaSecurity
@@ -280,6 +287,7 @@ public struct ServiceConfiguration: Sendable {
             environment: mode,
             databaseURL: databaseURL,
             databaseURLFile: databaseURLFile,
+            databasePoolSize: try reader.positiveInteger("SESAME_DATABASE_POOL_SIZE", default: Self.defaultDatabasePoolSize),
             kafkaBrokers: brokers,
             kafkaIdempotence: try reader.flag("SESAME_KAFKA_IDEMPOTENCE", default: true),
             kafkaSecurity: kafkaSecurity,

@@ -64,7 +64,9 @@ public enum ServiceRuntime {
     private static func dependencies<Service: SesameServiceDefinition>(
         _ service: Service.Type, configuration: ServiceConfiguration, logger: Logger
     ) throws -> ServiceDependencies {
-        let database = Database(url: try DatabaseURL(configuration.databaseURL), following: configuration.databaseURLFile, logger: logger)
+        let database = Database(
+            url: try DatabaseURL(configuration.databaseURL), following: configuration.databaseURLFile, poolSize: configuration.databasePoolSize,
+            logger: logger)
         let keyring = try MasterKeyring(current: configuration.masterKey.current, previous: configuration.masterKey.previous)
         return ServiceDependencies(
             configuration: configuration,

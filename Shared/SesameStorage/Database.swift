@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import SesameConfiguration
 import Synchronization
 
 /// The PostgreSQL connection pool a service uses, run as a `Service` in the service group.
@@ -21,9 +22,11 @@ public struct Database: Service {
         let retirement: AsyncStream<Void>
         let retire: AsyncStream<Void>.Continuation
 
-        init(url: DatabaseURL, logger: Logger) {
+        init(url: DatabaseURL, size: Int, logger: Logger) {
             self.url = url
-            client = PostgresClient(configuration: url.clientConfiguration, backgroundLogger: logger)
+            var configuration = url.clientConfiguration
+            configuration.options.maximumConnections = size
+            client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             probe = DatabaseProbe(url: url, logger: logger)
             (retirement, retire) = AsyncStream.makeStream()
         }
@@ -47,6 +50,7 @@ public struct Database: Service {
 
     private let current: Current
     private let urlFile: String?
+    private let poolSize: Int
     private let logger: Logger
     private let poolLogger: Logger
 
@@ -62,14 +66,18 @@ public struct Database: Service {
     public var url: DatabaseURL { current.pool.withLock { $0.url } }
 
     /// Creates a pool for `url`; it connects once `run()` is running. With `urlFile`, the pool
-    /// follows the URL that file holds (`url` is the one it held at start).
-    public init(url: DatabaseURL, following urlFile: String? = nil, logger: Logger) {
+    /// follows the URL that file holds (`url` is the one it held at start). The pool opens at most
+    /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`); so does the pool after a move.
+    public init(
+        url: DatabaseURL, following urlFile: String? = nil, poolSize: Int = ServiceConfiguration.defaultDatabasePoolSize, logger: Logger
+    ) {
         // The pool logs every failed connection attempt at info; during an outage that is a line a
         // second per service. Readiness reports the outage; keep the pool's own logs to warnings.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
-        self.current = Current(Pool(url: url, logger: poolLogger))
+        self.current = Current(Pool(url: url, size: poolSize, logger: poolLogger))
         self.urlFile = urlFile
+        self.poolSize = poolSize
         self.logger = logger
         self.poolLogger = poolLogger
     }
@@ -91,7 +99,7 @@ public struct Database: Service {
                             metadata: ["file": "\(urlFile)", "database": "\(self.url)"])
                         continue
                     }
-                    let next = Pool(url: url, logger: poolLogger)
+                    let next = Pool(url: url, size: poolSize, logger: poolLogger)
                     group.addTask { await next.run() }
                     let previous = current.pool.withLock { current in
                         defer { current = next }

@@ -20,6 +20,12 @@ struct ServiceConfigurationTests {
         #expect(configuration.warnings.contains { $0.contains("SESAME_MASTER_KEY") })
     }
 
+    @Test("the database pool holds 20 connections unless SESAME_DATABASE_POOL_SIZE says otherwise")
+    func databasePoolSize() throws {
+        #expect(try ServiceConfiguration(environment: [:], defaultPort: 1).databasePoolSize == 20)
+        #expect(try ServiceConfiguration(environment: ["SESAME_DATABASE_POOL_SIZE": "6"], defaultPort: 1).databasePoolSize == 6)
+    }
+
     @Test("two ephemeral master keys differ")
     func ephemeralKeysAreRandom() throws {
         let first = try ServiceConfiguration(environment: [:], defaultPort: 1)
@@ -164,6 +170,7 @@ struct ServiceConfigurationTests {
             ("SESAME_REFRESH_TOKEN_TTL", "10m"), ("SESAME_REFRESH_TOKEN_TTL", "-1d"), ("SESAME_SIGNING_KEY_ROTATION", "400d"),
             ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"), ("SESAME_OPERATOR_TOKEN", "short"), ("SESAME_MAX_CONFIG_BYTES", "0"), ("SESAME_MAX_BLOB_BYTES", "-5"),
             ("SESAME_DELIVERY_RESYNC_INTERVAL", "1s"), ("SESAME_DELIVERY_RESYNC_INTERVAL", "2h"),
+            ("SESAME_DATABASE_POOL_SIZE", "0"), ("SESAME_DATABASE_POOL_SIZE", "eight"),
         ]
     )
     func invalidValues(variable: String, value: String) {
