@@ -11,6 +11,8 @@ import Testing
 @Suite("The database pool's size", .timeLimit(.minutes(1)))
 struct DatabasePoolSizeTests {
     let logger = Logger(label: "database-pool-size-test")
+    /// Each query the test runs, and what it looks for in `pg_stat_activity`.
+    static let slowQuery = "SELECT pg_sleep(0.4)"
 
     @Test("more queries at once than the pool's size wait for a connection instead of opening more")
     func boundsConnections() async throws {
@@ -23,7 +25,7 @@ struct DatabasePoolSizeTests {
                     for _ in 0..<6 {
                         queries.addTask {
                             var rows = 0
-                            for try await _ in try await database.client.query("SELECT pg_sleep(0.4)") { rows += 1 }
+                            for try await _ in try await database.client.query(PostgresQuery(unsafeSQL: Self.slowQuery)) { rows += 1 }
                             return rows
                         }
                     }
@@ -31,7 +33,7 @@ struct DatabasePoolSizeTests {
                     let clock = ContinuousClock()
                     let until = clock.now.advanced(by: .seconds(1))
                     while clock.now < until {
-                        mostAtOnce = max(mostAtOnce, try await Self.sleepingBackends(in: url.database))
+                        mostAtOnce = max(mostAtOnce, try await TestDatabase.backends(of: url.database, running: Self.slowQuery))
                         try await Task.sleep(for: .milliseconds(50))
                     }
                     #expect(mostAtOnce == 2, "the pool ran \(mostAtOnce) queries at once")
@@ -39,19 +41,6 @@ struct DatabasePoolSizeTests {
                 }
                 #expect(finished == 6, "every query waited its turn and answered")
             }
-        }
-    }
-
-    /// Backends of `database` running the test's sleep, counted from the server's own database.
-    static func sleepingBackends(in database: String) async throws -> Int {
-        try await TestDatabase.withClient(try TestDatabase.serverURL()) { client in
-            let rows = try await client.query(
-                """
-                SELECT count(*)::int FROM pg_stat_activity
-                WHERE datname = \(database) AND state = 'active' AND query = 'SELECT pg_sleep(0.4)'
-                """)
-            for try await count in rows.decode(Int.self) { return count }
-            return -1
         }
     }
 }

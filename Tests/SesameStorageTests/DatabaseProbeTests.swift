@@ -18,10 +18,10 @@ struct DatabaseProbeTests {
             let probe = DatabaseProbe(url: url, logger: logger)
             #expect(await probe.isReachable(timeout: .seconds(5)))
             #expect(await probe.isReachable(timeout: .seconds(5)))
-            #expect(try await Self.connections(to: url.database) == 1)
+            #expect(try await TestDatabase.backends(of: url.database) == 1)
             await probe.close()
             try await eventually(timeout: .seconds(5), pollEvery: .milliseconds(100), "the closed probe's connection closed") {
-                try await Self.connections(to: url.database) == 0
+                try await TestDatabase.backends(of: url.database) == 0
             }
         }
     }
@@ -38,18 +38,8 @@ struct DatabaseProbeTests {
                 #expect(await probe.isReachable(timeout: .seconds(5)) == false, "a closed probe connected again")
             }
             try await eventually(timeout: .seconds(5), pollEvery: .milliseconds(100), "every closed probe's connection closed") {
-                try await Self.connections(to: url.database) == 0
+                try await TestDatabase.backends(of: url.database) == 0
             }
-        }
-    }
-
-    /// Backends connected to `database`, counted from the server's own database.
-    static func connections(to database: String) async throws -> Int {
-        try await TestDatabase.withClient(try TestDatabase.serverURL()) { client in
-            for try await count in try await client.query("SELECT count(*)::int FROM pg_stat_activity WHERE datname = \(database)").decode(Int.self) {
-                return count
-            }
-            return -1
         }
     }
 }
