@@ -19,6 +19,9 @@ public struct SigningKey: Sendable {
     public let publicKey: P256.Signing.PublicKey
     /// Present while the key signs or is about to, and only where the store may decrypt it.
     public let privateKey: P256.Signing.PrivateKey?
+    /// The key that authenticates the refresh tokens made under this one, for as long as it
+    /// verifies; only where the store may decrypt it (auth).
+    let refreshTokenKey: SymmetricKey?
     /// When the key starts signing (in the future for a key published ahead of use).
     public let activatesAt: Date
 }
@@ -51,8 +54,8 @@ public struct SigningKeyStore: Sendable {
 
 
     /// Every key that still verifies, oldest activation first.
-    /// - Parameter decryptSigning: whether to open the private parts of keys that sign now or will
-    ///   (only auth signs).
+    /// - Parameter decryptSigning: whether to open the private parts (only auth signs): kept for
+    ///   the keys that sign now or will, and turned into the refresh-token key of every key.
     public func usableKeys(decryptSigning: Bool) async throws -> [SigningKey] {
         let rows = try await database.client.query(
             """
@@ -62,14 +65,19 @@ public struct SigningKeyStore: Sendable {
         var keys: [SigningKey] = []
         for try await (kid, publicKey, sealed, activatesAt, maySign) in rows.decode((String, Data, Data, Date, Bool).self) {
             var privateKey: P256.Signing.PrivateKey?
-            if decryptSigning, maySign {
+            var refreshTokenKey: SymmetricKey?
+            if decryptSigning {
                 let raw = try encryption.open(sealed, context: SealingContext.signingKey(kid: kid))
-                privateKey = try P256.Signing.PrivateKey(rawRepresentation: raw)
+                let opened = try P256.Signing.PrivateKey(rawRepresentation: raw)
+                // A retired key still reads the refresh tokens it made until it stops verifying,
+                // but keeps no private part that could sign.
+                refreshTokenKey = RefreshTokenKey.derive(from: opened, kid: kid)
+                if maySign { privateKey = opened }
             }
             keys.append(
                 SigningKey(
                     kid: kid, publicKey: try P256.Signing.PublicKey(x963Representation: publicKey), privateKey: privateKey,
-                    activatesAt: activatesAt))
+                    refreshTokenKey: refreshTokenKey, activatesAt: activatesAt))
         }
         return keys
     }

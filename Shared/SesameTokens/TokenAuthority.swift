@@ -7,8 +7,9 @@ import SesameDomain
 import SesameStorage
 import Synchronization
 
-/// Signs and verifies Sesame's ES256 tokens with the keys in `SigningKeyStore`, and publishes the
-/// JWKS. Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
+/// Signs and verifies Sesame's tokens with the keys in `SigningKeyStore`, and publishes the JWKS.
+/// Access and API tokens are ES256, for anyone holding the JWKS; refresh tokens, which auth alone
+/// reads, are HS256 under a key derived from the signing key (`RefreshTokenKey`). Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
 /// event arrives), and also when a token names a `kid` not yet known (another instance rotated).
 ///
 /// The actor runs the loads; signing and verifying read the keys loaded last (`KeySet`) and run on
@@ -78,7 +79,7 @@ public actor TokenAuthority {
     public func reload() async throws {
         lastReloadAttempt = .now
         if signs { try await store.ensureActiveKey() }
-        let loaded = KeySet(try await store.usableKeys(decryptSigning: signs))
+        let loaded = try KeySet(try await store.usableKeys(decryptSigning: signs))
         let before = keySet.withLock { keySet in
             defer { keySet = loaded }
             return keySet.map { Set($0.verifiers.keys) }
@@ -120,7 +121,8 @@ public actor TokenAuthority {
             appVersion: subject.appVersion, family: family.uuidString, generation: generation, issuedAt: .init(value: now),
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetimes.refresh.wholeSeconds))),
             id: .init(value: UUID().uuidString), type: RefreshTokenClaims.typeValue, audience: .init(value: RefreshTokenClaims.audienceValue))
-        return TokenPair(accessToken: try signer.sign(access), refreshToken: try signer.sign(refresh), access: access, refresh: refresh)
+        return TokenPair(
+            accessToken: try signer.sign(access), refreshToken: try signer.authenticate(refresh), access: access, refresh: refresh)
     }
 
     /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
@@ -167,33 +169,40 @@ public actor TokenAuthority {
     /// - Throws: `TokenError` when the token is not acceptable; other errors when the keys could not
     ///   be loaded (a server problem, not the client's).
     public nonisolated func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
-        try await verify(token, as: AccessTokenClaims.self)
+        try await verify(token, as: AccessTokenClaims.self, accepting: [.es256])
     }
 
     /// The claims of a validly signed, unexpired refresh token (whether it is still current is the
-    /// refresh-token family's business). Throws as `verifyAccessToken` does.
+    /// refresh-token family's business). Throws as `verifyAccessToken` does. Only an authority that
+    /// signs (auth) reads the refresh tokens it makes (HS256); ES256 ones, made before, are read
+    /// until they expire.
     public nonisolated func verifyRefreshToken(_ token: String) async throws -> RefreshTokenClaims {
-        try await verify(token, as: RefreshTokenClaims.self)
+        try await verify(token, as: RefreshTokenClaims.self, accepting: [.hs256, .es256])
     }
 
     /// The claims of a valid, unexpired API token (whether a single-use one was consumed is the
     /// caller's business). Throws as `verifyAccessToken` does.
     public nonisolated func verifyAPIToken(_ token: String) async throws -> APITokenClaims {
-        try await verify(token, as: APITokenClaims.self, headerType: APITokenClaims.headerType, requiresHeaderType: true)
+        try await verify(
+            token, as: APITokenClaims.self, headerType: APITokenClaims.headerType, requiresHeaderType: true, accepting: [.es256])
     }
 
-    private nonisolated func verify<Claims: SesameTokenClaims>(_ token: String, as _: Claims.Type) async throws -> Claims {
-        try await verify(token, as: Claims.self, headerType: Claims.headerType, requiresHeaderType: Claims.requiresHeaderType)
+    private nonisolated func verify<Claims: SesameTokenClaims>(
+        _ token: String, as _: Claims.Type, accepting algorithms: Set<CompactJWS.Algorithm>
+    ) async throws -> Claims {
+        try await verify(
+            token, as: Claims.self, headerType: Claims.headerType, requiresHeaderType: Claims.requiresHeaderType, accepting: algorithms)
     }
 
+    /// - Parameter algorithms: those this kind of token may use; the header only picks among them.
     private nonisolated func verify<Claims: JWTPayload>(
-        _ token: String, as _: Claims.Type, headerType: String, requiresHeaderType: Bool
+        _ token: String, as _: Claims.Type, headerType: String, requiresHeaderType: Bool, accepting algorithms: Set<CompactJWS.Algorithm>
     ) async throws -> Claims {
         guard token.utf8.count <= 4096 else { throw TokenError("token too long") }
         var keys = try await currentKeys()
-        let parsed: CompactES256.Parsed
+        let parsed: CompactJWS.Parsed
         do {
-            parsed = try CompactES256.parse(token)
+            parsed = try CompactJWS.parse(token, accepting: algorithms)
         } catch {
             throw TokenError("\(error)")
         }
@@ -203,15 +212,16 @@ public actor TokenAuthority {
         default: throw TokenError("the header typ is not \(headerType)")
         }
         guard let kid = parsed.header.kid else { throw TokenError("the header names no key") }
+        // A key of either algorithm is a key the store lists: only a kid it does not is news.
         if keys.verifiers[kid] == nil {
             await reloadForUnknownKid()
             keys = try await currentKeys()
         }
-        guard let key = keys.verifiers[kid] else { throw TokenError("signed by an unknown key") }
-        guard CompactES256.isSigned(parsed, by: key) else { throw TokenError("the signature does not verify") }
+        guard let key = keys.verificationKey(kid: kid, for: parsed.algorithm) else { throw TokenError("signed by an unknown key") }
+        guard CompactJWS.isSigned(parsed, by: key) else { throw TokenError("the signature does not verify") }
         do {
-            let claims = try CompactES256.claims(of: parsed, as: Claims.self)
-            try await claims.verify(using: ES256Verifier(key: key))
+            let claims = try CompactJWS.claims(of: parsed, as: Claims.self)
+            try await claims.verify(using: JWSVerifier(key: key))
             return claims
         } catch {
             throw TokenError("\(error)")
@@ -253,48 +263,66 @@ public actor TokenAuthority {
 
 /// The keys one load found: those that sign (auth's, decrypted) and every one that verifies.
 struct KeySet: Sendable {
-    /// A key that signs, with the header segment of each kind of token it signs made once.
+    /// A key that signs, with the header segment of each kind of token it makes encoded once. The
+    /// algorithm goes with the kind: ES256 for access and API tokens, HS256 for refresh tokens.
     struct Signer: Sendable {
         let kid: String
         let activatesAt: Date
         let key: P256.Signing.PrivateKey
-        /// The encoded header by `typ`, for the kinds of token Sesame signs.
-        private let headerSegments: [String: String]
+        let refreshTokenKey: SymmetricKey
+        private let accessHeader: String
+        private let apiHeader: String
+        private let refreshHeader: String
 
-        init(kid: String, activatesAt: Date, key: P256.Signing.PrivateKey) {
+        init(kid: String, activatesAt: Date, key: P256.Signing.PrivateKey, refreshTokenKey: SymmetricKey) throws {
             self.kid = kid
             self.activatesAt = activatesAt
             self.key = key
-            let kinds = [AccessTokenClaims.headerType, RefreshTokenClaims.headerType, APITokenClaims.headerType]
-            headerSegments = Dictionary(uniqueKeysWithValues: kinds.compactMap { typ in
-                (try? CompactES256.headerSegment(kid: kid, typ: typ)).map { (typ, $0) }
-            })
+            self.refreshTokenKey = refreshTokenKey
+            accessHeader = try CompactJWS.headerSegment(.es256, kid: kid, typ: AccessTokenClaims.headerType)
+            apiHeader = try CompactJWS.headerSegment(.es256, kid: kid, typ: APITokenClaims.headerType)
+            refreshHeader = try CompactJWS.headerSegment(.hs256, kid: kid, typ: RefreshTokenClaims.headerType)
         }
 
-        func sign<Claims: SesameTokenClaims>(_ claims: Claims) throws -> String {
-            try sign(claims, headerType: Claims.headerType)
+        func sign(_ claims: AccessTokenClaims) throws -> String {
+            try CompactJWS.sign(claims, headerSegment: accessHeader, key: key)
         }
 
         func sign(_ claims: APITokenClaims) throws -> String {
-            try sign(claims, headerType: APITokenClaims.headerType)
+            try CompactJWS.sign(claims, headerSegment: apiHeader, key: key)
         }
 
-        private func sign(_ claims: some Encodable, headerType: String) throws -> String {
-            let header = try headerSegments[headerType] ?? CompactES256.headerSegment(kid: kid, typ: headerType)
-            return try CompactES256.sign(claims, headerSegment: header, key: key)
+        func authenticate(_ claims: RefreshTokenClaims) throws -> String {
+            try CompactJWS.authenticate(claims, headerSegment: refreshHeader, key: refreshTokenKey)
         }
     }
 
     /// By activation time.
     let signers: [Signer]
     let verifiers: [String: P256.Signing.PublicKey]
+    /// The refresh-token key of every key that verifies, where the keys were decrypted (auth).
+    let refreshTokenKeys: [String: SymmetricKey]
     /// In the order the store listed them, for the JWKS.
     let publicKeys: [(kid: String, key: P256.Signing.PublicKey)]
 
-    init(_ loaded: [SigningKey]) {
-        signers = loaded.compactMap { key in key.privateKey.map { Signer(kid: key.kid, activatesAt: key.activatesAt, key: $0) } }
+    init(_ loaded: [SigningKey]) throws {
+        signers = try loaded.compactMap { key in
+            guard let privateKey = key.privateKey, let refreshTokenKey = key.refreshTokenKey else { return nil }
+            return try Signer(kid: key.kid, activatesAt: key.activatesAt, key: privateKey, refreshTokenKey: refreshTokenKey)
+        }
         verifiers = Dictionary(loaded.map { ($0.kid, $0.publicKey) }, uniquingKeysWith: { first, _ in first })
+        refreshTokenKeys = Dictionary(
+            loaded.compactMap { key in key.refreshTokenKey.map { (key.kid, $0) } }, uniquingKeysWith: { first, _ in first })
         publicKeys = loaded.map { ($0.kid, $0.publicKey) }
+    }
+
+    /// The key `kid` that checks tokens of `algorithm`: its public key for ES256, its refresh-token
+    /// key for HS256; nil when this set holds no such key.
+    func verificationKey(kid: String, for algorithm: CompactJWS.Algorithm) -> CompactJWS.VerificationKey? {
+        switch algorithm {
+        case .es256: verifiers[kid].map { .es256($0) }
+        case .hs256: refreshTokenKeys[kid].map { .hs256($0) }
+        }
     }
 
     /// The key that signs at `now`: the newest one already active. Before the first activation
