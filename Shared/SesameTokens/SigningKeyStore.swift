@@ -67,12 +67,20 @@ public struct SigningKeyStore: Sendable {
             var privateKey: P256.Signing.PrivateKey?
             var refreshTokenKey: SymmetricKey?
             if decryptSigning {
-                let raw = try encryption.open(sealed, context: SealingContext.signingKey(kid: kid))
-                let opened = try P256.Signing.PrivateKey(rawRepresentation: raw)
-                // A retired key still reads the refresh tokens it made until it stops verifying,
-                // but keeps no private part that could sign.
-                refreshTokenKey = RefreshTokenKey.derive(from: opened, kid: kid)
-                if maySign { privateKey = opened }
+                do {
+                    let raw = try encryption.open(sealed, context: SealingContext.signingKey(kid: kid))
+                    let opened = try P256.Signing.PrivateKey(rawRepresentation: raw)
+                    // A retired key still reads the refresh tokens it made until it stops
+                    // verifying, but keeps no private part that could sign.
+                    refreshTokenKey = RefreshTokenKey.derive(from: opened, kid: kid)
+                    if maySign { privateKey = opened }
+                } catch let error where !maySign {
+                    // Only its refresh tokens are lost (their installs attest again); the keys
+                    // that sign still load.
+                    logger.error(
+                        "cannot open a retired token signing key: its refresh tokens are refused",
+                        metadata: ["kid": "\(kid)", "error.type": "\(type(of: error))"])
+                }
             }
             keys.append(
                 SigningKey(

@@ -152,4 +152,29 @@ struct RefreshTokenAlgorithmTests {
             }
         }
     }
+
+    @Test("a retired key that cannot be opened costs its refresh tokens alone; a signing key that cannot be opened fails the load")
+    func unreadableRetiredKey() async throws {
+        try await AuthHarness.run { harness in
+            try await harness.withTokenStore { store in
+                let signer = TokenAuthority(store: store, signs: true, logger: logger)
+                let old = try await signer.issue(for: subject, family: UUID(), generation: 0, now: now)
+                let oldKid = try #require(try Self.header(old.refreshToken).kid)
+                let rotation = try await store.rotate(activatingAfter: .zero, verifyRetiredFor: .seconds(7200))
+                try await harness.database.query("UPDATE signing_keys SET retired_at = now() - interval '1 second' WHERE kid = \(oldKid)")
+                let garbage = Data(repeating: 1, count: 80)
+                try await harness.database.query("UPDATE signing_keys SET private_key_ciphertext = \(garbage) WHERE kid = \(oldKid)")
+
+                try await signer.reload()
+                await #expect(throws: TokenError.self) { try await signer.verifyRefreshToken(old.refreshToken) }
+                #expect(try await signer.verifyAccessToken(old.accessToken) == old.access)
+                let new = try await signer.issue(for: subject, family: UUID(), generation: 0, now: now)
+                #expect(try Self.header(new.refreshToken).kid == rotation.kid)
+                #expect(try await signer.verifyRefreshToken(new.refreshToken) == new.refresh)
+
+                try await harness.database.query("UPDATE signing_keys SET private_key_ciphertext = \(garbage) WHERE kid = \(rotation.kid)")
+                await #expect(throws: (any Error).self) { try await store.usableKeys(decryptSigning: true) }
+            }
+        }
+    }
 }
