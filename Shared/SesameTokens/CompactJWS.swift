@@ -100,13 +100,15 @@ enum CompactJWS {
     /// Splits and decodes `token`; throws `Malformed` unless it is three unpadded base64url
     /// segments with a JSON header naming one of `algorithms` and no critical extension.
     static func parse(_ token: String, accepting algorithms: Set<Algorithm>) throws -> Parsed {
-        let segments = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        // Split as bytes: splitting the String walks it by Character (grapheme breaking), which
+        // was half of this function's time.
+        let segments = token.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
         guard segments.count == 3, let lastDot = token.utf8.lastIndex(of: UInt8(ascii: ".")) else {
             throw Malformed(description: "not three segments")
         }
         // Unpadded base64url (RFC 7515 §2) and nothing else in any segment.
-        guard let headerBytes = Base64.urlDecode(segments[0].utf8), let payload = Base64.urlDecode(segments[1].utf8),
-            let signature = Base64.urlDecode(segments[2].utf8)
+        guard let headerBytes = Base64.urlDecode(segments[0]), let payload = Base64.urlDecode(segments[1]),
+            let signature = Base64.urlDecode(segments[2])
         else { throw Malformed(description: "a segment is not unpadded base64url") }
         let header: Header
         do {
