@@ -9,8 +9,9 @@ import Synchronization
 
 /// Signs and verifies Sesame's tokens with the keys in `SigningKeyStore`, and publishes the JWKS.
 /// Access and API tokens are ES256, for anyone holding the JWKS; refresh tokens, which auth alone
-/// reads, are HS256 under a key derived from the signing key (`RefreshTokenKey`). Keys are loaded on first use, reloaded by `reload()` (periodically and when a rotation
-/// event arrives), and also when a token names a `kid` not yet known (another instance rotated).
+/// reads, are HS256 under a key derived from the signing key (`RefreshTokenKey`). Keys are loaded
+/// on first use, reloaded by `reload()` (periodically and when a rotation event arrives), and also
+/// when a token names a `kid` not yet known (another instance rotated).
 ///
 /// The actor runs the loads; signing and verifying read the keys loaded last (`KeySet`) and run on
 /// the caller's task, so requests are neither queued on one executor nor hopped to it.
