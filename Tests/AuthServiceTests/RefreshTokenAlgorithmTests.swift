@@ -36,6 +36,16 @@ struct RefreshTokenAlgorithmTests {
         try CompactJWS.parse(token, accepting: [.es256, .hs256]).header
     }
 
+    /// Rotates to a key that signs at once and retires `oldKid` a second ago (the rotation's own
+    /// handover is "now", which the clocks may not yet have passed): the old key verifies, and
+    /// auth opens it, but it no longer signs.
+    @discardableResult
+    func rotateNow(retiring oldKid: String, _ store: SigningKeyStore, _ harness: AuthHarness) async throws -> SigningKeyRotation {
+        let rotation = try await store.rotate(activatingAfter: .zero, verifyRetiredFor: .seconds(7200))
+        try await harness.database.query("UPDATE signing_keys SET retired_at = now() - interval '1 second' WHERE kid = \(oldKid)")
+        return rotation
+    }
+
     @Test("auth issues HS256 refresh tokens and ES256 access tokens with one kid; a refresh token it signed with ES256 before still refreshes")
     func issuedAlgorithms() async throws {
         try await AuthHarness.run { harness in
@@ -124,9 +134,7 @@ struct RefreshTokenAlgorithmTests {
                 let old = try await signer.issue(for: subject, family: UUID(), generation: 0, now: now)
                 let oldKid = try #require(try Self.header(old.refreshToken).kid)
 
-                try await store.rotate(activatingAfter: .zero, verifyRetiredFor: .seconds(7200))
-                // The handover is now: the old key is retired the moment its successor signs.
-                try await harness.database.query("UPDATE signing_keys SET retired_at = now() - interval '1 second' WHERE kid = \(oldKid)")
+                try await rotateNow(retiring: oldKid, store, harness)
                 try await signer.reload()
                 let new = try await signer.issue(for: subject, family: UUID(), generation: 0, now: now)
                 let newKid = try #require(try Self.header(new.refreshToken).kid)
@@ -160,8 +168,7 @@ struct RefreshTokenAlgorithmTests {
                 let signer = TokenAuthority(store: store, signs: true, logger: logger)
                 let old = try await signer.issue(for: subject, family: UUID(), generation: 0, now: now)
                 let oldKid = try #require(try Self.header(old.refreshToken).kid)
-                let rotation = try await store.rotate(activatingAfter: .zero, verifyRetiredFor: .seconds(7200))
-                try await harness.database.query("UPDATE signing_keys SET retired_at = now() - interval '1 second' WHERE kid = \(oldKid)")
+                let rotation = try await rotateNow(retiring: oldKid, store, harness)
                 let garbage = Data(repeating: 1, count: 80)
                 try await harness.database.query("UPDATE signing_keys SET private_key_ciphertext = \(garbage) WHERE kid = \(oldKid)")
 
