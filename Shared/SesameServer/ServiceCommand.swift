@@ -89,7 +89,8 @@ public func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendab
     let configuration = try loadConfiguration(Service.self)
     SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
     let logger = Logger(label: "sesame-\(Service.name).\(task)")
-    let database = Database(url: try DatabaseURL(configuration.databaseURL), logger: logger)
+    // A one-shot task needs a few connections (a lock held on one while it works on another), not a service's pool.
+    let database = Database(url: try DatabaseURL(configuration.databaseURL), poolSize: 4, logger: logger)
     return try await withThrowingTaskGroup(of: Result?.self) { group in
         group.addTask {
             await database.client.run()

@@ -18,14 +18,26 @@ public struct Database: Service {
         let client: PostgresClient
         let url: DatabaseURL
         let probe: DatabaseProbe
+
+        let size: Int
+        let sweepInterval: Duration
         /// Finished when the pool is retired (its run ends).
         let retirement: AsyncStream<Void>
         let retire: AsyncStream<Void>.Continuation
 
-        init(url: DatabaseURL, size: Int, logger: Logger) {
+        /// A fixed pool: its `size` connections are opened at start and kept. PostgresNIO's pool
+        /// arms a keep-alive timer each time a connection goes back to it, and an idle timeout
+        /// timer for a connection above its minimum (each a task and a `Task.sleep`): a fifth of
+        /// auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum and no
+        /// keep-alive it arms none; `sweep` stands in for the keep-alive with one timer a pool.
+        init(url: DatabaseURL, size: Int, sweepInterval: Duration, logger: Logger) {
             self.url = url
+            self.size = size
+            self.sweepInterval = sweepInterval
             var configuration = url.clientConfiguration
             configuration.options.maximumConnections = size
+            configuration.options.minimumConnections = size
+            configuration.options.keepAliveBehavior = nil
             client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             probe = DatabaseProbe(url: url, logger: logger)
             (retirement, retire) = AsyncStream.makeStream()
@@ -35,11 +47,29 @@ public struct Database: Service {
         func run() async {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.client.run() }
+                group.addTask { await self.sweep() }
                 for await _ in retirement {}  // ends when retired, or at once when cancelled
                 group.cancelAll()
             }
             await probe.close()
         }
+
+        /// Every `sweepInterval`, one short statement on each connection: none stays idle long
+        /// enough for a firewall or NAT between here and PostgreSQL to forget it, and one that
+        /// died while idle fails its statement and is replaced before a request is lent it. Each
+        /// statement holds its connection a moment, so the round's statements take distinct
+        /// connections; a round waits for its last statement before the next one is timed.
+        func sweep() async {
+            while (try? await Task.sleep(for: sweepInterval)) != nil {
+                await withDiscardingTaskGroup { round in
+                    for _ in 0..<size {
+                        round.addTask { _ = try? await self.client.query(Self.sweepStatement) }
+                    }
+                }
+            }
+        }
+
+        static let sweepStatement: PostgresQuery = "SELECT pg_sleep(0.01)"
     }
 
     /// The pool new queries go to (a class: the struct is copied into the service group).
@@ -51,6 +81,7 @@ public struct Database: Service {
     private let current: Current
     private let urlFile: String?
     private let poolSize: Int
+    private let sweepInterval: Duration
     private let logger: Logger
     private let poolLogger: Logger
 
@@ -58,6 +89,9 @@ public struct Database: Service {
     static let followInterval: Duration = .seconds(2)
     /// How long a retired pool keeps running, for the queries already on it.
     static let retiredPoolDrain: Duration = .seconds(30)
+    /// How often each connection runs a statement when nothing else uses it (PostgresNIO's own
+    /// keep-alive's default), well under the minutes after which middleboxes forget a connection.
+    public static let sweepInterval: Duration = .seconds(30)
 
     /// The PostgresNIO client of the current address; queries go through it with `PostgresQuery`
     /// interpolation only. Read it for each query (a followed database may have moved).
@@ -66,18 +100,22 @@ public struct Database: Service {
     public var url: DatabaseURL { current.pool.withLock { $0.url } }
 
     /// Creates a pool for `url`; it connects once `run()` is running. With `urlFile`, the pool
-    /// follows the URL that file holds (`url` is the one it held at start). The pool opens at most
-    /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`); so does the pool after a move.
+    /// follows the URL that file holds (`url` is the one it held at start). The pool opens its
+    /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`) at start and keeps them, replacing
+    /// any that closes; so does the pool after a move. Each connection runs a short statement
+    /// every `sweepInterval` (a test's is shorter).
     public init(
-        url: DatabaseURL, following urlFile: String? = nil, poolSize: Int = ServiceConfiguration.defaultDatabasePoolSize, logger: Logger
+        url: DatabaseURL, following urlFile: String? = nil, poolSize: Int = ServiceConfiguration.defaultDatabasePoolSize,
+        sweepInterval: Duration = Database.sweepInterval, logger: Logger
     ) {
         // The pool logs every failed connection attempt at info; during an outage that is a line a
         // second per service. Readiness reports the outage; keep the pool's own logs to warnings.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
-        self.current = Current(Pool(url: url, size: poolSize, logger: poolLogger))
+        self.current = Current(Pool(url: url, size: poolSize, sweepInterval: sweepInterval, logger: poolLogger))
         self.urlFile = urlFile
         self.poolSize = poolSize
+        self.sweepInterval = sweepInterval
         self.logger = logger
         self.poolLogger = poolLogger
     }
@@ -99,7 +137,7 @@ public struct Database: Service {
                             metadata: ["file": "\(urlFile)", "database": "\(self.url)"])
                         continue
                     }
-                    let next = Pool(url: url, size: poolSize, logger: poolLogger)
+                    let next = Pool(url: url, size: poolSize, sweepInterval: sweepInterval, logger: poolLogger)
                     group.addTask { await next.run() }
                     let previous = current.pool.withLock { current in
                         defer { current = next }
