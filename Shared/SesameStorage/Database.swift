@@ -18,8 +18,9 @@ public struct Database: Service {
         let client: PostgresClient
         let url: DatabaseURL
         let probe: DatabaseProbe
-
+        /// The connections it opens at start and keeps.
         let size: Int
+        /// How often `sweep` runs a statement on each connection.
         let sweepInterval: Duration
         /// Finished when the pool is retired (its run ends).
         let retirement: AsyncStream<Void>
@@ -27,8 +28,8 @@ public struct Database: Service {
 
         /// A fixed pool: its `size` connections are opened at start and kept. PostgresNIO's pool
         /// arms a keep-alive timer each time a connection goes back to it, and an idle timeout
-        /// timer for a connection above its minimum (each a task and a `Task.sleep`): a fifth of
-        /// auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum and no
+        /// timer for a connection above its minimum (each a task and a `Task.sleep`): about a
+        /// quarter of auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum and no
         /// keep-alive it arms none; `sweep` stands in for the keep-alive with one timer a pool.
         init(url: DatabaseURL, size: Int, sweepInterval: Duration, logger: Logger) {
             self.url = url
