@@ -29,8 +29,8 @@ public struct Database: Service {
         /// A fixed pool: its `size` connections are opened at start and kept. PostgresNIO's pool
         /// arms a keep-alive timer each time a connection goes back to it, and an idle timeout
         /// timer for a connection above its minimum (each a task and a `Task.sleep`): about a
-        /// quarter of auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum and no
-        /// keep-alive it arms none; `sweep` stands in for the keep-alive with one timer a pool.
+        /// quarter of auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum
+        /// and no keep-alive it arms none; `sweep` stands in for the keep-alive, one timer a pool.
         init(url: DatabaseURL, size: Int, sweepInterval: Duration, logger: Logger) {
             self.url = url
             self.size = size

@@ -15,9 +15,7 @@ extension TestDatabase {
             return -1
         }
     }
-}
 
-extension TestDatabase {
     /// The backends connected to `database` (process id, the last statement each ran), read
     /// from the server's own database.
     static func backendStatements(of database: String) async throws -> [(pid: Int, query: String)] {

@@ -12,11 +12,14 @@ import Testing
 struct DatabaseFixedPoolTests {
     let logger = Logger(label: "database-fixed-pool-test")
 
-    /// Runs `body` while `database` runs.
-    func whileRunning(_ database: Database, _ body: () async throws -> Void) async throws {
+    /// Runs `body` while `database` runs, once `opened` connections (if given) are open on it.
+    func whileRunning(_ database: Database, opened: Int? = nil, _ body: () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await database.run() }
             defer { group.cancelAll() }
+            if let opened {
+                try await eventually("the pool's \(opened) connections open") { try await TestDatabase.backends(of: database.url.database) == opened }
+            }
             try await body()
         }
     }
@@ -25,8 +28,7 @@ struct DatabaseFixedPoolTests {
     func opensItsSizeAtStart() async throws {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, poolSize: 3, logger: logger)
-            try await whileRunning(database) {
-                try await eventually("the pool's 3 connections open") { try await TestDatabase.backends(of: url.database) == 3 }
+            try await whileRunning(database, opened: 3) {
                 try await withThrowingDiscardingTaskGroup { queries in
                     for _ in 0..<12 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
                 }
@@ -52,8 +54,7 @@ struct DatabaseFixedPoolTests {
     func noSweepBeforeItsInterval() async throws {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, poolSize: 2, sweepInterval: .seconds(3600), logger: logger)
-            try await whileRunning(database) {
-                try await eventually("the pool's 2 connections open") { try await TestDatabase.backends(of: url.database) == 2 }
+            try await whileRunning(database, opened: 2) {
                 try await Task.sleep(for: .milliseconds(500))
                 let backends = try await TestDatabase.backendStatements(of: url.database)
                 #expect(backends.count == 2)
@@ -67,8 +68,7 @@ struct DatabaseFixedPoolTests {
         try await TestDatabase.withFreshDatabase { url in
             // No sweep in the test's time: the pool itself, not a sweep's demand, must replace it.
             let database = Database(url: url, poolSize: 2, sweepInterval: .seconds(3600), logger: logger)
-            try await whileRunning(database) {
-                try await eventually("the pool's 2 connections open") { try await TestDatabase.backends(of: url.database) == 2 }
+            try await whileRunning(database, opened: 2) {
                 let before = Set(try await TestDatabase.backendStatements(of: url.database).map(\.pid))
                 let ended = try #require(before.first)
                 try await TestDatabase.terminate(backend: ended)
