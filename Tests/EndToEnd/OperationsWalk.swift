@@ -151,8 +151,11 @@ struct OperationsWalk: Sendable {
         }
         let removed = try await gateway.send("DELETE", "/v1/admin/config?version=2.1.*", headers: ["Authorization": "Bearer \(key)"])
         try expect(removed.status == 200, "removing the move's pattern: \(removed.status) \(removed.errorCode ?? "")")
-        try await eventually("2.1.3 served from 2.* again", timeout: .seconds(10)) {
-            try await device.config(version: "2.1.3").json["matchedPattern"] as? String == "2.*"
+        // Every replica, asked directly: the walk's next step may reach either through the gateway.
+        for (index, replica) in replicas.enumerated() {
+            try await eventually("replica \(index) serves 2.1.3 from 2.* again", timeout: .seconds(10)) {
+                try await device.config(version: "2.1.3", on: replica).json["matchedPattern"] as? String == "2.*"
+            }
         }
     }
 
