@@ -19,19 +19,20 @@ extension PostgresClient {
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         // The pool can hand back a connection that closed a moment ago, before it heard of the
-        // close; nothing has been sent on it, so another is leased (a few times at most).
-        for _ in 1..<Self.leasesTried {
+        // close; nothing has been sent on it, so another is leased after a pause that gives the
+        // pool time to hear (a few times at most: about 150 ms in all).
+        for lease in 1..<Self.leasesTried {
             do {
                 return try await watchedTransaction(logger: logger, limit: limit, refusingClosed: true, body)
             } catch is ClosedWhenLeased {
-                await Task.yield()
+                try await Task.sleep(for: .milliseconds(10 * lease))
             }
         }
         return try await watchedTransaction(logger: logger, limit: limit, refusingClosed: false, body)
     }
 
     /// How many leases a watched transaction tries before it fails on a closed connection.
-    private static var leasesTried: Int { 3 }
+    private static var leasesTried: Int { 6 }
 
     /// The leased connection was closed before anything was sent on it.
     private struct ClosedWhenLeased: Error {}
