@@ -8,7 +8,7 @@ import Logging
 /// | `SESAME_ENVIRONMENT` | `development` or `production` | `development` |
 /// | `SESAME_DATABASE_URL` | `postgres://user:password@host:port/database` | `postgres://sesame@127.0.0.1:5432/sesame` (development only) |
 /// | `SESAME_DATABASE_URL_FILE` | instead of `SESAME_DATABASE_URL`: a file holding it, followed when it changes (failover) | none |
-/// | `SESAME_DATABASE_POOL_SIZE` | the connections one instance opens to PostgreSQL at start and keeps | `20` |
+/// | `SESAME_DATABASE_POOL_SIZE` | the most connections one instance opens to PostgreSQL | `20` |
 /// | `SESAME_KAFKA_BROKERS` | comma-separated `host:port` list | `127.0.0.1:9092` |
 /// | `SESAME_KAFKA_IDEMPOTENCE` | `on` or `off`: Kafka idempotent delivery; off only for a broker that forgets producer ids on restart (Tansu in memory) | `on` |
 /// | `SESAME_KAFKA_SECURITY_PROTOCOL`, `SESAME_KAFKA_SASL_*`, `SESAME_KAFKA_TLS_*` | SASL/SCRAM and TLS to Kafka (see `KafkaSecurity`) | plaintext |

@@ -18,7 +18,7 @@ public struct Database: Service {
         let client: PostgresClient
         let url: DatabaseURL
         let probe: DatabaseProbe
-        /// The connections it opens at start and keeps.
+        /// The most connections it opens.
         let size: Int
         /// How often `sweep` runs a statement on each connection.
         let sweepInterval: Duration
@@ -26,18 +26,24 @@ public struct Database: Service {
         let retirement: AsyncStream<Void>
         let retire: AsyncStream<Void>.Continuation
 
-        /// A fixed pool: its `size` connections are opened at start and kept. PostgresNIO's pool
-        /// arms a keep-alive timer each time a connection goes back to it, and an idle timeout
-        /// timer for a connection above its minimum (each a task and a `Task.sleep`): about a
-        /// quarter of auth's CPU per refresh (docs/scaling.md). With the minimum at the maximum
-        /// and no keep-alive it arms none; `sweep` stands in for the keep-alive, one timer a pool.
+        /// Up to `size` connections, one kept open. PostgresNIO's keep-alive, a timer armed each
+        /// time a connection goes back to the pool, is off: `sweep` stands in for it, one timer a
+        /// pool.
+        ///
+        /// Why the minimum is one and not `size`, which would also spare the idle-timeout timer
+        /// PostgresNIO arms for a connection above its minimum: with a minimum above one,
+        /// PostgresNIO 1.33 can crash the process. When several new connections are refused at
+        /// once (PostgreSQL at `max_connections`, or restarting), it retries one and drops the
+        /// others, and the next request that needs a new connection fails its precondition
+        /// that the minimum is still open (`createNewDemandConnectionIfPossible`). A test run
+        /// that exhausted the test cluster's connections hit it in auth.
         init(url: DatabaseURL, size: Int, sweepInterval: Duration, logger: Logger) {
             self.url = url
             self.size = size
             self.sweepInterval = sweepInterval
             var configuration = url.clientConfiguration
             configuration.options.maximumConnections = size
-            configuration.options.minimumConnections = size
+            configuration.options.minimumConnections = 1
             configuration.options.keepAliveBehavior = nil
             client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             probe = DatabaseProbe(url: url, logger: logger)
@@ -55,11 +61,12 @@ public struct Database: Service {
             await probe.close()
         }
 
-        /// Every `sweepInterval`, one short statement on each connection: none stays idle long
-        /// enough for a firewall or NAT between here and PostgreSQL to forget it, and one that
-        /// died while idle fails its statement and is replaced before a request is lent it. Each
-        /// statement holds its connection a moment, so the round's statements take distinct
-        /// connections; a round waits for its last statement before the next one is timed.
+        /// Every `sweepInterval`, one short statement on each of `size` connections: none stays
+        /// idle long enough for a firewall or NAT between here and PostgreSQL to forget it (nor
+        /// for PostgresNIO's idle timeout to close it), and one that died while idle fails its
+        /// statement and is replaced before a request is lent it. Each statement holds its
+        /// connection a moment, so the round's statements take distinct connections (opening
+        /// any the pool lacks); a round waits for its last statement before the next one is timed.
         func sweep() async {
             while (try? await Task.sleep(for: sweepInterval)) != nil {
                 await withDiscardingTaskGroup { round in
@@ -101,10 +108,10 @@ public struct Database: Service {
     public var url: DatabaseURL { current.pool.withLock { $0.url } }
 
     /// Creates a pool for `url`; it connects once `run()` is running. With `urlFile`, the pool
-    /// follows the URL that file holds (`url` is the one it held at start). The pool opens its
-    /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`) at start and keeps them, replacing
-    /// any that closes; so does the pool after a move. Each connection runs a short statement
-    /// every `sweepInterval` (a test's is shorter).
+    /// follows the URL that file holds (`url` is the one it held at start). The pool opens up to
+    /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`), one at start, more as queries need
+    /// them; so does the pool after a move. Every `sweepInterval` (a test's is shorter) a short
+    /// statement runs on each of `poolSize` connections.
     public init(
         url: DatabaseURL, following urlFile: String? = nil, poolSize: Int = ServiceConfiguration.defaultDatabasePoolSize,
         sweepInterval: Duration = Database.sweepInterval, logger: Logger

@@ -34,3 +34,4 @@ extension TestDatabase {
         }
     }
 }
+
