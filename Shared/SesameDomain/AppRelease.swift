@@ -96,23 +96,35 @@ public struct AppRelease<Config: Sendable>: Sendable {
         case .revoked: return .revoked
         case .allowed(let hint): refreshAfter = hint
         }
-        let patterns = token.development ? version.lookupOrder.map { $0 + Self.developmentSuffix } + version.lookupOrder : version.lookupOrder
-        for pattern in patterns {
-            // Most releases have no override: no lookup per pattern on the hot path then.
-            if !overrides.isEmpty, let install = token.install, let pinned = overrides[pattern]?[install] {
-                return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
-            }
-            guard let config = configs[pattern] else { continue }
-            guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .published) }
-            // A token without a subject is outside every rollout (mark 0: counted as one install).
-            let (included, mark) = token.install.map { rollout.place(install: $0) } ?? (false, 0)
-            if included {
-                return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: true, mark: mark))
-            }
-            if let previous = rollout.previous {
-                return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: false, mark: mark))
+        // Two loops rather than one over a joined list: no array made per request on the hot path.
+        if token.development {
+            for pattern in version.lookupOrder {
+                if let served = serving(pattern + Self.developmentSuffix, to: token, refreshAfter: refreshAfter) { return served }
             }
         }
+        for pattern in version.lookupOrder {
+            if let served = serving(pattern, to: token, refreshAfter: refreshAfter) { return served }
+        }
         return .noConfig
+    }
+
+    /// What `pattern` serves `token` (steps 3 to 5 of `resolve`), or nil when it serves nothing
+    /// to this install and the next pattern decides.
+    private func serving(_ pattern: String, to token: Token, refreshAfter: Int?) -> Resolution? {
+        // Most releases have no override: no lookup per pattern on the hot path then.
+        if !overrides.isEmpty, let install = token.install, let pinned = overrides[pattern]?[install] {
+            return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
+        }
+        guard let config = configs[pattern] else { return nil }
+        guard let rollout = rollouts[pattern] else { return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .published) }
+        // A token without a subject is outside every rollout (mark 0: counted as one install).
+        let (included, mark) = token.install.map { rollout.place(install: $0) } ?? (false, 0)
+        if included {
+            return .serve(config, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: true, mark: mark))
+        }
+        if let previous = rollout.previous {
+            return .serve(previous, pattern: pattern, refreshAfter: refreshAfter, decision: .rollout(rollout.idText, included: false, mark: mark))
+        }
+        return nil
     }
 }

@@ -6,6 +6,10 @@ public struct AppVersion: Sendable, Hashable, CustomStringConvertible {
     public let components: [Int]
     /// The text as the app sent it (echoed back as `requestedVersion`).
     public let text: String
+    /// The patterns that could serve this version, most specific first: `2.1.3`, `2.1.*`, `2.*`,
+    /// `*` (the first one that is published wins). Made once here: delivery resolves a version
+    /// from its parsed query, remembered by target, on every request.
+    public let lookupOrder: [String]
 
     /// The most digits one part may have.
     public static let maximumPartDigits = 9
@@ -22,6 +26,8 @@ public struct AppVersion: Sendable, Hashable, CustomStringConvertible {
         while numbers.count < 3 { numbers.append(0) }
         components = numbers
         self.text = String(text)
+        let (major, minor, patch) = (numbers[0], numbers[1], numbers[2])
+        lookupOrder = ["\(major).\(minor).\(patch)", "\(major).\(minor).*", "\(major).*", "*"]
     }
 
     /// One part: 1 to 9 ASCII digits.
@@ -32,11 +38,4 @@ public struct AppVersion: Sendable, Hashable, CustomStringConvertible {
 
     /// `2.1.3` for `2.1.3`, `2.1.0` for `2.1`.
     public var description: String { components.map(String.init).joined(separator: ".") }
-
-    /// The patterns that could serve this version, most specific first: `2.1.3`, `2.1.*`, `2.*`,
-    /// `*` (the first one that is published wins).
-    public var lookupOrder: [String] {
-        let (major, minor) = (components[0], components[1])
-        return [description, "\(major).\(minor).*", "\(major).*", "*"]
-    }
 }

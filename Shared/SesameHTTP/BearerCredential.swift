@@ -13,7 +13,7 @@ extension HTTPFields {
     /// Read as UTF-8 bytes: every request to delivery comes through here, and Foundation's
     /// trimming walks a 300-byte token as UTF-16 (it was a tenth of the hot path's time).
     public var bearerCredential: String? {
-        guard let header = self[.authorization] else { return nil }
+        guard let header = value(of: .authorization) else { return nil }
         let scheme = "bearer ".utf8
         guard header.utf8.count > scheme.count,
             zip(header.utf8, scheme).allSatisfy({ sent, expected in sent == expected || (expected >= 0x61 && sent == expected - 0x20) })

@@ -75,6 +75,9 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The request being read: answered here (with its answer and start), or passed on.
     private var current: Current = .none
     private var needsFlush = false
+    /// The connection's peer address, read at its first request: the channel's address is behind
+    /// a lock and formatted anew at every read.
+    private var peer: String??
 
     private enum Current {
         case none
@@ -133,7 +136,7 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .head(let head):
             let started = DispatchTime.now().uptimeNanoseconds, clock = ContinuousClock.now
             if passedOnInFlight == 0, let route = route(for: head),
-                let answer = route.answer(FastPathRequest(head: head, peer: context.channel.remoteAddress?.ipAddress))
+                let answer = route.answer(FastPathRequest(head: head, peer: peerAddress(context)))
             {
                 current = .answered(answer, method: head.method, route: route.path, started: started, clock: clock)
                 return
@@ -167,16 +170,24 @@ public final class FastPathHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(data, promise: promise)
     }
 
+    private func peerAddress(_ context: ChannelHandlerContext) -> String? {
+        if let peer { return peer }
+        let address = context.channel.remoteAddress?.ipAddress
+        peer = .some(address)
+        return address
+    }
+
     /// The route for a plain `GET` of its exact path: no body, no NUL in the URL, and a connection
     /// that stays open (closing is the router's business).
     private func route(for head: HTTPRequest) -> (any FastPathRoute)? {
         // A NUL in the URL is the router's to refuse (`NulCharacterMiddleware`).
         guard head.method == .get, let target = head.path, !routes.isEmpty, !NulCharacterGuard.uriHasNul(target) else { return nil }
-        let path = target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
         guard let route = routes[String(path)] else { return nil }
-        if head.headerFields[.transferEncoding] != nil { return nil }
-        if let length = head.headerFields[.contentLength], length != "0" { return nil }
-        if let connection = head.headerFields[.connection], connection.lowercased() != "keep-alive" { return nil }
+        let fields = head.headerFields
+        if fields.value(of: .transferEncoding) != nil { return nil }
+        if let length = fields.value(of: .contentLength), length != "0" { return nil }
+        if let connection = fields.value(of: .connection), connection.lowercased() != "keep-alive" { return nil }
         return route
     }
 

@@ -21,4 +21,16 @@ struct BearerCredentialTests {
             #expect(credential(refused) == nil, "\(refused ?? "no header")")
         }
     }
+
+    @Test("two Authorization fields read as one joined value, as HTTPFields' subscript reads them: never only the first")
+    func repeatedField() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .authorization, value: "Bearer first"))
+        fields.append(HTTPField(name: .accept, value: "*/*"))
+        fields.append(HTTPField(name: .authorization, value: "Bearer second"))
+        #expect(fields.value(of: .authorization) == fields[.authorization])
+        #expect(fields.bearerCredential == "first, Bearer second")
+        #expect(fields.value(of: .accept) == "*/*")
+        #expect(fields.value(of: .cookie) == nil)
+    }
 }

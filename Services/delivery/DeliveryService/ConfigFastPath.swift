@@ -28,7 +28,7 @@ struct ConfigFastPath: FastPathRoute {
             let query = try queries.query(of: request.head.path ?? "")
             try routes.gate.limitClient(peer: request.peer, headers: headers)
             let caller = try routes.gate.authenticated(claims)
-            let answer = try routes.answer(query, caller: caller, ifNoneMatch: headers[.ifNoneMatch], now: Date(), mayParse: false)
+            let answer = try routes.answer(query, caller: caller, ifNoneMatch: headers.value(of: .ifNoneMatch), now: Date(), mayParse: false)
             return .response(status: answer.status, headers: answer.headers, body: answer.body)
         } catch is ConfigRoutes.NotOnEventLoop {
             // A scope not cut yet: parsing belongs off the event loop, in the router's task.
