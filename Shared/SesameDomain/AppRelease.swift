@@ -89,6 +89,11 @@ public struct AppRelease<Config: Sendable>: Sendable {
     ///    one (an install outside it, where the pattern published nothing before, is resolved as
     ///    if the pattern were not there);
     /// 5. else the published revision.
+    ///
+    /// Inlinable, as is `serving`, so that the caller's module specializes both for its `Config`:
+    /// unspecialized, each pattern tried looked up the generic types' metadata (a tenth of
+    /// delivery's answer on the hot path).
+    @inlinable
     public func resolve(version: AppVersion, token: Token, now: Date) -> Resolution {
         let refreshAfter: Int?
         switch rules.verdict(requestedVersion: version, tokenVersionText: token.version, issuedAt: token.issuedAt, now: now) {
@@ -110,7 +115,8 @@ public struct AppRelease<Config: Sendable>: Sendable {
 
     /// What `pattern` serves `token` (steps 3 to 5 of `resolve`), or nil when it serves nothing
     /// to this install and the next pattern decides.
-    private func serving(_ pattern: String, to token: Token, refreshAfter: Int?) -> Resolution? {
+    @inlinable
+    func serving(_ pattern: String, to token: Token, refreshAfter: Int?) -> Resolution? {
         // Most releases have no override: no lookup per pattern on the hot path then.
         if !overrides.isEmpty, let install = token.install, let pinned = overrides[pattern]?[install] {
             return .serve(pinned, pattern: pattern, refreshAfter: refreshAfter, decision: .deviceOverride)
