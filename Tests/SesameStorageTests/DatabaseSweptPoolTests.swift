@@ -106,6 +106,10 @@ struct DatabaseSweptPoolTests {
                     for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
                 }
             }
+            // A role is the cluster's, not the test database's: it goes with the test.
+            try await TestDatabase.withClient(url) { client in
+                _ = try await client.query(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+            }
         }
     }
 }
