@@ -36,6 +36,6 @@ public struct AppVersion: Sendable, Hashable, CustomStringConvertible {
         return Int(text)
     }
 
-    /// `2.1.3` for `2.1.3`, `2.1.0` for `2.1`.
-    public var description: String { components.map(String.init).joined(separator: ".") }
+    /// `2.1.3` for `2.1.3`, `2.1.0` for `2.1`: the most specific pattern of `lookupOrder`.
+    public var description: String { lookupOrder[0] }
 }

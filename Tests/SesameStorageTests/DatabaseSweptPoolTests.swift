@@ -105,6 +105,7 @@ struct DatabaseSweptPoolTests {
                 try await withThrowingDiscardingTaskGroup { queries in
                     for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
                 }
+                try await eventually("the pool back at its size") { try await TestDatabase.backends(of: url.database) == 4 }
             }
             // A role is the cluster's, not the test database's: it goes with the test.
             try await TestDatabase.withClient(url) { client in
