@@ -35,7 +35,7 @@ public struct MasterKeyRewrapper: Sendable {
     }
 
     /// Walks every encrypted column once.
-    public func run(on client: PostgresClient, logger: Logger) async throws -> Report {
+    public func run(on client: some PostgresConnectionSource, logger: Logger) async throws -> Report {
         var report = Report()
         let currentID = ByteBuffer(bytes: encryption.keyring.currentID.bytes)
         for target in columns {
@@ -52,7 +52,7 @@ public struct MasterKeyRewrapper: Sendable {
                 selectBinds.append(currentID)
                 selectBinds.append(lastLocation)
                 var batch: [(String, ByteBuffer)] = []
-                for try await row in try await client.query(PostgresQuery(unsafeSQL: select, binds: selectBinds), logger: logger)
+                for try await row in try await client.query(PostgresQuery(unsafeSQL: select, binds: selectBinds), logger: logger, file: #fileID, line: #line)
                     .decode((String, ByteBuffer).self)
                 {
                     batch.append(row)
@@ -67,7 +67,7 @@ public struct MasterKeyRewrapper: Sendable {
                         updateBinds.append(ByteBuffer(bytes: rewrapped))
                         updateBinds.append(location)
                         updateBinds.append(stored)
-                        try await client.query(PostgresQuery(unsafeSQL: update, binds: updateBinds), logger: logger)
+                        try await client.query(PostgresQuery(unsafeSQL: update, binds: updateBinds), logger: logger, file: #fileID, line: #line)
                         report.rewrapped += 1
                     } catch let error as EnvelopeError {
                         report.failed += 1

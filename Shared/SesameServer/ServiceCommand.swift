@@ -93,7 +93,7 @@ public func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendab
     let database = Database(url: try DatabaseURL(configuration.databaseURL), poolSize: 4, logger: logger)
     return try await withThrowingTaskGroup(of: Result?.self) { group in
         group.addTask {
-            await database.client.run()
+            try await database.run()
             return nil
         }
         defer { group.cancelAll() }

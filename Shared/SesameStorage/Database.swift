@@ -15,37 +15,18 @@ import Synchronization
 public struct Database: Service {
     /// One pool and its probe, for one address.
     final class Pool: Sendable {
-        let client: PostgresClient
+        let connections: SingleConnectionPools
         let url: DatabaseURL
         let probe: DatabaseProbe
-        /// The most connections it opens.
-        let size: Int
-        /// How often `sweep` runs a statement on each connection.
-        let sweepInterval: Duration
         /// Finished when the pool is retired (its run ends).
         let retirement: AsyncStream<Void>
         let retire: AsyncStream<Void>.Continuation
 
-        /// Up to `size` connections, one kept open. PostgresNIO's keep-alive, a timer armed each
-        /// time a connection goes back to the pool, is off: `sweep` stands in for it, one timer a
-        /// pool.
-        ///
-        /// Why the minimum is one and not `size`, which would also spare the idle-timeout timer
-        /// PostgresNIO arms for a connection above its minimum: with a minimum above one,
-        /// PostgresNIO 1.33 can crash the process. When several new connections are refused at
-        /// once (PostgreSQL at `max_connections`, or restarting), it retries one and drops the
-        /// others, and the next request that needs a new connection fails its precondition
-        /// that the minimum is still open (`createNewDemandConnectionIfPossible`). A test run
-        /// that exhausted the test cluster's connections hit it in auth.
+        /// Up to `size` connections, one open at start, each swept every `sweepInterval`.
         init(url: DatabaseURL, size: Int, sweepInterval: Duration, logger: Logger) {
             self.url = url
-            self.size = size
-            self.sweepInterval = sweepInterval
-            var configuration = url.clientConfiguration
-            configuration.options.maximumConnections = size
-            configuration.options.minimumConnections = 1
-            configuration.options.keepAliveBehavior = nil
-            client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            connections = SingleConnectionPools(
+                configuration: url.clientConfiguration, size: size, sweepInterval: sweepInterval, logger: logger)
             probe = DatabaseProbe(url: url, logger: logger)
             (retirement, retire) = AsyncStream.makeStream()
         }
@@ -53,31 +34,12 @@ public struct Database: Service {
         /// Runs the pool until it is retired or the task is cancelled.
         func run() async {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
-                group.addTask { await self.sweep() }
+                group.addTask { await self.connections.run() }
                 for await _ in retirement {}  // ends when retired, or at once when cancelled
                 group.cancelAll()
             }
             await probe.close()
         }
-
-        /// Every `sweepInterval`, one short statement on each of `size` connections: none stays
-        /// idle long enough for a firewall or NAT between here and PostgreSQL to forget it (nor
-        /// for PostgresNIO's idle timeout to close it), and one that died while idle fails its
-        /// statement and is replaced before a request is lent it. Each statement holds its
-        /// connection a moment, so the round's statements take distinct connections (opening
-        /// any the pool lacks); a round waits for its last statement before the next one is timed.
-        func sweep() async {
-            while (try? await Task.sleep(for: sweepInterval)) != nil {
-                await withDiscardingTaskGroup { round in
-                    for _ in 0..<size {
-                        round.addTask { _ = try? await self.client.query(Self.sweepStatement) }
-                    }
-                }
-            }
-        }
-
-        static let sweepStatement: PostgresQuery = "SELECT pg_sleep(0.01)"
     }
 
     /// The pool new queries go to (a class: the struct is copied into the service group).
@@ -101,17 +63,17 @@ public struct Database: Service {
     /// keep-alive's default), well under the minutes after which middleboxes forget a connection.
     public static let sweepInterval: Duration = .seconds(30)
 
-    /// The PostgresNIO client of the current address; queries go through it with `PostgresQuery`
-    /// interpolation only. Read it for each query (a followed database may have moved).
-    public var client: PostgresClient { current.pool.withLock { $0.client } }
+    /// The client of the current address; queries go through it with `PostgresQuery` interpolation
+    /// only. Read it for each query (a followed database may have moved).
+    public var client: DatabaseClient { DatabaseClient(pools: current.pool.withLock { $0.connections }) }
     /// Where the database is now (without password), for log lines.
     public var url: DatabaseURL { current.pool.withLock { $0.url } }
 
     /// Creates a pool for `url`; it connects once `run()` is running. With `urlFile`, the pool
     /// follows the URL that file holds (`url` is the one it held at start). The pool opens up to
     /// `poolSize` connections (`SESAME_DATABASE_POOL_SIZE`), one at start, more as queries need
-    /// them; so does the pool after a move. Every `sweepInterval` (a test's is shorter) a short
-    /// statement runs on each of `poolSize` connections.
+    /// them, and keeps those it opened; so does the pool after a move. Every `sweepInterval` (a
+    /// test's is shorter) a short statement runs on each open connection.
     public init(
         url: DatabaseURL, following urlFile: String? = nil, poolSize: Int = ServiceConfiguration.defaultDatabasePoolSize,
         sweepInterval: Duration = Database.sweepInterval, logger: Logger
@@ -176,21 +138,5 @@ public struct Database: Service {
     /// (a pool busy with queries is not an outage).
     public func isReachable(timeout: Duration = .seconds(2)) async -> Bool {
         await current.pool.withLock { $0.probe }.isReachable(timeout: timeout)
-    }
-}
-
-extension PostgresClient {
-    /// `withTransaction`, rethrowing the closure's own error once the transaction is rolled back
-    /// instead of PostgresNIO's wrapper: a refusal thrown inside (a conflict, a missing row)
-    /// reaches the caller, and the client, as itself rather than as an internal error.
-    public func withRefusingTransaction<Result>(
-        logger: Logger, isolation: isolated (any Actor)? = #isolation, _ closure: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
-        do {
-            return try await withTransaction(logger: logger, isolation: isolation, closure)
-        } catch let error as PostgresTransactionError {
-            if error.rollbackError == nil, error.beginError == nil, let closureError = error.closureError { throw closureError }
-            throw error
-        }
     }
 }

@@ -20,7 +20,7 @@ public struct Migrator: Sendable {
 
     /// Applies what is missing and returns the versions this call applied (empty when up to date).
     @discardableResult
-    public func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+    public func migrate(_ client: some PostgresConnectionSource, logger: Logger) async throws -> [Int] {
         do {
             return try await apply(migrations, on: client, logger: logger)
         } catch let error as PostgresTransactionError {
@@ -30,7 +30,7 @@ public struct Migrator: Sendable {
         }
     }
 
-    private func apply(_ migrations: [Migration], on client: PostgresClient, logger: Logger) async throws -> [Int] {
+    private func apply(_ migrations: [Migration], on client: some PostgresConnectionSource, logger: Logger) async throws -> [Int] {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
             try await connection.query(

@@ -20,14 +20,14 @@ public enum StoredAccessRules {
     /// The rules of `appID`. With `revocationsOnly`, the emergency revocations alone (auth's
     /// refresh applies nothing else, so it does not read the kill switches).
     public static func load(
-        appID: String, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
+        appID: String, revocationsOnly: Bool = false, from client: some PostgresConnectionSource, logger: Logger
     ) async throws -> Loaded {
         try await load(appIDs: [appID], revocationsOnly: revocationsOnly, from: client, logger: logger)
     }
 
     /// The rules of every app (`appIDs` nil), or of the apps in `appIDs`.
     public static func load(
-        appIDs: [String]?, revocationsOnly: Bool = false, from client: PostgresClient, logger: Logger
+        appIDs: [String]?, revocationsOnly: Bool = false, from client: some PostgresConnectionSource, logger: Logger
     ) async throws -> Loaded {
         var loaded = Loaded()
         if !revocationsOnly { try await readKillSwitches(appIDs: appIDs, into: &loaded, from: client, logger: logger) }
@@ -35,9 +35,9 @@ public enum StoredAccessRules {
         return loaded
     }
 
-    private static func readKillSwitches(appIDs: [String]?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
+    private static func readKillSwitches(appIDs: [String]?, into loaded: inout Loaded, from client: some PostgresConnectionSource, logger: Logger) async throws {
         let kills = try await client.query(
-            "SELECT app_id, version, reason FROM kill_switches WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])", logger: logger)
+            "SELECT app_id, version, reason FROM kill_switches WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])", logger: logger, file: #fileID, line: #line)
         for try await (app, version, reason) in kills.decode((String, String, String).self) {
             guard let pattern = try? VersionPattern(version) else {
                 loaded.failures[app] = "kill switch pattern \(version) does not parse"
@@ -97,12 +97,12 @@ public enum StoredAccessRules {
     /// When a revocation stops letting a refresh through, if it sets a deadline (SQL, a timestamp or NULL).
     private static let refreshDeadline = "CASE WHEN force_refresh_ttl > 0 THEN created_at + make_interval(secs => force_refresh_ttl) END"
 
-    private static func readRevocations(appIDs: [String]?, into loaded: inout Loaded, from client: PostgresClient, logger: Logger) async throws {
+    private static func readRevocations(appIDs: [String]?, into loaded: inout Loaded, from client: some PostgresConnectionSource, logger: Logger) async throws {
         let revocations = try await client.query(
             """
             SELECT app_id, version_pattern, issued_before, \(unescaped: refreshDeadline)
             FROM revocations WHERE \(appIDs)::text[] IS NULL OR app_id = ANY(\(appIDs)::text[])
-            """, logger: logger)
+            """, logger: logger, file: #fileID, line: #line)
         for try await (app, version, issuedBefore, deadline) in revocations.decode((String, String, Date, Date?).self) {
             add(revocation: version, of: app, issuedBefore: issuedBefore, refreshDeadline: deadline, to: &loaded)
         }

@@ -19,7 +19,7 @@ public struct StoredOverride: Sendable, Equatable {
 /// Reads device overrides: delivery every app's, admin one app's.
 public enum StoredOverrides {
     /// The overrides of every app (`appIDs` nil) or of the apps in `appIDs`, by app, pattern and install.
-    public static func read(appIDs: [String]?, from client: PostgresClient, logger: Logger) async throws -> [StoredOverride] {
+    public static func read(appIDs: [String]?, from client: some PostgresConnectionSource, logger: Logger) async throws -> [StoredOverride] {
         let rows = try await client.query(
             """
             SELECT o.app_id, o.pattern, o.install, o.revision, o.label, r.zero_knowledge, o.created_at
@@ -27,7 +27,7 @@ public enum StoredOverrides {
             JOIN config_revisions r ON r.app_id = o.app_id AND r.pattern = o.pattern AND r.revision = o.revision
             WHERE (\(appIDs)::text[] IS NULL OR o.app_id = ANY(\(appIDs)::text[])) AND r.body IS NOT NULL
             ORDER BY o.app_id, o.pattern, o.install
-            """, logger: logger)
+            """, logger: logger, file: #fileID, line: #line)
         var overrides: [StoredOverride] = []
         for try await (appID, pattern, install, revision, label, zeroKnowledge, createdAt) in rows.decode(
             (String, String, String, Int64, String, Bool, Date).self)

@@ -29,8 +29,8 @@ public struct StoredRollout: Sendable, Equatable {
 /// Reads staged rollouts: delivery every app's in flight, admin one app's.
 public enum StoredRollouts {
     /// The rollouts in flight for every app (`appIDs` nil) or for the apps in `appIDs`.
-    public static func inFlight(appIDs: [String]?, from client: PostgresClient, logger: Logger) async throws -> [StoredRollout] {
-        try await client.withConnection { connection in
+    public static func inFlight(appIDs: [String]?, from client: some PostgresConnectionSource, logger: Logger) async throws -> [StoredRollout] {
+        try await client.withConnection(isolation: #isolation) { connection in
             try await read(appIDs: appIDs, pattern: nil, inFlightOnly: true, on: connection, logger: logger)
         }
     }

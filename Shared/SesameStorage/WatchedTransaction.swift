@@ -6,7 +6,10 @@ public struct ConnectionClosedError: Error, CustomStringConvertible {
     public var description: String { "the database connection closed during the step" }
 }
 
-extension PostgresClient {
+/// The leased connection was closed before anything was sent on it.
+private struct ClosedWhenLeased: Error {}
+
+extension PostgresConnectionSource {
     /// Runs `body` in a transaction that fails as soon as its connection closes, and within `limit`
     /// in any case: for loops that must go on after a restart or failover of PostgreSQL (the outbox
     /// relay), where `withTransaction` can wait forever (`AbandonableOperation` says why).
@@ -34,14 +37,11 @@ extension PostgresClient {
     /// How many leases a watched transaction tries before it fails on a closed connection.
     private static var leasesTried: Int { 6 }
 
-    /// The leased connection was closed before anything was sent on it.
-    private struct ClosedWhenLeased: Error {}
-
     private func watchedTransaction<Result: Sendable>(
         logger: Logger, limit: Duration, refusingClosed: Bool,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withConnection { connection in
+        try await withConnection(isolation: #isolation) { connection in
             if refusingClosed, connection.isClosed { throw ClosedWhenLeased() }
             let closed: @Sendable () -> (any Error)? = { connection.isClosed ? ConnectionClosedError() : nil }
             do {

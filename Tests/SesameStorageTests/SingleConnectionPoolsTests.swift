@@ -2,15 +2,17 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameTestSupport
+import Synchronization
 import Testing
 
 @testable import SesameStorage
 
-/// The pool keeps one connection open and opens more up to its size as queries need them; a
-/// sweep stands in for PostgresNIO's per-connection keep-alive timers (docs/scaling.md says what
-/// those cost, and why the pool is not fixed at its size).
-@Suite("The database pool is swept", .timeLimit(.minutes(1)))
-struct DatabaseSweptPoolTests {
+/// The pool, made of PostgresNIO pools of one connection each, opens one connection at start and
+/// more up to its size as queries need them, keeps those it opened, and sweeps them in place of
+/// PostgresNIO's per-connection keep-alive timers (docs/scaling.md says what those cost, and why
+/// the pool is not one PostgresNIO pool fixed at its size).
+@Suite("The database pool", .timeLimit(.minutes(1)))
+struct SingleConnectionPoolsTests {
     let logger = Logger(label: "database-swept-pool-test")
 
     /// Runs `body` while `database` runs, once `opened` connections (if given) are open on it.
@@ -23,6 +25,42 @@ struct DatabaseSweptPoolTests {
             }
             try await body()
         }
+    }
+
+    @Test("a query goes to the first idle connected pool; with none, to the least busy connected one, and another opens")
+    func lendsIdleThenLeastBusy() throws {
+        // Never run: the choice alone, with the connections' states set by hand.
+        let configuration = try DatabaseURL("postgres://nobody@127.0.0.1:1/none").clientConfiguration
+        let pools = SingleConnectionPools(configuration: configuration, size: 3, sweepInterval: .seconds(3600), logger: logger)
+        let (first, second, third) = (pools.members[0], pools.members[1], pools.members[2])
+
+        // Nothing connected yet (PostgreSQL starting): the first waits for its connection; a second opens.
+        let waiting = pools.lend()
+        #expect(waiting === first)
+        #expect(pools.openCount == 2)
+        pools.giveBack(waiting)
+
+        first.isConnected.store(true, ordering: .relaxed)
+        let idle = pools.lend()
+        #expect(idle === first)
+        #expect(pools.openCount == 2, "an idle connected pool was found: nothing more opens")
+
+        // The first busy, the second open but not connected: never lent while another is connected.
+        let busy = pools.lend()
+        #expect(busy === first)
+        #expect(pools.openCount == 3)
+        second.isConnected.store(true, ordering: .relaxed)
+        third.isConnected.store(true, ordering: .relaxed)
+        let next = pools.lend()
+        #expect(next === second)
+        let last = pools.lend()
+        #expect(last === third)
+        // All busy, all open: the least busy (the second and third lent once, the first twice).
+        #expect(pools.lend() === second)
+        #expect(pools.openCount == 3)
+        for member in [idle, busy, next, last, second] { pools.giveBack(member) }
+        #expect(pools.members.allSatisfy { $0.inFlight.load(ordering: .relaxed) == 0 })
+        #expect(pools.lend() === first)
     }
 
     @Test("the pool opens one connection at start, before any query, and no more than its size under load")
@@ -38,14 +76,17 @@ struct DatabaseSweptPoolTests {
         }
     }
 
-    @Test("each sweep runs a statement on every connection of the pool")
+    @Test("each sweep runs a statement on every connection the pool opened")
     func sweepTouchesEveryConnection() async throws {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, poolSize: 4, sweepInterval: .milliseconds(200), logger: logger)
-            try await whileRunning(database) {
+            try await whileRunning(database, opened: 1) {
+                try await withThrowingDiscardingTaskGroup { queries in
+                    for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
+                }
                 try await eventually("every connection ran the sweep's statement") {
                     let backends = try await TestDatabase.backendStatements(of: url.database)
-                    return backends.count == 4 && backends.allSatisfy { $0.query == Database.Pool.sweepStatement.sql }
+                    return backends.count == 4 && backends.allSatisfy { $0.query == SingleConnectionPools.sweepStatement.sql }
                 }
             }
         }
@@ -59,7 +100,7 @@ struct DatabaseSweptPoolTests {
                 try await Task.sleep(for: .milliseconds(500))
                 let backends = try await TestDatabase.backendStatements(of: url.database)
                 #expect(backends.count == 1)
-                #expect(backends.allSatisfy { $0.query != Database.Pool.sweepStatement.sql }, "\(backends)")
+                #expect(backends.allSatisfy { $0.query != SingleConnectionPools.sweepStatement.sql }, "\(backends)")
             }
         }
     }
@@ -84,28 +125,35 @@ struct DatabaseSweptPoolTests {
         }
     }
 
-    @Test("a pool whose new connections were refused (a cluster at max_connections) serves a burst of queries once it can open more")
+    @Test("while new connections are refused (a cluster at max_connections), queries go to the open ones; once they are admitted, the pool opens the rest")
     func survivesRefusedConnections() async throws {
         try await TestDatabase.withFreshDatabase { url in
-            // A role PostgreSQL admits twice at once: the sweep's round asks for four, and two are
-            // refused, as they are when a cluster is at max_connections.
+            // A role PostgreSQL admits twice at once, as a cluster at max_connections refuses the rest.
             let role = "limited_\(UUID().uuidString.prefix(8).lowercased())"
             try await TestDatabase.withClient(url) { client in
                 _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD 'limited' CONNECTION LIMIT 2"))
             }
             let limited = try DatabaseURL("postgres://\(role):limited@\(url.host):\(url.port)/\(url.database)?sslmode=disable")
             let database = Database(url: limited, poolSize: 4, sweepInterval: .milliseconds(100), logger: logger)
-            try await whileRunning(database) {
-                try await eventually("two connections open, the others refused") { try await TestDatabase.backends(of: url.database) == 2 }
-                try await Task.sleep(for: .milliseconds(500))
-                try await TestDatabase.withClient(url) { client in
-                    _ = try await client.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) CONNECTION LIMIT -1"))
-                }
-                // More at once than the connections it has: the pool must open more.
+            let burst = {
+                // More at once than the connections open: the pool opens more.
                 try await withThrowingDiscardingTaskGroup { queries in
                     for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
                 }
-                try await eventually("the pool back at its size") { try await TestDatabase.backends(of: url.database) == 4 }
+            }
+            try await whileRunning(database, opened: 1) {
+                try await burst()
+                try await eventually("two connections open, the others refused") { try await TestDatabase.backends(of: url.database) == 2 }
+                // A query lent a refused connection would wait for PostgresNIO's circuit breaker (15 s and more).
+                let started = ContinuousClock.now
+                for _ in 0..<3 { try await burst() }
+                #expect(ContinuousClock.now - started < .seconds(5))
+                #expect(try await TestDatabase.backends(of: url.database) == 2)
+                try await TestDatabase.withClient(url) { client in
+                    _ = try await client.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) CONNECTION LIMIT -1"))
+                }
+                try await eventually("the refused connections opened once admitted") { try await TestDatabase.backends(of: url.database) == 4 }
+                try await burst()
             }
             // A role is the cluster's, not the test database's: it goes with the test.
             try await TestDatabase.withClient(url) { client in
