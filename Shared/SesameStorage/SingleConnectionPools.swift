@@ -13,15 +13,16 @@ import Synchronization
 /// the minimum is open). A pool of one connection whose minimum is one has no connection above
 /// its minimum, so no idle timer, and only ever one connection to retry, so nothing to drop.
 ///
-/// A query goes to the first open pool that is idle and whose connection answers; when none is,
-/// it opens another (up to `size`) and meanwhile queues on the least busy one.
+/// A query goes to the first open pool that is idle and whose connection is open; when none is,
+/// it opens another (up to `size`) and meanwhile queues on the least busy one whose connection is
+/// open, so a connection PostgreSQL refuses (at `max_connections`) or that is reopening holds no query.
 final class SingleConnectionPools: Sendable {
     /// One PostgresNIO pool of one connection.
     final class Member: Sendable {
         let client: PostgresClient
         /// Queries and leases on it now (a hint for choosing: a query's rows may still be read after it returns).
         let inFlight = Atomic<Int>(0)
-        /// Whether its connection answered and has not closed since.
+        /// Whether its connection is open: lent by PostgresNIO (so through its start-up) and not closed since.
         let isConnected = Atomic<Bool>(false)
 
         init(configuration: PostgresClient.Configuration, logger: Logger) {
@@ -73,7 +74,8 @@ final class SingleConnectionPools: Sendable {
         // None idle and connected: the least busy connected one, or (none connected: PostgreSQL
         // down or still starting) the least busy open one, which waits for its connection as a
         // PostgresNIO pool's queries do.
-        let chosen = leastBusy ?? members[0..<openCount].min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
+        let chosen =
+            leastBusy ?? members[0..<openCount].min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
         chosen.inFlight.wrappingAdd(1, ordering: .relaxed)
         return chosen
     }

@@ -27,6 +27,13 @@ struct SingleConnectionPoolsTests {
         }
     }
 
+    /// `count` short statements at once; more than the connections open, and the pool opens more.
+    func burst(_ count: Int, on database: Database) async throws {
+        try await withThrowingDiscardingTaskGroup { queries in
+            for _ in 0..<count { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
+        }
+    }
+
     @Test("a query goes to the first idle connected pool; with none, to the least busy connected one, and another opens")
     func lendsIdleThenLeastBusy() throws {
         // Never run: the choice alone, with the connections' states set by hand.
@@ -68,9 +75,7 @@ struct SingleConnectionPoolsTests {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, poolSize: 3, sweepInterval: .seconds(3600), logger: logger)
             try await whileRunning(database, opened: 1) {
-                try await withThrowingDiscardingTaskGroup { queries in
-                    for _ in 0..<12 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
-                }
+                try await burst(12, on: database)
                 #expect(try await TestDatabase.backends(of: url.database) == 3)
             }
         }
@@ -81,9 +86,7 @@ struct SingleConnectionPoolsTests {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, poolSize: 4, sweepInterval: .milliseconds(200), logger: logger)
             try await whileRunning(database, opened: 1) {
-                try await withThrowingDiscardingTaskGroup { queries in
-                    for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
-                }
+                try await burst(8, on: database)
                 try await eventually("every connection ran the sweep's statement") {
                     let backends = try await TestDatabase.backendStatements(of: url.database)
                     return backends.count == 4 && backends.allSatisfy { $0.query == SingleConnectionPools.sweepStatement.sql }
@@ -118,9 +121,7 @@ struct SingleConnectionPoolsTests {
                     return now.count == 1 && !now.contains(ended)
                 }
                 // Every connection answers: two statements at once, each on its own connection.
-                try await withThrowingDiscardingTaskGroup { queries in
-                    for _ in 0..<2 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
-                }
+                try await burst(2, on: database)
             }
         }
     }
@@ -135,25 +136,19 @@ struct SingleConnectionPoolsTests {
             }
             let limited = try DatabaseURL("postgres://\(role):limited@\(url.host):\(url.port)/\(url.database)?sslmode=disable")
             let database = Database(url: limited, poolSize: 4, sweepInterval: .milliseconds(100), logger: logger)
-            let burst = {
-                // More at once than the connections open: the pool opens more.
-                try await withThrowingDiscardingTaskGroup { queries in
-                    for _ in 0..<8 { queries.addTask { try await database.client.query("SELECT pg_sleep(0.05)") } }
-                }
-            }
             try await whileRunning(database, opened: 1) {
-                try await burst()
+                try await burst(8, on: database)
                 try await eventually("two connections open, the others refused") { try await TestDatabase.backends(of: url.database) == 2 }
                 // A query lent a refused connection would wait for PostgresNIO's circuit breaker (15 s and more).
                 let started = ContinuousClock.now
-                for _ in 0..<3 { try await burst() }
+                for _ in 0..<3 { try await burst(8, on: database) }
                 #expect(ContinuousClock.now - started < .seconds(5))
                 #expect(try await TestDatabase.backends(of: url.database) == 2)
                 try await TestDatabase.withClient(url) { client in
                     _ = try await client.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) CONNECTION LIMIT -1"))
                 }
                 try await eventually("the refused connections opened once admitted") { try await TestDatabase.backends(of: url.database) == 4 }
-                try await burst()
+                try await burst(8, on: database)
             }
             // A role is the cluster's, not the test database's: it goes with the test.
             try await TestDatabase.withClient(url) { client in
