@@ -123,7 +123,7 @@ final class SingleConnectionPools: Sendable {
                 for member in members[0..<openCount] {
                     round.addTask {
                         member.inFlight.wrappingAdd(1, ordering: .relaxed)
-                        defer { member.inFlight.wrappingSubtract(1, ordering: .relaxed) }
+                        defer { self.giveBack(member) }
                         _ = try? await member.client.query(Self.sweepStatement, logger: Self.quiet)
                     }
                 }

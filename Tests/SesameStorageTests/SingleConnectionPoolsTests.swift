@@ -13,17 +13,23 @@ import Testing
 /// the pool is not one PostgresNIO pool fixed at its size).
 @Suite("The database pool", .timeLimit(.minutes(1)))
 struct SingleConnectionPoolsTests {
-    let logger = Logger(label: "database-swept-pool-test")
+    let logger = Logger(label: "single-connection-pools-test")
 
-    /// Runs `body` while `database` runs, once `opened` connections (if given) are open on it.
-    func whileRunning(_ database: Database, opened: Int? = nil, _ body: () async throws -> Void) async throws {
+    /// Runs `body` while `database` runs, once the connection it opens at start is open.
+    func whileRunning(_ database: Database, _ body: () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await database.run() }
             defer { group.cancelAll() }
-            if let opened {
-                try await eventually("the pool's \(opened) connections open") { try await TestDatabase.backends(of: database.url.database) == opened }
-            }
+            try await eventually("the pool's first connection open") { try await TestDatabase.backends(of: database.url.database) == 1 }
             try await body()
+        }
+    }
+
+    /// Runs `body` with a running pool of `size` on a fresh database.
+    func withRunningPool(size: Int, sweepInterval: Duration, _ body: (DatabaseURL, Database) async throws -> Void) async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            let database = Database(url: url, poolSize: size, sweepInterval: sweepInterval, logger: logger)
+            try await whileRunning(database) { try await body(url, database) }
         }
     }
 
@@ -72,57 +78,45 @@ struct SingleConnectionPoolsTests {
 
     @Test("the pool opens one connection at start, before any query, and no more than its size under load")
     func opensOneAtStart() async throws {
-        try await TestDatabase.withFreshDatabase { url in
-            let database = Database(url: url, poolSize: 3, sweepInterval: .seconds(3600), logger: logger)
-            try await whileRunning(database, opened: 1) {
-                try await burst(12, on: database)
-                #expect(try await TestDatabase.backends(of: url.database) == 3)
-            }
+        try await withRunningPool(size: 3, sweepInterval: .seconds(3600)) { url, database in
+            try await burst(12, on: database)
+            #expect(try await TestDatabase.backends(of: url.database) == 3)
         }
     }
 
     @Test("each sweep runs a statement on every connection the pool opened")
     func sweepTouchesEveryConnection() async throws {
-        try await TestDatabase.withFreshDatabase { url in
-            let database = Database(url: url, poolSize: 4, sweepInterval: .milliseconds(200), logger: logger)
-            try await whileRunning(database, opened: 1) {
-                try await burst(8, on: database)
-                try await eventually("every connection ran the sweep's statement") {
-                    let backends = try await TestDatabase.backendStatements(of: url.database)
-                    return backends.count == 4 && backends.allSatisfy { $0.query == SingleConnectionPools.sweepStatement.sql }
-                }
+        try await withRunningPool(size: 4, sweepInterval: .milliseconds(200)) { url, database in
+            try await burst(8, on: database)
+            try await eventually("every connection ran the sweep's statement") {
+                let backends = try await TestDatabase.backendStatements(of: url.database)
+                return backends.count == 4 && backends.allSatisfy { $0.query == SingleConnectionPools.sweepStatement.sql }
             }
         }
     }
 
     @Test("without a sweep due, an idle connection runs nothing")
     func noSweepBeforeItsInterval() async throws {
-        try await TestDatabase.withFreshDatabase { url in
-            let database = Database(url: url, poolSize: 2, sweepInterval: .seconds(3600), logger: logger)
-            try await whileRunning(database, opened: 1) {
-                try await Task.sleep(for: .milliseconds(500))
-                let backends = try await TestDatabase.backendStatements(of: url.database)
-                #expect(backends.count == 1)
-                #expect(backends.allSatisfy { $0.query != SingleConnectionPools.sweepStatement.sql }, "\(backends)")
-            }
+        try await withRunningPool(size: 2, sweepInterval: .seconds(3600)) { url, database in
+            try await Task.sleep(for: .milliseconds(500))
+            let backends = try await TestDatabase.backendStatements(of: url.database)
+            #expect(backends.count == 1)
+            #expect(backends.allSatisfy { $0.query != SingleConnectionPools.sweepStatement.sql }, "\(backends)")
         }
     }
 
     @Test("the connection kept open is replaced when it closes, without waiting for a query or a sweep, and the pool answers on")
     func replacesAClosedConnection() async throws {
-        try await TestDatabase.withFreshDatabase { url in
-            // No sweep in the test's time: the pool itself, not a sweep's demand, must replace it.
-            let database = Database(url: url, poolSize: 2, sweepInterval: .seconds(3600), logger: logger)
-            try await whileRunning(database, opened: 1) {
-                let ended = try #require(try await TestDatabase.backendStatements(of: url.database).first?.pid)
-                try await TestDatabase.terminate(backend: ended)
-                try await eventually("a new connection in its place") {
-                    let now = try await TestDatabase.backendStatements(of: url.database).map(\.pid)
-                    return now.count == 1 && !now.contains(ended)
-                }
-                // Every connection answers: two statements at once, each on its own connection.
-                try await burst(2, on: database)
+        // No sweep in the test's time: the pool itself, not a sweep's demand, must replace it.
+        try await withRunningPool(size: 2, sweepInterval: .seconds(3600)) { url, database in
+            let ended = try #require(try await TestDatabase.backendStatements(of: url.database).first?.pid)
+            try await TestDatabase.terminate(backend: ended)
+            try await eventually("a new connection in its place") {
+                let now = try await TestDatabase.backendStatements(of: url.database).map(\.pid)
+                return now.count == 1 && !now.contains(ended)
             }
+            // Every connection answers: two statements at once, each on its own connection.
+            try await burst(2, on: database)
         }
     }
 
@@ -136,7 +130,7 @@ struct SingleConnectionPoolsTests {
             }
             let limited = try DatabaseURL("postgres://\(role):limited@\(url.host):\(url.port)/\(url.database)?sslmode=disable")
             let database = Database(url: limited, poolSize: 4, sweepInterval: .milliseconds(100), logger: logger)
-            try await whileRunning(database, opened: 1) {
+            try await whileRunning(database) {
                 try await burst(8, on: database)
                 try await eventually("two connections open, the others refused") { try await TestDatabase.backends(of: url.database) == 2 }
                 // A query lent a refused connection would wait for PostgresNIO's circuit breaker (15 s and more).
