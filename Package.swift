@@ -223,7 +223,7 @@ if declaresServer {
                 "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
                 serviceLifecycle, crypto,
                 cryptoExtras,
-                postgresNIO, httpTypes, argumentParser,
+                postgresNIO, nioPosix, httpTypes, argumentParser,
             ],
             path: "Services/admin/AdminService",
             // Embedded by the EmbedFiles plugin.

@@ -78,7 +78,8 @@ enum StreamsBenchmark {
                             "SESAME_LOG_LEVEL": "warning",
                             // wrk and the fleet are a few installs on one address: the limits would measure themselves.
                             "SESAME_REQUEST_RATE_PER_KEY": "1000000", "SESAME_REQUEST_RATE_PER_CLIENT": "1000000",
-                            "SESAME_STREAMS_PER_INSTALL": "1000000",
+                            "SESAME_STREAMS_PER_INSTALL": "1000000", "SESAME_STREAMS_PER_ADDRESS": "1000000",
+                            "SESAME_STREAMS_PER_REPLICA": "1000000",
                         ],
                         log: FileManager.default.temporaryDirectory.appendingPathComponent("sesame-streams-delivery.log"))
                     defer { process.stop() }

@@ -23,6 +23,8 @@ public struct ConfigSchema: Sendable {
     ]
     /// At most this many violations are reported (the first ones, in document order).
     public static let maxViolations = 100
+    /// At most this many values of a failing `enum` are named in its message.
+    public static let maxEnumValuesShown = 10
 
     /// Why a schema cannot be used.
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
@@ -59,20 +61,30 @@ public struct ConfigSchema: Sendable {
         self.patterns = patterns
     }
 
-    /// Every violation of `instance`, in document order (at most `maxViolations`); empty when it conforms.
-    public func validate(_ instance: JSONValue) -> [Violation] {
+    /// Every violation of `instance`, in document order (at most `maxViolations`); empty when it
+    /// conforms. Throws `TooComplex` when the check would cost more than `budget` allows.
+    public func validate(_ instance: JSONValue, budget: ValidationBudget = ValidationBudget()) throws(TooComplex) -> [Violation] {
         var violations: [Violation] = []
-        validate(instance, against: document, at: "", depth: 0, into: &violations)
+        try validate(instance, against: document, at: "", nesting: 0, references: 0, budget: budget, into: &violations)
         return violations
     }
 
     // MARK: Validation
 
-    private func validate(_ instance: JSONValue, against schema: JSONValue, at path: String, depth: Int, into violations: inout [Violation]) {
+    // Recursive, but never deeper than `ValidationBudget.maxNesting` frames: each frame is a level of
+    // the config or a `$ref` followed, and both count.
+    private func validate(
+        _ instance: JSONValue, against schema: JSONValue, at path: String, nesting: Int, references: Int, budget: ValidationBudget,
+        into violations: inout [Violation]
+    ) throws(TooComplex) {
         func fail(_ keyword: String, _ message: String) {
             if violations.count < Self.maxViolations { violations.append(Violation(path: path, keyword: keyword, message: message)) }
         }
         guard violations.count < Self.maxViolations else { return }
+        guard nesting < ValidationBudget.maxNesting else {
+            throw TooComplex("the config and the schema's references nest more than \(ValidationBudget.maxNesting) levels deep at \(path.isEmpty ? "the config" : path)")
+        }
+        try budget.spend(1)
         switch schema {
         case .bool(true): return
         case .bool(false): return fail("false", "is not allowed here")
@@ -80,10 +92,10 @@ public struct ConfigSchema: Sendable {
             if case .string(let reference)? = keywords["$ref"] {
                 // `check` resolved every reference; a chain of references that never reaches the
                 // config's next level is a loop.
-                guard depth < 64, let target = Self.resolve(reference, in: document) else {
+                guard references < 64, let target = Self.resolve(reference, in: document) else {
                     return fail("$ref", "the schema's references loop without end at \(reference)")
                 }
-                validate(instance, against: target, at: path, depth: depth + 1, into: &violations)
+                try validate(instance, against: target, at: path, nesting: nesting + 1, references: references + 1, budget: budget, into: &violations)
             }
             if case .array(let types)? = keywords["type"] {
                 let names = types.compactMap { if case .string(let name) = $0 { name } else { nil } }
@@ -93,8 +105,13 @@ public struct ConfigSchema: Sendable {
             } else if case .string(let name)? = keywords["type"], !Self.instance(instance, isOfType: name) {
                 fail("type", "must be \(Self.article(name)), not \(Self.describe(instance))")
             }
-            if case .array(let allowed)? = keywords["enum"], !allowed.contains(where: { Self.equal($0, instance) }) {
-                fail("enum", "must be one of \(allowed.map(Self.render).joined(separator: ", "))")
+            if case .array(let allowed)? = keywords["enum"] {
+                try budget.spend(allowed.count)
+                if !allowed.contains(where: { Self.equal($0, instance) }) {
+                    let shown = allowed.prefix(Self.maxEnumValuesShown).map(Self.render).joined(separator: ", ")
+                    let rest = allowed.count > Self.maxEnumValuesShown ? ", … (\(allowed.count) values in all)" : ""
+                    fail("enum", "must be one of \(shown)\(rest)")
+                }
             }
             if let constant = keywords["const"], !Self.equal(constant, instance) {
                 fail("const", "must be \(Self.render(constant))")
@@ -115,12 +132,14 @@ public struct ConfigSchema: Sendable {
                 let length = text.unicodeScalars.count
                 if let minimum = keywords["minLength"].flatMap(Self.count), length < minimum { fail("minLength", "must be at least \(minimum) characters long") }
                 if let maximum = keywords["maxLength"].flatMap(Self.count), length > maximum { fail("maxLength", "must be at most \(maximum) characters long") }
-                if case .string(let source)? = keywords["pattern"], let expression = patterns[source], !expression.matches(text) {
-                    fail("pattern", "must match the pattern \(source)")
+                if case .string(let source)? = keywords["pattern"], let expression = patterns[source] {
+                    try budget.spend(1)
+                    if try !expression.matches(text, before: budget.deadline) { fail("pattern", "must match the pattern \(source)") }
                 }
             }
             if case .object(let members) = instance {
                 if case .array(let required)? = keywords["required"] {
+                    try budget.spend(required.count)
                     for case .string(let name) in required where members[name] == nil {
                         fail("required", "must have the member \"\(name)\"")
                     }
@@ -130,21 +149,21 @@ public struct ConfigSchema: Sendable {
                 for (name, member) in members.sorted(by: { $0.key < $1.key }) {
                     let memberPath = path + "/" + Self.escape(name)
                     if let schema = properties[name] {
-                        validate(member, against: schema, at: memberPath, depth: 0, into: &violations)
+                        try validate(member, against: schema, at: memberPath, nesting: nesting + 1, references: 0, budget: budget, into: &violations)
                     } else if let additional = keywords["additionalProperties"] {
                         if case .bool(false) = additional {
                             if violations.count < Self.maxViolations {
                                 violations.append(Violation(path: memberPath, keyword: "additionalProperties", message: "is not a member the schema allows"))
                             }
                         } else {
-                            validate(member, against: additional, at: memberPath, depth: 0, into: &violations)
+                            try validate(member, against: additional, at: memberPath, nesting: nesting + 1, references: 0, budget: budget, into: &violations)
                         }
                     }
                 }
             }
             if case .array(let elements) = instance, let items = keywords["items"] {
                 for (index, element) in elements.enumerated() {
-                    validate(element, against: items, at: path + "/\(index)", depth: 0, into: &violations)
+                    try validate(element, against: items, at: path + "/\(index)", nesting: nesting + 1, references: 0, budget: budget, into: &violations)
                 }
             }
         default:
@@ -313,6 +332,9 @@ public struct ConfigSchema: Sendable {
 /// A compiled `pattern`: ECMA-262 in the standard; ICU's syntax (NSRegularExpression) agrees on
 /// the common subset (classes, anchors, quantifiers, groups, alternation). Unanchored, as the
 /// standard says: `pattern` matches when the expression is found anywhere in the string.
+///
+/// ICU backtracks, so a pattern such as `(a*)*b` can take exponential time; the match asks ICU to
+/// report progress (about every few hundred microseconds) and stops at the validation's deadline.
 final class CompiledPattern: @unchecked Sendable {
     // NSRegularExpression is immutable once made and documented as safe to use from many threads.
     private let expression: NSRegularExpression
@@ -322,7 +344,64 @@ final class CompiledPattern: @unchecked Sendable {
         self.expression = expression
     }
 
-    func matches(_ text: String) -> Bool {
-        expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    /// Whether the expression is found in `text`; throws when the search reaches `deadline` first.
+    func matches(_ text: String, before deadline: ContinuousClock.Instant) throws(ConfigSchema.TooComplex) -> Bool {
+        var found = false
+        var outOfTime = false
+        expression.enumerateMatches(in: text, options: [.reportProgress], range: NSRange(text.startIndex..., in: text)) { match, _, stop in
+            if match != nil {
+                found = true
+                stop.pointee = true
+            } else if ContinuousClock.now >= deadline {
+                outOfTime = true
+                stop.pointee = true
+            }
+        }
+        if outOfTime && !found { throw ConfigSchema.TooComplex("a pattern took longer to match than validation may take") }
+        return found
+    }
+}
+
+extension ConfigSchema {
+    /// A validation that would cost more than its budget: the schema is too complex for the config
+    /// (`422 schema_too_complex`), not the config wrong.
+    public struct TooComplex: Error, Sendable, Equatable, CustomStringConvertible {
+        public let reason: String
+        public init(_ reason: String) { self.reason = reason }
+        public var description: String { reason }
+    }
+}
+
+/// What one validation may cost: steps (a schema applied to a value, a value of an `enum` or
+/// `required` list compared), time (a deadline, checked between steps and inside pattern matches),
+/// and nesting (levels of the config plus `$ref`s followed, so the descent never exhausts a stack).
+/// One budget may be shared by several validations that make up one request (a schema checked
+/// against every published config).
+public final class ValidationBudget {
+    /// Steps one request may spend, by default.
+    public static let defaultSteps = 1_000_000
+    /// Time one request may spend, by default.
+    public static let defaultTime: Duration = .seconds(1)
+    /// The deepest the descent goes: levels of the config plus `$ref`s followed.
+    public static let maxNesting = 128
+
+    private let steps: Int
+    private var remaining: Int
+    let deadline: ContinuousClock.Instant
+
+    public init(steps: Int = ValidationBudget.defaultSteps, time: Duration = ValidationBudget.defaultTime) {
+        self.steps = steps
+        remaining = steps
+        deadline = ContinuousClock.now.advanced(by: time)
+    }
+
+    func spend(_ steps: Int) throws(ConfigSchema.TooComplex) {
+        let before = remaining
+        remaining -= steps
+        guard remaining >= 0 else { throw ConfigSchema.TooComplex("checking the config against the schema takes more than \(steps) steps") }
+        // The clock is read every 1,024 steps, not at each.
+        if before >> 10 != remaining >> 10, ContinuousClock.now >= deadline {
+            throw ConfigSchema.TooComplex("checking the config against the schema takes longer than validation may take")
+        }
     }
 }

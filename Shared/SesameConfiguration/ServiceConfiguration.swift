@@ -75,6 +75,10 @@ public struct ServiceConfiguration: Sendable {
     public var requestRatePerKey: Int
     /// Live-config streams one attested key may hold open on a delivery replica.
     public var streamsPerInstall: Int
+    /// Live-config streams one client address (an IPv6 client's /64) may hold open on a delivery replica.
+    public var streamsPerAddress: Int
+    /// Live-config streams a delivery replica holds open in all.
+    public var streamsPerReplica: Int
     /// Delivery requests per second per client address; the burst is ten times this.
     public var requestRatePerClient: Int
     /// Attests per second per client address at auth; challenges and refreshes get twice this.
@@ -120,6 +124,8 @@ public struct ServiceConfiguration: Sendable {
         attestAdmissionRate: Int = 50,
         requestRatePerKey: Int = 20,
         streamsPerInstall: Int = 8,
+        streamsPerAddress: Int = 256,
+        streamsPerReplica: Int = 20_000,
         requestRatePerClient: Int = 200,
         attestRatePerClient: Int = 10,
         operatorToken: String? = nil,
@@ -149,6 +155,8 @@ public struct ServiceConfiguration: Sendable {
         self.attestAdmissionRate = attestAdmissionRate
         self.requestRatePerKey = requestRatePerKey
         self.streamsPerInstall = streamsPerInstall
+        self.streamsPerAddress = streamsPerAddress
+        self.streamsPerReplica = streamsPerReplica
         self.requestRatePerClient = requestRatePerClient
         self.attestRatePerClient = attestRatePerClient
         self.operatorToken = operatorToken
@@ -303,6 +311,8 @@ public struct ServiceConfiguration: Sendable {
             attestAdmissionRate: try reader.positiveInteger("SESAME_ATTEST_ADMISSION_RATE", default: 50),
             requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
             streamsPerInstall: try reader.positiveInteger("SESAME_STREAMS_PER_INSTALL", default: 8),
+            streamsPerAddress: try reader.positiveInteger("SESAME_STREAMS_PER_ADDRESS", default: 256),
+            streamsPerReplica: try reader.positiveInteger("SESAME_STREAMS_PER_REPLICA", default: 20_000),
             requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
             attestRatePerClient: try reader.positiveInteger("SESAME_ATTEST_RATE_PER_CLIENT", default: 10),
             operatorToken: operatorToken,

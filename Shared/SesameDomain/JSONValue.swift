@@ -10,8 +10,15 @@ public enum JSONValue: Codable, Sendable, Equatable {
     case object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {
+        // Containers are tried first: a failed try builds an error carrying the coding path, so
+        // trying the five scalar types before each level of a 500-deep config cost seconds (each
+        // level's failures grow with its depth). A scalar costs one or two failed tries instead.
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
+        if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if container.decodeNil() {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
@@ -19,12 +26,8 @@ public enum JSONValue: Codable, Sendable, Equatable {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .string(try container.decode(String.self))
         }
     }
 

@@ -33,6 +33,7 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
         public func run() async throws {
             let configuration = try loadConfiguration(Service.self)
             SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
+            DescriptorLimit.raise()
             let app = try Service.buildApplication(configuration: configuration)
             try await app.runService()
         }

@@ -74,8 +74,17 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             host: host, port: port, username: username, password: password, database: database, tls: tls
         )
         configuration.options.connectTimeout = .seconds(3)
+        configuration.options.additionalStartupParameters = Self.sessionLimits
         return configuration
     }
+
+    /// Set on every connection a service opens, so no statement or forgotten transaction holds a
+    /// pooled connection and its locks for long: a statement (lock waits included) ends after 30 s,
+    /// a transaction idle for 60 s is ended by PostgreSQL. Migrations lift the statement limit in
+    /// their own transaction (`SET LOCAL`).
+    public static let sessionLimits: [(String, String)] = [
+        ("statement_timeout", "30s"), ("idle_in_transaction_session_timeout", "60s"),
+    ]
 
     /// The URL without its password, safe to log.
     public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }

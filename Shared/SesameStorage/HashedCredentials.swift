@@ -11,6 +11,15 @@ public enum HashedCredentials {
     public enum Table: String, Sendable {
         case provisioningKeys = "provisioning_keys"
         case backendKeys = "backend_keys"
+
+        /// What makes a row live: not revoked, and (a provisioning key made while the app's
+        /// two-person rule is on) approved by a second person.
+        var live: String {
+            switch self {
+            case .provisioningKeys: "revoked_at IS NULL AND pending_proposal IS NULL"
+            case .backendKeys: "revoked_at IS NULL"
+            }
+        }
     }
 
     /// The key id and app of the live credential `secret`, or nil.
@@ -21,7 +30,7 @@ public enum HashedCredentials {
     /// The key id and app of the live credential whose SHA-256 is `hash`, or nil.
     public static func authenticate(hash: Data, in table: Table, database: Database, logger: Logger) async throws -> (keyID: UUID, appID: String)? {
         let rows = try await database.client.query(
-            "SELECT key_id, app_id, key_hash FROM \(unescaped: table.rawValue) WHERE key_hash = \(hash) AND revoked_at IS NULL", logger: logger)
+            "SELECT key_id, app_id, key_hash FROM \(unescaped: table.rawValue) WHERE key_hash = \(hash) AND \(unescaped: table.live)", logger: logger)
         for try await (keyID, appID, stored) in rows.decode((UUID, String, Data).self) {
             // The index found it by hash; compare once more without an early exit.
             guard ConstantTime.equals(stored, hash) else { return nil }

@@ -32,6 +32,8 @@ public struct Migrator: Sendable {
 
     private func apply(_ migrations: [Migration], on client: some PostgresConnectionSource, logger: Logger) async throws -> [Int] {
         try await client.withTransaction(logger: logger) { connection in
+            // A migration may rewrite a large table: the services' 30 s statement limit is not for it.
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
             try await connection.query(
                 """

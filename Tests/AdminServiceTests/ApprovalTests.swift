@@ -90,7 +90,11 @@ struct ApprovalTests {
             let lift = try await harness.call(.put, "/v1/admin/policy", credential: ana, json: ["requireApproval": []])
             let liftID = try Self.proposalID(lift)
             #expect((try await harness.call(.get, "/v1/admin/policy", credential: ana)["policy"] as? [String: Any])?["requireApproval"] as? [String] == ["publish", "policy"])
-            let lifted = try await harness.call(.post, "/v1/admin/changes/\(liftID)/approve", credential: ben)
+            // Only a person approves a policy change: a key is refused; the operator's break-glass lifts it here.
+            let byKey = try await harness.call(.post, "/v1/admin/changes/\(liftID)/approve", credential: ben)
+            #expect(byKey.status == .forbidden && byKey.errorCode == "person_required", "\(byKey.json)")
+            let lifted = try await harness.call(
+                .post, "/v1/admin/changes/\(liftID)/break-glass", credential: AdminHarness.operatorToken, json: ["reason": "no owner has signed in yet"])
             #expect(lifted.status == .ok, "\(lifted.json)")
             #expect(try await harness.upload(["v": 4], version: "*", key: ana).status == .ok)
         }

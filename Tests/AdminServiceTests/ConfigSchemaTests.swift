@@ -103,4 +103,48 @@ struct ConfigSchemaAPITests {
             #expect(actions == ["config.schema.set", "config.schema.remove"])
         }
     }
+
+    /// Nested `depth` levels: ["a": ["a": … true]].
+    static func nested(_ depth: Int) -> Any { (0..<depth).reduce(true as Any) { inner, _ in ["a": inner] } }
+
+    @Test("a backtracking pattern and a deep config against a looping $ref answer 422 schema_too_complex within 2 s; another app answers meanwhile; nothing is published")
+    func pathologicalSchemas() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            let other = try await harness.createKey(bundleID: "com.example.other")
+            let backtracking: [String: Any] = ["properties": ["name": ["pattern": "(a*)*b"]]]
+            #expect(try await harness.call(.put, "/v1/admin/config/schema", credential: key, json: ["version": "1.*", "schema": backtracking]).status == .ok)
+
+            let start = ContinuousClock.now
+            async let refused = harness.upload(["name": String(repeating: "a", count: 41)], version: "1.*", key: key)
+            try await Task.sleep(for: .milliseconds(100))
+            let otherStart = ContinuousClock.now
+            let otherUpload = try await harness.upload(["feature": true], version: "*", key: other)
+            let otherElapsed = ContinuousClock.now - otherStart
+            let reply = try await refused
+            let elapsed = ContinuousClock.now - start
+            #expect(reply.status == .unprocessableContent && reply.errorCode == "schema_too_complex", "\(reply.json)")
+            #expect(elapsed < .seconds(2), "the refusal took \(elapsed)")
+            // Loose: the machine may be busy; before the check left the request's thread it took the refusal's 17 s.
+            #expect(otherUpload.status == .ok && otherElapsed < .milliseconds(1_500), "another app's upload took \(otherElapsed)")
+
+            let dry = try await harness.call(
+                .post, "/v1/admin/config/validate", credential: key, json: ["version": "1.*", "config": ["name": String(repeating: "a", count: 41)]])
+            #expect(dry.status == .unprocessableContent && dry.errorCode == "schema_too_complex", "\(dry.json)")
+
+            // Eight references that loop through every level of a 500-deep config: refused, and the service lives.
+            var definitions: [String: Any] = ["d7": ["additionalProperties": ["$ref": "#/$defs/d0"]]]
+            for index in 0..<7 { definitions["d\(index)"] = ["$ref": "#/$defs/d\(index + 1)"] }
+            let looping: [String: Any] = ["$defs": definitions, "$ref": "#/$defs/d0"]
+            #expect(try await harness.call(.put, "/v1/admin/config/schema", credential: key, json: ["version": "2.*", "schema": looping]).status == .ok)
+            let deepStart = ContinuousClock.now
+            let deep = try await harness.upload(Self.nested(500), version: "2.*", key: key)
+            #expect(deep.status == .unprocessableContent && deep.errorCode == "schema_too_complex", "\(deep.json)")
+            #expect(ContinuousClock.now - deepStart < .seconds(2), "the deep config's refusal took \(ContinuousClock.now - deepStart)")
+            #expect(try await harness.upload(Self.nested(5), version: "2.*", key: key).status == .ok)
+
+            let history = try await harness.call(.get, "/v1/admin/config/history?version=1.*", credential: key)
+            #expect((history["revisions"] as? [[String: Any]])?.isEmpty == true, "a refused upload left a revision: \(history.json)")
+        }
+    }
 }

@@ -67,7 +67,7 @@ struct OfficialSuiteTests {
                 continue
             }
             for test in group.tests {
-                let violations = schema.validate(test.data)
+                let violations = try schema.validate(test.data)
                 #expect(violations.isEmpty == test.valid, "\(file): \(group.description) / \(test.description): \(violations)")
                 ran += 1
             }

@@ -10,8 +10,9 @@ import Testing
 /// every gate of `GET /v1/config` pushed down the open stream.
 @Suite("Live-config streams", .timeLimit(.minutes(3)))
 struct ConfigUpdateStreamTests {
-    /// One open stream's events, read as they arrive.
-    final class EventReader {
+    /// One open stream's events, read as they arrive. Unchecked: read by one task at a time (a
+    /// burst hands each reader from the task that opened it to the one that holds it).
+    final class EventReader: @unchecked Sendable {
         private var chunks: AsyncThrowingStream<Data, any Error>.AsyncIterator
         private var parser = ServerSentEventParser()
         private var ready: [ServerSentEvent] = []
@@ -92,10 +93,10 @@ struct ConfigUpdateStreamTests {
                 #expect(try await reader.next() == nil, "the stream ends after a kill switch")
             }
 
-            // A stream opened on a switched-off version says so at once and ends.
+            // A stream opened on a switched-off version is refused as the config is, before any 200.
             let late = try await EventReader(delivery: delivery, token: streamToken())
-            #expect(try await late.next()?.event == "version_disabled")
-            #expect(try await late.next() == nil)
+            #expect(late.status == 403)
+            #expect(try await late.body().contains(#""code":"version_disabled""#))
 
             if opener == .fastPath {
                 // Other tests may add to the process's count: at least.
@@ -167,6 +168,61 @@ struct ConfigUpdateStreamTests {
             #expect(theirs.status == 200)
             #expect(try await theirs.next()?.event == "config")
             #expect(open.count == 8)
+        }
+    }
+
+    @Test("a stream is refused before 200 for a token an emergency revocation covers and for a revoked install, as /v1/config is", arguments: Opener.allCases)
+    func gateBeforeOpening(opener: Opener) async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.upload(["flag": 1], version: "2.*")
+            let covered = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            let stolen = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: covered)
+            let delivery = harness.deliveries[0]
+            if opener == .fastPath {
+                for token in [covered, stolen] { #expect(try await harness.fetch(version: "2.1.3", token: token).status == .ok) }
+            }
+            let keyID = try #require(try TrustTierTests.claims(of: stolen)["sub"] as? String)
+            try await harness.manage(.post, "devices/revoke", ["keyId": keyID, "reason": "stolen"])
+            try await harness.manage(.post, "emergency-revoke", ["version": "2.*"])
+            try await eventually("the revocation arrives") { try await harness.fetch(version: "2.1.3", token: covered).errorCode == "token_revoked" }
+
+            let revoked = try await EventReader(delivery: delivery, token: covered)
+            #expect(revoked.status == 401)
+            #expect(try await revoked.body().contains(#""code":"token_revoked""#))
+            let device = try await EventReader(delivery: delivery, token: stolen)
+            #expect(device.status == 401 || device.status == 403, "status \(device.status)")
+            #expect(try await device.body().contains("revoked"))
+        }
+    }
+
+    @Test("300 opens at once with one token, across both replicas, admit at most 8 streams a replica; the rest are refused")
+    func burstOfOneToken() async throws {
+        try await DeliveryHarness.run { harness in
+            let revision = try await harness.upload(["flag": 1], version: "*")
+            let token = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: revision, token: token)
+            let statuses = try await withThrowingTaskGroup(of: (Int, EventReader?).self) { group in
+                for index in 0..<300 {
+                    let delivery = harness.deliveries[index % 2]
+                    group.addTask {
+                        let reader = try await EventReader(delivery: delivery, token: token)
+                        // Admitted streams are held open until every open was answered.
+                        return (reader.status, reader.status == 200 ? reader : nil)
+                    }
+                }
+                var statuses: [Int] = []
+                var held: [EventReader] = []
+                for try await (status, reader) in group {
+                    statuses.append(status)
+                    if let reader { held.append(reader) }
+                }
+                #expect(held.count == statuses.filter { $0 == 200 }.count)
+                return statuses
+            }
+            let admitted = statuses.filter { $0 == 200 }.count
+            #expect(admitted >= 8 && admitted <= 16, "admitted \(admitted) of 300")
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 429 }, "\(Set(statuses))")
         }
     }
 }

@@ -127,6 +127,15 @@ def main(validator):
     used = set(re.findall(r"http://(sesame_[a-z]+)", routes)) | {"sesame_" + s for s in SESAME_SERVICES}
     defined = set(re.findall(r"upstream (sesame_[a-z]+)", nginx))
     check("the compose gateway defines every upstream the routes use", used <= defined, f"missing: {sorted(used - defined)}")
+    limits = (DEPLOY / "gateway" / "sesame-limits.conf").read_text()
+    zones = set(re.findall(r"limit_conn_zone \S+ zone=([a-z_]+):", limits))
+    limited = set(re.findall(r"limit_conn ([a-z_]+) \d+;", routes))
+    check("both gateways include the shared limits, which define every connection zone the routes use",
+          "./gateway/sesame-limits.conf:/etc/nginx/sesame-limits.conf" in mounts
+          and "include /etc/nginx/sesame-limits.conf;" in nginx and "deploy/gateway/sesame-limits.conf" in runner
+          and bool(limited) and limited <= zones, f"zones {sorted(zones)}, used {sorted(limited)}")
+    stream_route = routes.split("location = /v1/config/updates", 1)[-1].split("}", 1)[0]
+    check("live-config streams are limited per client address at the gateway", "limit_conn sesame_streams_per_address" in stream_route)
 
     print(f"deployment: {failures} failed")
     return 1 if failures else 0

@@ -58,6 +58,7 @@ struct Gateway: Sendable {
             events { worker_connections 1024; }
             http {
                 include \(layout.root)/deploy/gateway/sesame-log-format.conf;
+                include \(layout.root)/deploy/gateway/sesame-limits.conf;
                 access_log \(layout.logs)/gateway-access.log sesame;
                 client_body_temp_path \(prefix)/body;
                 proxy_temp_path \(prefix)/proxy;

@@ -25,7 +25,11 @@ func violations(of config: JSONValue, against schemas: [(scope: String, document
         } catch {
             throw CLIFailure("the schema of \(scope) cannot be used: \(error)", exitCode: 2)
         }
-        lines += schema.validate(config).map { "\($0.path.isEmpty ? "(the config)" : $0.path): \($0.message) [\($0.keyword), \(scope)]" }
+        do {
+            lines += try schema.validate(config).map { "\($0.path.isEmpty ? "(the config)" : $0.path): \($0.message) [\($0.keyword), \(scope)]" }
+        } catch {
+            throw CLIFailure("the schema of \(scope) is too costly to check against this config: \(error)", exitCode: 2)
+        }
     }
     return lines
 }

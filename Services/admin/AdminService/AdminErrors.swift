@@ -101,6 +101,11 @@ enum AdminErrors {
     static func schemaInvalid(_ problem: String) -> APIError {
         APIError(.unprocessableContent, code: "schema_invalid", message: "The schema cannot be used: \(problem).")
     }
+    static func schemaTooComplex(_ reason: String) -> APIError {
+        APIError(
+            .unprocessableContent, code: "schema_too_complex",
+            message: "The schema is too costly to check against this config: \(reason). Simplify its patterns or references, or the config's nesting.")
+    }
     static func schemaNotFound(_ scope: String) -> APIError {
         APIError(.notFound, code: "schema_not_found", message: "No schema is attached to \(scope).")
     }

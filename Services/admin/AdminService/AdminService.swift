@@ -40,7 +40,7 @@ public enum AdminService: SesameServiceDefinition {
         // Room for the largest config, and the largest blob as base64, plus their JSON wrapping.
         let admin = parts.group("v1/admin", bodyLimit: configuration.maxConfigBytes + 64 * 1024)
         let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024)
-        KeyRoutes(authenticator: authenticator, keys: keys).addRoutes(to: admin)
+        KeyRoutes(authenticator: authenticator, keys: keys, approvals: approvals).addRoutes(to: admin)
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
@@ -65,7 +65,8 @@ public enum AdminService: SesameServiceDefinition {
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
             .addRoutes(to: admin)
         let people = PeopleStore(database: database, logger: logger)
-        AccountRoutes(authenticator: authenticator, accounts: accounts, people: people, dashboardOrigin: configuration.dashboardOrigin)
+        AccountRoutes(
+            authenticator: authenticator, accounts: accounts, people: people, approvals: approvals, dashboardOrigin: configuration.dashboardOrigin)
             .addRoutes(to: admin)
 
         // The dashboard: its page and assets, and the passkey ceremonies, on the admin origin.

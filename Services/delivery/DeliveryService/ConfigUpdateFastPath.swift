@@ -34,13 +34,18 @@ struct ConfigUpdateFastPath: FastPathRoute {
         guard let token = headers.bearerCredential, let claims = routes.gate.tokens.remembered(token) else { return nil }
         do {
             let query = try queries.query(of: request.head.path ?? "")
-            try routes.gate.limitClient(peer: request.peer, headers: headers)
-            _ = try routes.gate.authenticated(claims)
-            try notices.admit(subject: claims.subject.value)
+            let address = routes.gate.clients.limitKey(peer: request.peer, headers: headers)
+            try routes.gate.perClient.enforce(address)
+            let caller = try routes.gate.authenticated(claims)
             let stream = UpdateStream(
                 routes: routes, query: query, token: token, firstClaims: claims, announced: headers[ConfigUpdateRoutes.lastEventID])
+            try stream.refuseUnlessServed(caller)
+            // Counted now, with the limits checked in the same step; the stream opens right after
+            // this answer is written, on this event loop, and hears the notices from then.
+            let relay = AppChangeNotices.Relay()
+            let subscription = try notices.subscribe(AppChangeNotices.Opener(claims: claims, address: address), listener: relay.hear)
             return .stream(headers: ConfigUpdateRoutes.headers) { [notices] writer in
-                ParkedUpdateStream.open(stream, notices: notices, writer: writer)
+                ParkedUpdateStream.open(stream, subscription: subscription, relay: relay, notices: notices, writer: writer)
             }
         } catch let refusal as APIError {
             return .refusal(refusal)
@@ -69,13 +74,15 @@ private final class ParkedUpdateStream: Sendable {
         self.writer = writer
     }
 
-    /// Subscribes, writes the first events and parks the stream until it ends. On the event loop.
-    static func open(_ stream: UpdateStream, notices: AppChangeNotices, writer: FastPathStreamWriter) {
+    /// Connects the stream to its subscription, writes the first events and parks the stream
+    /// until it ends. On the event loop.
+    static func open(
+        _ stream: UpdateStream, subscription: AppChangeNotices.Subscription, relay: AppChangeNotices.Relay, notices: AppChangeNotices,
+        writer: FastPathStreamWriter
+    ) {
         let parked = ParkedUpdateStream(stream, writer: writer)
-        // Subscribed before the first events are read, so no change falls between them.
-        let subscription = notices.subscribe(stream.firstClaims.appID, subject: stream.firstClaims.subject.value) { notice in
-            writer.eventLoop.execute { parked.hear(notice) }
-        }
+        // Connected before the first events are read, so no change falls between them.
+        relay.connect { notice in writer.eventLoop.execute { parked.hear(notice) } }
         writer.onClose {
             parked.state.value.ended = true
             notices.cancel(subscription)

@@ -48,13 +48,17 @@ struct ConfigUpdateRoutes: Sendable {
     func respond(to request: Request, context: SesameRequestContext) async throws -> Response {
         let query = try ConfigRoutes.Query(request.uri)
         let caller = try await routes.gate.authenticate(request, context: context)
-        try notices.admit(subject: caller.claims.subject.value)
         let stream = UpdateStream(
             routes: routes, query: query, token: request.bearerCredential ?? "", firstClaims: caller.claims,
             announced: request.headers[Self.lastEventID])
+        try stream.refuseUnlessServed(caller)
+        let opener = AppChangeNotices.Opener(claims: caller.claims, address: routes.gate.clients.limitKey(of: request, context: context))
+        // Subscribed (and counted) now, before the answer: the notices wait in the stream until
+        // its body is written; a body never written releases them, and its place, with it.
+        let (subscription, noticeStream) = try notices.notices(for: opener)
         let body = ResponseBody { [notices] writer in
             var stream = stream
-            try await stream.run(writing: &writer, notices: notices)
+            try await stream.run(writing: &writer, notices: notices, subscription: subscription, noticeStream: noticeStream)
         }
         return Response(status: .ok, headers: Self.headers, body: body)
     }
@@ -85,10 +89,11 @@ struct UpdateStream: Sendable {
 
     /// Writes the stream's events until it ends (a kill switch, a refusal, the token's expiry, the
     /// client gone, or the server shutting down).
-    mutating func run(writing writer: inout any ResponseBodyWriter, notices: AppChangeNotices) async throws {
-        // Subscribed only once the body is being written, so a response never written (the
-        // client gone first) leaves no subscription behind; the first events are read after it.
-        let (subscription, noticeStream) = notices.notices(for: firstClaims.appID, subject: firstClaims.subject.value)
+    mutating func run(
+        writing writer: inout any ResponseBodyWriter, notices: AppChangeNotices, subscription: AppChangeNotices.Subscription,
+        noticeStream: AsyncStream<AppChangeNotices.Notice>
+    ) async throws {
+        // The first events are read after the subscription was made, so no change falls between.
         defer { notices.cancel(subscription) }
         var (bytes, ends) = opening()
         try await writer.write(bytes)
@@ -109,6 +114,18 @@ struct UpdateStream: Sendable {
             notices.end(subscription)
         }
         try await writer.finish(nil)
+    }
+
+    /// Refuses the stream before it is answered as `GET /v1/config` would refuse the caller now:
+    /// a kill switch, an emergency revocation, a revoked install or a closed tier are an HTTP
+    /// refusal, not a `200` that ends at once (EventSource clients would reconnect every 3 s for
+    /// ever). Nothing published yet is no refusal: the stream says `no_config` and waits.
+    func refuseUnlessServed(_ caller: AccessGate.Authenticated) throws {
+        do {
+            _ = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date())
+        } catch let error as APIError where error.code == "no_config" {
+            return
+        }
     }
 
     /// What a stream says first: the reconnect delay, then the state now.

@@ -34,7 +34,10 @@ public enum DeliveryService: SesameServiceDefinition {
             store: SigningKeyStore(database: database, encryption: dependencies.encryption, logger: logger),
             lifetimes: dependencies.configuration.tokenLifetimes, signs: false, logger: logger)
         let tokens = AccessTokenVerifier(authority: authority)
-        let notices = AppChangeNotices(streamsPerInstall: dependencies.configuration.streamsPerInstall)
+        let notices = AppChangeNotices(
+            limits: .init(
+                perInstall: dependencies.configuration.streamsPerInstall, perAddress: dependencies.configuration.streamsPerAddress,
+                perReplica: dependencies.configuration.streamsPerReplica))
         let cache = DeliveryCache(notices: notices)
         let configuration = dependencies.configuration
         let gate = AccessGate(

@@ -23,5 +23,6 @@ public enum Migrations {
         configSchemas,
         webhooks,
         changeProposals,
+        principals,
     ]
 }

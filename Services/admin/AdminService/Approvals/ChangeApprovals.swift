@@ -48,9 +48,18 @@ final class ChangeApprovals: Sendable {
         apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer,
         as variant: String? = nil
     ) {
+        register(Self.key(kind, variant), type, prepare: prepare, apply: apply)
+    }
+
+    /// Registers the code of the change stored under `key` (`GuardedAccess` changes use their own).
+    func register<Body: Codable & Sendable>(
+        _ key: String, _ type: Body.Type,
+        prepare: @escaping @Sendable (_ appID: String, _ body: Body) async throws -> (summary: String, base: String?),
+        apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer
+    ) {
         let decode: @Sendable (Data) throws -> Body = { try JSONDecoder().decode(Body.self, from: $0) }
         routes.withLock {
-            $0[Self.key(kind, variant)] = Route(
+            $0[key] = Route(
                 prepare: { appID, request in try await prepare(appID, try decode(request)) },
                 apply: { appID, request, caller in try await apply(appID, try decode(request), caller) })
         }
@@ -62,23 +71,61 @@ final class ChangeApprovals: Sendable {
         _ kind: GuardedChange, variant: String? = nil, appID: String, caller: Caller, body: some Encodable, request: Request,
         context: SesameRequestContext
     ) async throws -> Response {
-        let key = Self.key(kind, variant)
+        let guarded = try await policies.policy(appID: appID).requireApproval.contains(kind)
+        return try await handle(Self.key(kind, variant), named: kind.rawValue, guarded: guarded, appID: appID, caller: caller, body: body, request: request, context: context)
+    }
+
+    /// A route's handler for a change to who may act (`GuardedAccess`): made at once unless the
+    /// app's policy puts anything under the rule, and the caller is not the operator.
+    func handleAccess(
+        _ access: GuardedAccess, appID: String, caller: Caller, body: some Encodable, request: Request, context: SesameRequestContext
+    ) async throws -> Response {
+        let guarded = try await accessGuarded(appID: appID, caller: caller)
+        return try await handle(access.key, named: access.key, guarded: guarded, appID: appID, caller: caller, body: body, request: request, context: context)
+    }
+
+    private func handle(
+        _ key: String, named name: String, guarded: Bool, appID: String, caller: Caller, body: some Encodable, request: Request,
+        context: SesameRequestContext
+    ) async throws -> Response {
         let route = try self.route(key)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let stored = try encoder.encode(body)
-        guard try await policies.policy(appID: appID).requireApproval.contains(kind) else {
+        let stored = try Self.encode(body)
+        guard guarded else {
             return try await route.apply(appID, stored, caller).response(from: request, context: context)
         }
         let (summary, base) = try await route.prepare(appID, stored)
         let proposal = try await propose(key, appID: appID, request: stored, summary: summary, base: base, caller: caller)
-        var response = try ProposedResponse(
-            message: "The app's policy requires a second person for this (\(kind.rawValue)): proposed as change \(proposal.id.uuidString.lowercased()). "
-                + "Another member or key must approve it ('sesame changes approve \(proposal.id.uuidString.lowercased())') within 24 hours.",
-            proposal: proposal
-        ).response(from: request, context: context)
+        var response = try ProposedResponse(message: Self.proposedMessage(name, proposal), proposal: proposal).response(from: request, context: context)
         response.status = .accepted
         return response
+    }
+
+    /// Whether a change to who may act on `appID` by `caller` needs a second person: while the
+    /// app's policy guards anything, minting keys, inviting people and granting roles are guarded
+    /// too (else one person mints the second approver). The operator's are not: the operator is
+    /// the break-glass already.
+    func accessGuarded(appID: String, caller: Caller) async throws -> Bool {
+        guard caller != .operator else { return false }
+        return !(try await policies.policy(appID: appID).requireApproval.isEmpty)
+    }
+
+    /// Proposes an access change whose credential was made waiting for proposal `id` (a key, an
+    /// invitation): approving it lets the credential be used.
+    func proposeAccess(
+        _ access: GuardedAccess, id: UUID, appID: String, body: some Encodable, summary: String, caller: Caller
+    ) async throws -> Proposal {
+        try await propose(access.key, id: id, appID: appID, request: try Self.encode(body), summary: summary, base: nil, caller: caller)
+    }
+
+    static func proposedMessage(_ name: String, _ proposal: Proposal) -> String {
+        "The app's policy requires a second person for this (\(name)): proposed as change \(proposal.id.uuidString.lowercased()). "
+            + "Another member or key must approve it ('sesame changes approve \(proposal.id.uuidString.lowercased())') within 24 hours."
+    }
+
+    private static func encode(_ body: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(body)
     }
 
     private func route(_ key: String) throws -> Route {
@@ -92,15 +139,17 @@ final class ChangeApprovals: Sendable {
 
     // MARK: Proposals
 
-    private func propose(_ kind: String, appID: String, request: Data, summary: String, base: String?, caller: Caller) async throws -> Proposal {
-        let id = UUID()
+    private func propose(
+        _ kind: String, id: UUID = UUID(), appID: String, request: Data, summary: String, base: String?, caller: Caller
+    ) async throws -> Proposal {
         let seconds = Double(Self.lifetime.components.seconds)
         let text = String(decoding: request, as: UTF8.self)
+        let principal = try await Principals.standing(of: caller.auditName, appID: appID, database: database, logger: logger).principal
         return try await database.client.withRefusingTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO change_proposals (proposal_id, app_id, kind, request, summary, base, proposer, state, expires_at)
-                VALUES (\(id), \(appID), \(kind), \(text), \(summary), \(base), \(caller.auditName), 'pending',
+                INSERT INTO change_proposals (proposal_id, app_id, kind, request, summary, base, proposer, proposer_principal, state, expires_at)
+                VALUES (\(id), \(appID), \(kind), \(text), \(summary), \(base), \(caller.auditName), \(principal), 'pending',
                         now() + \(seconds) * INTERVAL '1 second')
                 RETURNING \(unescaped: Proposal.columns)
                 """, logger: logger)
@@ -161,9 +210,11 @@ final class ChangeApprovals: Sendable {
             throw ApprovalErrors.expired
         }
         if reason == nil {
-            guard approver.auditName != proposal.proposer else { throw ApprovalErrors.selfApproval }
-            if proposal.kind == GuardedChange.policy.rawValue, case .account(_, _, _, let role) = approver, role < .owner {
-                throw AdminErrors.roleTooLow(role, required: .owner)
+            try await refuseUnlessSecondPerson(approver, for: proposal)
+            let proposer = try await Principals.standing(of: proposal.proposer, appID: proposal.appID, database: database, logger: logger)
+            guard proposer.active else {
+                try await finish(id, state: "failed", by: approver, outcome: "its proposer's key was revoked or they left the app")
+                throw ApprovalErrors.proposerGone
             }
         }
         let route = try self.route(proposal.kind)
@@ -174,7 +225,8 @@ final class ChangeApprovals: Sendable {
         do {
             let (_, base) = try await route.prepare(proposal.appID, data)
             guard base == proposal.base else { throw ApprovalErrors.stale }
-            answer = try await route.apply(proposal.appID, data, approver)
+            // Checked again inside the change's own transaction, where a store can (ProposalBase).
+            answer = try await ProposalBase.$expected.withValue(proposal.base) { try await route.apply(proposal.appID, data, approver) }
         } catch {
             let outcome = (error as? APIError)?.message ?? "it could not be applied (see the server's log)"
             try await finish(id, state: "failed", by: approver, outcome: outcome)
@@ -187,6 +239,34 @@ final class ChangeApprovals: Sendable {
             ])
         }
         return (try await fetch(id, appID: nil).0, answer.message)
+    }
+
+    /// Refuses an approver who is not a second person: the proposer's own principal (a key they
+    /// made, or one made by a key they made), a key made or a role granted after the proposal
+    /// (minted to approve it), a key for a policy change (only a person), or not an owner for a
+    /// change of the policy or of who may act.
+    private func refuseUnlessSecondPerson(_ approver: Caller, for proposal: Proposal) async throws {
+        guard approver.auditName != proposal.proposer else { throw ApprovalErrors.selfApproval }
+        let standing = try await Principals.standing(of: approver.auditName, appID: proposal.appID, database: database, logger: logger)
+        if standing.principal == (try await proposerPrincipal(proposal.id) ?? proposal.proposer) { throw ApprovalErrors.sameProposer }
+        if let since = standing.since, since >= proposal.createdAt { throw ApprovalErrors.approverTooNew }
+        let access = GuardedAccess(key: proposal.kind)
+        let ownersOnly = proposal.kind == GuardedChange.policy.rawValue || access != nil
+        let personOnly = proposal.kind == GuardedChange.policy.rawValue || access?.needsPerson == true
+        switch approver {
+        case .account(_, _, _, let role) where ownersOnly && role < .owner:
+            throw AdminErrors.roleTooLow(role, required: .owner)
+        case .provisioningKey where personOnly:
+            throw ApprovalErrors.personRequired
+        default:
+            break
+        }
+    }
+
+    private func proposerPrincipal(_ id: UUID) async throws -> String? {
+        let rows = try await database.client.query("SELECT proposer_principal FROM change_proposals WHERE proposal_id = \(id)", logger: logger)
+        for try await principal in rows.decode(String?.self) { return principal }
+        return nil
     }
 
     /// Rejects (or, by its proposer, withdraws) proposal `id`.
@@ -233,6 +313,43 @@ final class ChangeApprovals: Sendable {
                 appID: proposal.appID, on: connection, logger: logger)
         }
     }
+}
+
+/// The base a proposal was made against, while its approval applies it. A change whose base is
+/// read under a lock (a pattern's live revision) checks it again inside the transaction that makes
+/// it, so two approvals against one base cannot both pass the check before either applies: the
+/// second finds the base moved (`409 proposal_stale`).
+enum ProposalBase {
+    @TaskLocal static var expected: String?
+
+    /// Refuses the change when an approval is applying it and `current` is not what it was proposed against.
+    static func check(_ current: String) throws {
+        if let expected, expected != current { throw ApprovalErrors.stale }
+    }
+}
+
+/// Changes to who may act on an app: guarded while its policy guards anything (`accessGuarded`),
+/// stored as proposals of their own kinds (`access:key`, `access:invite`, `access:role`).
+enum GuardedAccess: String, Sendable {
+    /// Making a provisioning key (by a key or a person): the key is refused until approved.
+    case key
+    /// Inviting a person: the invitation cannot be accepted until approved.
+    case invite
+    /// Changing a person's role.
+    case role
+
+    static let prefix = "access:"
+
+    init?(key: String) {
+        guard key.hasPrefix(Self.prefix) else { return nil }
+        self.init(rawValue: String(key.dropFirst(Self.prefix.count)))
+    }
+
+    /// The proposal kind it is stored as.
+    var key: String { Self.prefix + rawValue }
+    /// Whether only a person (an owner) approves it: people are let in by people. A key's making
+    /// may be approved by another principal's key too.
+    var needsPerson: Bool { self != .key }
 }
 
 /// A proposal as listed (its request only through `GET changes/{id}`).
@@ -290,6 +407,17 @@ enum ApprovalErrors {
         .conflict, code: "proposal_stale",
         message: "What the change was proposed against has changed since (a newer revision, another policy); propose it again.")
     static let expired = APIError(.conflict, code: "proposal_expired", message: "The proposal was not approved within 24 hours; propose it again.")
+    static let sameProposer = APIError(
+        .forbidden, code: "self_approval",
+        message: "A change needs a second person: this credential stands for the proposer (a key they made, or one made from it). Ask another person.")
+    static let approverTooNew = APIError(
+        .forbidden, code: "approver_too_new",
+        message: "This key was made, or this person's role granted, after the change was proposed: it cannot be the second person for it.")
+    static let personRequired = APIError(
+        .forbidden, code: "person_required",
+        message: "Only a person (an owner signed in to the dashboard) approves a change of the policy or of who may act, not a key.")
+    static let proposerGone = APIError(
+        .conflict, code: "proposer_gone", message: "The proposer's key was revoked or they left the app since: the change is void; propose it again.")
     static func decided(_ state: String) -> APIError {
         APIError(.conflict, code: "proposal_decided", message: "The proposal is \(state), not pending.")
     }

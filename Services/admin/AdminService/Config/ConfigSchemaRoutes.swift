@@ -69,7 +69,7 @@ struct ConfigSchemaRoutes {
             let body = try await request.decode(as: ValidateRequest.self, context: context)
             let pattern = try ConfigRoutes.validConfigPattern(body.version)
             guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
-            let violations = ConfigStore.violations(of: body.config, against: try await configs.schemas(appID: appID, pattern: pattern))
+            let violations = try await ConfigStore.violations(of: body.config, against: try await configs.schemas(appID: appID, pattern: pattern))
             return ValidateResponse(valid: violations.isEmpty, violations: violations)
         }
     }

@@ -1,5 +1,6 @@
 import ConfigSchema
 import Foundation
+import NIOPosix
 import PostgresNIO
 import SesameDomain
 import SesameHTTP
@@ -19,6 +20,10 @@ struct AttachedSchema: Sendable {
 /// Config schemas: stored per app and pattern, checked against every upload before it is
 /// published, and against what is published before a schema is attached. Uploads of a pattern hold
 /// the app's schema lock shared, so no schema changes under a check; attaching one holds it alone.
+///
+/// A check runs before the transaction begins, on NIO's blocking thread pool (never on the
+/// cooperative pool or an event loop), within one `ValidationBudget` (`422 schema_too_complex`
+/// past it). Inside the transaction, under the lock, it runs again only if what it read changed.
 extension ConfigStore {
     /// The schemas that apply to `pattern` (the app's and the pattern's own), or every schema of
     /// the app when `pattern` is nil.
@@ -45,20 +50,82 @@ extension ConfigStore {
     }
 
     /// Every violation of `config` against `schemas`, each naming its schema's scope.
-    static func violations(of config: JSONValue, against schemas: [AttachedSchema]) -> [APIError.Violation] {
-        schemas.flatMap { attached in
-            attached.schema.validate(config).map {
-                APIError.Violation(path: $0.path, keyword: $0.keyword, message: $0.message, schema: attached.scope)
+    static func violations(of config: JSONValue, against schemas: [AttachedSchema]) async throws -> [APIError.Violation] {
+        try await violations(of: [(config, "")], against: schemas)
+    }
+
+    /// Every violation of each config against `schemas`, its message followed by the config's
+    /// `suffix`; all of them within one budget, off the cooperative pool.
+    static func violations(of configs: [(config: JSONValue, suffix: String)], against schemas: [AttachedSchema]) async throws -> [APIError.Violation] {
+        guard !schemas.isEmpty, !configs.isEmpty else { return [] }
+        let outcome: Result<[APIError.Violation], ConfigSchema.TooComplex> = try await NIOThreadPool.singleton.runIfActive {
+            let budget = ValidationBudget()
+            do throws(ConfigSchema.TooComplex) {
+                var violations: [APIError.Violation] = []
+                for (config, suffix) in configs {
+                    for attached in schemas {
+                        violations += try attached.schema.validate(config, budget: budget).map {
+                            APIError.Violation(path: $0.path, keyword: $0.keyword, message: $0.message + suffix, schema: attached.scope)
+                        }
+                    }
+                }
+                return .success(violations)
+            } catch {
+                return .failure(error)
             }
+        }
+        switch outcome {
+        case .success(let violations): return violations
+        case .failure(let tooComplex): throw AdminErrors.schemaTooComplex(tooComplex.reason)
         }
     }
 
     /// Refuses `config` for `pattern` (`422 config_invalid`) unless it matches every schema that
-    /// applies, inside the upload's transaction (after the pattern's lock).
-    func refuseUnlessValid(_ config: JSONValue, appID: String, pattern: String, on connection: PostgresConnection) async throws {
-        try await lockSchemas(appID: appID, exclusive: false, on: connection)
-        let violations = Self.violations(of: config, against: try await schemas(appID: appID, pattern: pattern, on: connection))
+    /// applies. Checked before the upload's transaction; returns what it checked against, for
+    /// `refuseUnlessStillValid`.
+    func refuseUnlessValid(_ config: JSONValue, appID: String, pattern: String) async throws -> [AttachedSchema] {
+        let schemas = try await schemas(appID: appID, pattern: pattern)
+        let violations = try await Self.violations(of: config, against: schemas)
         guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "The config") }
+        return schemas
+    }
+
+    /// Inside the upload's transaction (after the pattern's lock): holds the schema lock shared,
+    /// and checks `config` again only when its schemas changed since `checked` was read.
+    func refuseUnlessStillValid(
+        _ config: JSONValue, checked: [AttachedSchema], appID: String, pattern: String, on connection: PostgresConnection
+    ) async throws {
+        try await lockSchemas(appID: appID, exclusive: false, on: connection)
+        let schemas = try await schemas(appID: appID, pattern: pattern, on: connection)
+        guard !Self.same(schemas, checked) else { return }
+        let violations = try await Self.violations(of: config, against: schemas)
+        guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "The config") }
+    }
+
+    private static func same(_ left: [AttachedSchema], _ right: [AttachedSchema]) -> Bool {
+        left.count == right.count && zip(left, right).allSatisfy { $0.pattern == $1.pattern && $0.updatedAt == $1.updatedAt }
+    }
+
+    /// What each live, server-readable pattern publishes now (only `pattern`'s when given), with
+    /// the revision it was read at.
+    private func publishedConfigs(appID: String, pattern: String?, on connection: PostgresConnection?) async throws -> [(state: PatternState, config: JSONValue)] {
+        let live: [PatternState]
+        if let connection {
+            live = try await livePatterns(appID: appID, on: connection)
+        } else {
+            live = try await database.client.withConnection { try await livePatterns(appID: appID, on: $0) }
+        }
+        var published: [(state: PatternState, config: JSONValue)] = []
+        for state in live where (pattern == nil || state.pattern == pattern) && !state.zeroKnowledge {
+            guard let stored = try await stored(appID: appID, pattern: state.pattern, revision: state.revision) else { continue }
+            published.append((state, stored.config))
+        }
+        return published
+    }
+
+    private static func violations(of published: [(state: PatternState, config: JSONValue)], against attached: AttachedSchema) async throws -> [APIError.Violation] {
+        try await violations(
+            of: published.map { ($0.config, " (published revision \($0.state.revision) of '\($0.state.pattern)')") }, against: [attached])
     }
 
     /// Attaches `document` to `pattern` (every pattern when nil), replacing any schema there. Refused
@@ -73,18 +140,19 @@ extension ConfigStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let text = String(decoding: try encoder.encode(document), as: UTF8.self)
+        let attached = AttachedSchema(pattern: pattern, schema: schema, updatedBy: caller.auditName, updatedAt: Date())
+        let checked = try await publishedConfigs(appID: appID, pattern: pattern, on: nil)
+        let violations = try await Self.violations(of: checked, against: attached)
+        guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "A config published now") }
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             if let pattern { try await lock(appID: appID, pattern: pattern, on: connection) }
             try await lockSchemas(appID: appID, exclusive: pattern == nil, on: connection)
-            let attached = AttachedSchema(pattern: pattern, schema: schema, updatedBy: caller.auditName, updatedAt: Date())
-            var violations: [APIError.Violation] = []
-            for live in try await livePatterns(appID: appID, on: connection) where pattern == nil || live.pattern == pattern {
-                guard !live.zeroKnowledge, let stored = try await stored(appID: appID, pattern: live.pattern, revision: live.revision) else { continue }
-                violations += Self.violations(of: stored.config, against: [attached]).map {
-                    APIError.Violation(path: $0.path, keyword: $0.keyword, message: "\($0.message) (published revision \(live.revision) of '\(live.pattern)')", schema: $0.schema)
-                }
+            // Checked again only if a config was published since.
+            let published = try await publishedConfigs(appID: appID, pattern: pattern, on: connection)
+            if published.map({ "\($0.state.pattern)@\($0.state.revision)" }) != checked.map({ "\($0.state.pattern)@\($0.state.revision)" }) {
+                let violations = try await Self.violations(of: published, against: attached)
+                guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "A config published now") }
             }
-            guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "A config published now") }
             try await connection.query(
                 """
                 INSERT INTO config_schemas (app_id, pattern, schema, updated_by) VALUES (\(appID), \(pattern ?? ""), \(text)::jsonb, \(caller.auditName))

@@ -58,11 +58,16 @@ struct ConfigStore: Sendable {
         let sealed = Data(try encryption.seal(body, context: SealingContext.configBody(appID: appID, pattern: pattern)))
         let tiersJSON = try tiers?.storedJSON()
         let digest = Data(SHA256.hash(data: body))
+        var checkedSchemas: [AttachedSchema]?
+        if let config { checkedSchemas = try await refuseUnlessValid(config, appID: appID, pattern: pattern) }
         return try await database.client.withRefusingTransaction(logger: logger) { connection in
             let revision = try await nextRevision(appID: appID, pattern: pattern, on: connection)
             try await refuseWhileRolling(appID: appID, pattern: pattern, on: connection)
-            if let config { try await refuseUnlessValid(config, appID: appID, pattern: pattern, on: connection) }
+            if let config, let checkedSchemas {
+                try await refuseUnlessStillValid(config, checked: checkedSchemas, appID: appID, pattern: pattern, on: connection)
+            }
             let previous = try await liveRevision(appID: appID, pattern: pattern, on: connection)
+            try ProposalBase.check(previous.map(String.init) ?? "none")
             try await connection.query(
                 """
                 INSERT INTO config_revisions
@@ -127,6 +132,7 @@ struct ConfigStore: Sendable {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             let next = try await nextRevision(appID: appID, pattern: pattern, on: connection)
             try await refuseWhileRolling(appID: appID, pattern: pattern, on: connection)
+            try ProposalBase.check(try await liveRevision(appID: appID, pattern: pattern, on: connection).map(String.init) ?? "none")
             let rows = try await connection.query(
                 """
                 INSERT INTO config_revisions

@@ -11,9 +11,23 @@ struct AccountRoutes {
     let authenticator: AdminAuthenticator
     let accounts: AccountStore
     let people: PeopleStore
+    let approvals: ChangeApprovals
     let dashboardOrigin: String?
 
     struct RoleRequest: Decodable {
+        let role: AccountRole
+    }
+
+    /// An `access:role` proposal, or the change made at once.
+    struct RoleChange: Codable, Sendable {
+        let email: String
+        let role: AccountRole
+    }
+
+    /// An `access:invite` proposal: the invitation made waiting for it.
+    struct PendingInvitation: Codable, Sendable {
+        let proposal: UUID
+        let email: String
         let role: AccountRole
     }
 
@@ -41,7 +55,10 @@ struct AccountRoutes {
         let role: AccountRole
         let appId: String
         let expiresAt: Date
-        let message: String
+        var message: String
+        /// Made while the app's two-person rule is on: the link opens once a second person
+        /// approves this proposal.
+        var proposal: Proposal? = nil
     }
 
     struct MembersResponse: ResponseEncodable {
@@ -54,7 +71,7 @@ struct AccountRoutes {
             return MembersResponse(members: try await accounts.members(of: appID))
         }
 
-        group.post("accounts/invite") { request, context -> InviteResponse in
+        group.post("accounts/invite") { request, context -> Response in
             let caller = try await authenticator.caller(of: request)
             let body = try await request.decode(as: InviteRequest.self, context: context)
             let appID: String
@@ -71,11 +88,22 @@ struct AccountRoutes {
                 throw AdminErrors.accountRequired
             }
             let email = try Self.email(body.email)
-            let invitation = try await accounts.invite(appID: appID, email: email, role: body.role, invitedBy: caller.auditName)
-            return InviteResponse(
+            // While the app's two-person rule is on, a person is one more approver: invited waiting for a second person.
+            let pending = try await approvals.accessGuarded(appID: appID, caller: caller) ? UUID() : nil
+            let invitation = try await accounts.invite(
+                appID: appID, email: email, role: body.role, invitedBy: caller.auditName, pendingProposal: pending)
+            var answer = InviteResponse(
                 inviteURL: Self.inviteURL(origin: dashboardOrigin, token: invitation.token), email: email, role: body.role, appId: appID,
                 expiresAt: invitation.expiresAt,
                 message: "Send this link to \(email) only: it registers a passkey as \(body.role.rawValue) of \(appID), once, within 72 hours.")
+            guard let pending else { return try answer.response(from: request, context: context) }
+            answer.proposal = try await approvals.proposeAccess(
+                .invite, id: pending, appID: appID, body: PendingInvitation(proposal: pending, email: email, role: body.role),
+                summary: "invite \(email) as \(body.role.rawValue)", caller: caller)
+            answer.message += " It opens only once a second person approves change \(pending.uuidString.lowercased()) (the app's two-person rule)."
+            var response = try answer.response(from: request, context: context)
+            response.status = .accepted
+            return response
         }
 
         addPersonRoutes(to: group)
@@ -83,12 +111,29 @@ struct AccountRoutes {
 
     /// The routes that change one person: an owner signed in, acting on their app.
     private func addPersonRoutes(to group: RouterGroup<SesameRequestContext>) {
-        group.put("accounts/{email}") { request, context -> Done in
+        approvals.register(
+            GuardedAccess.invite.key, PendingInvitation.self,
+            prepare: { _, pending in ("invite \(pending.email) as \(pending.role.rawValue)", nil) },
+            apply: { appID, pending, _ in
+                guard try await accounts.activateInvitation(for: pending.proposal, appID: appID) else {
+                    throw APIError(.conflict, code: "invitation_gone", message: "The invitation expired or was cancelled; invite again.")
+                }
+                return AccessApproved(message: "The invitation of \(pending.email) is approved: its link opens now.")
+            })
+        approvals.register(
+            GuardedAccess.role.key, RoleChange.self,
+            prepare: { _, change in ("make \(change.email) \(change.role.rawValue)", nil) },
+            apply: { appID, change, caller in
+                try Self.check(try await people.setRole(of: change.email, in: appID, to: change.role, actor: caller.auditName))
+                return AccessApproved(message: "\(change.email) is now \(change.role.rawValue) of \(appID).")
+            })
+
+        group.put("accounts/{email}") { request, context -> Response in
             let (appID, caller, _) = try await owner(of: request)
             let email = try person(context)
             let body = try await request.decode(as: RoleRequest.self, context: context)
-            try Self.check(try await people.setRole(of: email, in: appID, to: body.role, actor: caller.auditName))
-            return Done(message: "\(email) is now \(body.role.rawValue) of \(appID).")
+            return try await approvals.handleAccess(
+                .role, appID: appID, caller: caller, body: RoleChange(email: email, role: body.role), request: request, context: context)
         }
 
         group.delete("accounts/{email}") { request, context -> Done in

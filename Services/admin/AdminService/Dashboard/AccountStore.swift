@@ -62,32 +62,47 @@ struct AccountStore: Sendable {
 
     // MARK: Invitations
 
-    /// A single-use invitation for `email` to `appID` as `role`; the token is returned once.
-    func invite(appID: String, email: String, role: AccountRole, invitedBy: String) async throws -> (token: String, expiresAt: Date) {
+    /// A single-use invitation for `email` to `appID` as `role`; the token is returned once. With
+    /// `pendingProposal`, it cannot be accepted until that proposal is approved (`activateInvitation`).
+    func invite(
+        appID: String, email: String, role: AccountRole, invitedBy: String, pendingProposal: UUID? = nil
+    ) async throws -> (token: String, invitationID: UUID, expiresAt: Date) {
         let token = BearerSecret.generate()
+        let invitationID = UUID()
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO account_invitations (invitation_id, token_hash, app_id, email, role, invited_by, expires_at)
-                VALUES (\(UUID()), \(BearerSecret.hash(token)), \(appID), \(email), \(role.rawValue), \(invitedBy),
-                        now() + make_interval(secs => \(Self.invitationLifetime.components.seconds)))
+                INSERT INTO account_invitations (invitation_id, token_hash, app_id, email, role, invited_by, expires_at, pending_proposal)
+                VALUES (\(invitationID), \(BearerSecret.hash(token)), \(appID), \(email), \(role.rawValue), \(invitedBy),
+                        now() + make_interval(secs => \(Self.invitationLifetime.components.seconds)), \(pendingProposal))
                 RETURNING expires_at
                 """, logger: logger)
             var expiresAt = Date()
             for try await at in rows.decode(Date.self) { expiresAt = at }
-            try await AuditLog.append(
-                AuditEntry(actor: invitedBy, action: "account.invite", details: ["email": .string(email), "role": .string(role.rawValue)]),
-                appID: appID, on: connection, logger: logger)
-            return (token, expiresAt)
+            var details: [String: JSONValue] = ["email": .string(email), "role": .string(role.rawValue)]
+            if let pendingProposal { details["pendingProposal"] = .string(pendingProposal.uuidString.lowercased()) }
+            try await AuditLog.append(AuditEntry(actor: invitedBy, action: "account.invite", details: details), appID: appID, on: connection, logger: logger)
+            return (token, invitationID, expiresAt)
         }
     }
 
-    /// The live invitation `token` opens; nil when unknown, used or expired.
+    /// Lets the invitation waiting for `proposal` be accepted; false when none waits (withdrawn, expired).
+    func activateInvitation(for proposal: UUID, appID: String) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE account_invitations SET pending_proposal = NULL
+            WHERE pending_proposal = \(proposal) AND app_id = \(appID) AND used_at IS NULL AND expires_at > now() RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// The live invitation `token` opens; nil when unknown, used, expired or not approved yet.
     func invitation(_ token: String) async throws -> Invitation? {
         let rows = try await database.client.query(
             """
             SELECT i.app_id, i.email, i.role, EXISTS (SELECT 1 FROM accounts a WHERE a.email = i.email) FROM account_invitations i
-            WHERE i.token_hash = \(BearerSecret.hash(token)) AND i.used_at IS NULL AND i.expires_at > now()
+            WHERE i.token_hash = \(BearerSecret.hash(token)) AND i.used_at IS NULL AND i.expires_at > now() AND i.pending_proposal IS NULL
             """, logger: logger)
         for try await (appID, email, role, accountExists) in rows.decode((String, String, String, Bool).self) {
             guard let role = AccountRole(rawValue: role) else { return nil }
@@ -100,7 +115,7 @@ struct AccountStore: Sendable {
     enum Acceptance: Sendable, Equatable {
         /// The account (new, or the signed-in one) holds the invited role now.
         case joined(accountID: UUID)
-        /// Unknown, used or expired.
+        /// Unknown, used, expired, or still waiting for a second person's approval.
         case invalid
         /// The invited email already has an account: only that account, signed in with one of its
         /// own passkeys, may accept (a new passkey never joins an existing account).
@@ -172,7 +187,7 @@ struct AccountStore: Sendable {
         let rows = try await connection.query(
             """
             UPDATE account_invitations SET used_at = now()
-            WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now()
+            WHERE token_hash = \(BearerSecret.hash(token)) AND used_at IS NULL AND expires_at > now() AND pending_proposal IS NULL
             RETURNING app_id, email, role
             """, logger: logger)
         for try await (appID, email, role) in rows.decode((String, String, String).self) {

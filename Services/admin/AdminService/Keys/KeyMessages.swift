@@ -14,6 +14,21 @@ struct CreateKeyResponse: ResponseEncodable {
     let keyId: UUID
     let name: String
     let appId: String
+    var message: String
+    /// Made while the app's two-person rule is on: the key is refused until a second person
+    /// approves this proposal.
+    var proposal: Proposal? = nil
+}
+
+/// An `access:key` proposal: the key made waiting for it.
+struct PendingKey: Codable, Sendable {
+    let proposal: UUID
+    let keyId: UUID
+    let name: String
+}
+
+/// What approving an access change answers.
+struct AccessApproved: ChangeAnswer {
     let message: String
 }
 

@@ -7,18 +7,27 @@ import SesameHTTP
 struct KeyRoutes {
     let authenticator: AdminAuthenticator
     let keys: ProvisioningKeyStore
+    let approvals: ChangeApprovals
 
     struct ListResponse: ResponseEncodable {
         let keys: [ProvisioningKeyListing]
     }
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        approvals.register(
+            GuardedAccess.key.key, PendingKey.self,
+            prepare: { _, pending in ("make provisioning key \(pending.name) (\(pending.keyId.uuidString.lowercased()))", nil) },
+            apply: { appID, pending, _ in
+                guard try await keys.activate(for: pending.proposal, appID: appID) else { throw AdminErrors.keyNotFound }
+                return AccessApproved(message: "Key \(pending.name) is approved: it is accepted from now on.")
+            })
+
         group.get("keys") { request, _ -> ListResponse in
             let (appID, _) = try await authenticator.app(of: request)
             return ListResponse(keys: try await keys.list(appID: appID))
         }
 
-        group.post("keys/create") { request, context -> CreateKeyResponse in
+        group.post("keys/create") { request, context -> Response in
             let caller = try await authenticator.caller(of: request)
             let body = try await request.decode(as: CreateKeyRequest.self, context: context)
             let app: AppIdentifier
@@ -31,13 +40,22 @@ struct KeyRoutes {
             guard name.count <= 100 else { throw APIError.invalidField("keyName", "must be at most 100 characters") }
             // A key manages its own app only; the operator may register new ones.
             if let appID = caller.appID, appID != app.description { throw AdminErrors.appNotFound }
-            guard
-                let created = try await keys.create(
-                    for: app, name: name.isEmpty ? "unnamed" : name, caller: caller, register: caller == .operator)
+            let keyName = name.isEmpty ? "unnamed" : name
+            // While the app's two-person rule is on, a key is one more approver: made waiting for a second person.
+            let pending = try await approvals.accessGuarded(appID: app.description, caller: caller) ? UUID() : nil
+            guard let created = try await keys.create(for: app, name: keyName, caller: caller, register: caller == .operator, pendingProposal: pending)
             else { throw AdminErrors.appNotFound }
-            return CreateKeyResponse(
+            var answer = CreateKeyResponse(
                 key: created.key, keyId: created.summary.keyId, name: created.summary.name, appId: app.description,
                 message: "Save this key now: Sesame keeps only its hash and cannot show it again. Give it to the CLI as SESAME_KEY.")
+            guard let pending else { return try answer.response(from: request, context: context) }
+            answer.proposal = try await approvals.proposeAccess(
+                .key, id: pending, appID: app.description, body: PendingKey(proposal: pending, keyId: created.summary.keyId, name: keyName),
+                summary: "make provisioning key \(keyName) (\(created.summary.keyId.uuidString.lowercased()))", caller: caller)
+            answer.message += " It is refused until a second person approves change \(pending.uuidString.lowercased()) (the app's two-person rule)."
+            var response = try answer.response(from: request, context: context)
+            response.status = .accepted
+            return response
         }
 
         group.post("keys/revoke") { request, context -> RevokeKeyResponse in

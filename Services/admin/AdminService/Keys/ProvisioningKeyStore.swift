@@ -21,6 +21,10 @@ struct ProvisioningKeyListing: Codable, Sendable {
     /// To the minute.
     let lastUsedAt: Date?
     let revokedAt: Date?
+    /// Who made it, as the audit log names them; absent for keys made before this was kept.
+    let createdBy: String?
+    /// The proposal a second person must approve before the key is accepted.
+    let pendingApproval: UUID?
 }
 
 /// Provisioning keys (`sk_prod_` + 32 random bytes, base64url). Only their SHA-256 is stored, so a
@@ -48,8 +52,12 @@ struct ProvisioningKeyStore: Sendable {
     }
 
     /// Creates a key for `app`, registering the app first when `register` allows it; nil when the
-    /// app is not registered and may not be. Audited; the plaintext key is returned once.
-    func create(for app: AppIdentifier, name: String, caller: Caller, register: Bool) async throws -> (key: String, summary: ProvisioningKeySummary)? {
+    /// app is not registered and may not be. Audited; the plaintext key is returned once. The key
+    /// stands for its maker's principal (`Principals`); with `pendingProposal` it is refused until
+    /// that proposal is approved (`activate`).
+    func create(
+        for app: AppIdentifier, name: String, caller: Caller, register: Bool, pendingProposal: UUID? = nil
+    ) async throws -> (key: String, summary: ProvisioningKeySummary)? {
         let appID = app.description
         return try await database.client.withTransaction(logger: logger) { connection in
             if register {
@@ -67,14 +75,15 @@ struct ProvisioningKeyStore: Sendable {
 
             let key = BearerSecret.generate(prefix: Self.prefix)
             let keyID = UUID()
+            let principal = try await Principals.principalOfKey(keyID, madeBy: caller, on: connection, logger: logger)
             try await connection.query(
                 """
-                INSERT INTO provisioning_keys (key_id, app_id, name, key_hash, key_hint)
-                VALUES (\(keyID), \(appID), \(name), \(BearerSecret.hash(key)), \(Self.hint(key)))
+                INSERT INTO provisioning_keys (key_id, app_id, name, key_hash, key_hint, created_by, principal, pending_proposal)
+                VALUES (\(keyID), \(appID), \(name), \(BearerSecret.hash(key)), \(Self.hint(key)), \(caller.auditName), \(principal), \(pendingProposal))
                 """, logger: logger)
-            try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "key.create", details: ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]),
-                appID: appID, on: connection, logger: logger)
+            var details: [String: JSONValue] = ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]
+            if let pendingProposal { details["pendingProposal"] = .string(pendingProposal.uuidString.lowercased()) }
+            try await AuditLog.append(AuditEntry(actor: caller.auditName, action: "key.create", details: details), appID: appID, on: connection, logger: logger)
             return (key, ProvisioningKeySummary(keyId: keyID, name: name, hint: Self.hint(key)))
         }
     }
@@ -101,16 +110,32 @@ struct ProvisioningKeyStore: Sendable {
         }
     }
 
+    /// Lets the key waiting for `proposal` be used; false when none waits (revoked meanwhile).
+    func activate(for proposal: UUID, appID: String) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE provisioning_keys SET pending_proposal = NULL
+            WHERE pending_proposal = \(proposal) AND app_id = \(appID) AND revoked_at IS NULL RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// Every key of `appID`, live ones first, newest first.
     func list(appID: String) async throws -> [ProvisioningKeyListing] {
         let rows = try await database.client.query(
             """
-            SELECT key_id, name, key_hint, created_at, last_used_at, revoked_at FROM provisioning_keys
+            SELECT key_id, name, key_hint, created_at, last_used_at, revoked_at, created_by, pending_proposal FROM provisioning_keys
             WHERE app_id = \(appID) ORDER BY revoked_at IS NOT NULL, created_at DESC
             """, logger: logger)
         var keys: [ProvisioningKeyListing] = []
-        for try await (keyID, name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((UUID, String, String, Date, Date?, Date?).self) {
-            keys.append(ProvisioningKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt))
+        for try await (keyID, name, hint, createdAt, lastUsedAt, revokedAt, createdBy, pending) in rows.decode(
+            (UUID, String, String, Date, Date?, Date?, String?, UUID?).self)
+        {
+            keys.append(
+                ProvisioningKeyListing(
+                    keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt, createdBy: createdBy,
+                    pendingApproval: pending))
         }
         return keys
     }

@@ -19,6 +19,10 @@ enum WebhookEvent {
         "key.revoked": ["key.revoke", "backend_key.revoke"],
         "policy.changed": ["policy.set"],
         "webhook.changed": ["webhook.create", "webhook.remove"],
+        "account.changed": [
+            "account.invite", "account.join", "account.role", "account.remove", "account.passkey_add", "account.passkey_revoke",
+            "account.sessions_end",
+        ],
         "approval.requested": ["change.propose"],
         "approval.decided": ["change.approve", "change.reject", "change.break_glass"],
     ]

@@ -502,7 +502,9 @@ async function keysPage() {
     try {
       const reply = await api("POST", "keys/create", { teamId: state.app.slice(0, dot), bundleId: state.app.slice(dot + 1), keyName: name.value });
       await show("keys");
-      document.getElementById("new-key").replaceChildren(el("p", { class: "notice", text: "Copy it now: Sesame keeps only its hash." }), el("code", { class: "secret", text: reply.key }));
+      // Under the two-person rule the key waits for a second person: the message says so.
+      const notice = reply.proposal ? reply.message : "Copy it now: Sesame keeps only its hash.";
+      document.getElementById("new-key").replaceChildren(el("p", { class: "notice", text: notice }), el("code", { class: "secret", text: reply.key }));
     } catch (error) {
       failed(error);
     }

@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import SesameTestSupport
+import Testing
+
+@testable import AdminService
+
+/// The two-person rule counts principals, not credentials: one key, one person, or what either
+/// made, cannot pass it alone (README, "Two-person approval").
+@Suite("Admin: a second person is a second principal", .timeLimit(.minutes(3)))
+struct SecondPrincipalTests {
+    static let appA = AdminHarness.appID
+
+    static func approve(_ harness: AdminHarness, _ id: String, with credential: String) async throws -> AdminHarness.Reply {
+        try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: credential)
+    }
+
+    @Test("under the rule a key mints a key that is refused until another principal approves; what the proposer made cannot approve; a key made after a proposal cannot approve it")
+    func keysMadeByTheProposer() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await ApprovalTests.guardedApp(harness, ["publish"])
+
+            // Ana mints a second key: it is made waiting for a second principal.
+            let minted = try await harness.call(.post, "/v1/admin/keys/create", credential: ana, json: ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "ana-2"])
+            let mintID = try ApprovalTests.proposalID(minted)
+            let anaTwo = try #require(minted["key"] as? String)
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: anaTwo).status == .unauthorized, "a key waiting for approval was accepted")
+            let listed = try await harness.call(.get, "/v1/admin/keys", credential: ana)
+            let entry = (listed["keys"] as? [[String: Any]])?.first { $0["name"] as? String == "ana-2" }
+            #expect(entry?["createdBy"] as? String == "key:" + (try #require(try await Self.keyID(harness, name: "ana"))))
+            #expect((entry?["pendingApproval"] as? String)?.lowercased() == mintID)
+            // Ana cannot approve her own key's making; Ben can.
+            #expect(try await Self.approve(harness, mintID, with: ana).errorCode == "self_approval")
+            #expect(try await Self.approve(harness, mintID, with: ben).status == .ok)
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: anaTwo).status == .ok)
+
+            // A proposal of Ana's: her second key is still Ana.
+            let publish = try ApprovalTests.proposalID(try await harness.upload(["v": 1], version: "*", key: ana))
+            let own = try await Self.approve(harness, publish, with: anaTwo)
+            #expect(own.status == .forbidden && own.errorCode == "self_approval", "\(own.json)")
+
+            // A key the operator makes now is a principal, but made after the proposal: not its second person.
+            let late = try await harness.createKey(name: "carl")
+            let tooNew = try await Self.approve(harness, publish, with: late)
+            #expect(tooNew.status == .forbidden && tooNew.errorCode == "approver_too_new", "\(tooNew.json)")
+            #expect(try await Self.approve(harness, publish, with: ben).status == .ok)
+
+            // Key creation and its approval reach webhooks' events.
+            #expect(WebhookEvent.named(forAction: "key.create") == "key.created")
+            #expect(WebhookEvent.named(forAction: "account.invite") == "account.changed")
+            #expect(WebhookEvent.named(forAction: "account.role") == "account.changed")
+        }
+    }
+
+    @Test("a proposal whose proposer's key was revoked is void: approving it answers 409 proposer_gone")
+    func revokedProposer() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await ApprovalTests.guardedApp(harness, ["publish"])
+            let publish = try ApprovalTests.proposalID(try await harness.upload(["v": 1], version: "*", key: ana))
+            let anaID = try #require(try await Self.keyID(harness, name: "ana"))
+            #expect(try await harness.call(.post, "/v1/admin/keys/revoke", credential: ben, json: ["keyId": anaID]).status == .ok)
+            let void = try await Self.approve(harness, publish, with: ben)
+            #expect(void.status == .conflict && void.errorCode == "proposer_gone", "\(void.json)")
+            #expect((try await harness.call(.get, "/v1/admin/config", credential: ben)["patterns"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("an owner cannot pass the rule alone: an invitation opens and a role changes only once another owner approves; a key approves neither nor a policy change; a person who joined after a proposal cannot approve it")
+    func peopleUnderTheRule() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            let alice = try await harness.person("alice@example.com", in: Self.appA)
+            let bob = try await harness.person("bob@example.com", in: Self.appA)
+            #expect(try await alice.call(.put, "/v1/admin/policy", ["requireApproval": ["publish", "policy"]], app: Self.appA).status == .ok)
+
+            // Alice invites an address she controls: the link does not open until someone else approves.
+            let invited = try await alice.call(.post, "/v1/admin/accounts/invite", ["email": "sock@example.com", "role": "owner"], app: Self.appA)
+            let inviteID = try ApprovalTests.proposalID(invited)
+            let token = try AdminHarness.token(ofInvitation: invited)
+            let closed = try await DashboardPerson("anyone", client: harness.client).call(.post, "/dashboard/api/invitation", ["token": token])
+            #expect(closed.errorCode == "invitation_invalid", "\(closed.json)")
+            #expect(try await alice.call(.post, "/v1/admin/changes/\(inviteID)/approve", app: Self.appA).errorCode == "self_approval")
+            #expect(try await Self.approve(harness, inviteID, with: key).errorCode == "person_required")
+            #expect(try await bob.call(.post, "/v1/admin/changes/\(inviteID)/approve", app: Self.appA).status == .ok)
+            let open = try await DashboardPerson("anyone", client: harness.client).call(.post, "/dashboard/api/invitation", ["token": token])
+            #expect(open["email"] as? String == "sock@example.com", "\(open.json)")
+
+            // A role change is proposed too.
+            let demote = try await alice.call(.put, "/v1/admin/accounts/bob@example.com", ["role": "viewer"], app: Self.appA)
+            let demoteID = try ApprovalTests.proposalID(demote)
+            #expect(try await bob.call(.post, "/v1/admin/changes/\(demoteID)/reject", ["reason": "no"], app: Self.appA).status == .ok)
+
+            // A policy change: not by a key; a person who joined after it was proposed cannot approve it.
+            let lift = try ApprovalTests.proposalID(try await alice.call(.put, "/v1/admin/policy", ["requireApproval": []], app: Self.appA))
+            #expect(try await Self.approve(harness, lift, with: key).errorCode == "person_required")
+            let late = try await harness.person("late@example.com", in: Self.appA)
+            let tooNew = try await late.call(.post, "/v1/admin/changes/\(lift)/approve", app: Self.appA)
+            #expect(tooNew.status == .forbidden && tooNew.errorCode == "approver_too_new", "\(tooNew.json)")
+            #expect(try await bob.call(.post, "/v1/admin/changes/\(lift)/approve", app: Self.appA).status == .ok)
+            // With the rule lifted, an invitation opens at once again.
+            #expect(try await alice.call(.post, "/v1/admin/accounts/invite", ["email": "dan@example.com", "role": "viewer"], app: Self.appA).status == .ok)
+        }
+    }
+
+    @Test("two approvals of two proposals against the same revision, at the same moment: exactly one applies, the other is 409 proposal_stale (5 rounds)")
+    func racingApprovals() async throws {
+        try await AdminHarness.run(connections: .many) { harness in
+            let (ana, ben) = try await ApprovalTests.guardedApp(harness, ["publish"])
+            for round in 0..<5 {
+                let first = try ApprovalTests.proposalID(try await harness.upload(["round": round, "by": "first"], version: "*", key: ana))
+                let second = try ApprovalTests.proposalID(try await harness.upload(["round": round, "by": "second"], version: "*", key: ana))
+                async let one = Self.approve(harness, first, with: ben)
+                async let two = Self.approve(harness, second, with: ben)
+                let replies = try await [one, two]
+                #expect(replies.filter { $0.status == .ok }.count == 1, "round \(round): \(replies.map(\.json))")
+                #expect(replies.filter { $0.errorCode == "proposal_stale" }.count == 1, "round \(round): \(replies.map(\.json))")
+            }
+            let history = try await harness.call(.get, "/v1/admin/config/history?version=*", credential: ben)
+            #expect((history["revisions"] as? [Any])?.count == 5)
+        }
+    }
+
+    static func keyID(_ harness: AdminHarness, name: String) async throws -> String? {
+        let rows = try await harness.database.query("SELECT key_id FROM provisioning_keys WHERE name = \(name)")
+        for try await id in rows.decode(UUID.self) { return id.uuidString.lowercased() }
+        return nil
+    }
+}
