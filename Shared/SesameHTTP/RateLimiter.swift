@@ -53,6 +53,16 @@ public final class RateLimiter: Sendable {
         }
     }
 
+    /// How long until `key` has a token, without spending one; nil when it has one now.
+    public func wait(for key: String, now: ContinuousClock.Instant = .now) -> Duration? {
+        buckets.withLock { buckets in
+            guard let bucket = buckets[key] else { return nil }
+            let tokens = min(rule.burst, bucket.tokens + max(0, (now - bucket.updated).inSeconds) * rule.rate)
+            guard tokens < 1 else { return nil }
+            return .milliseconds(Int64(((1 - tokens) / rule.rate * 1000).rounded(.up)))
+        }
+    }
+
     /// Drops buckets that have refilled completely: forgetting them changes nothing. If every
     /// bucket is busy, the oldest half go (a flood of distinct keys must not exhaust memory).
     private func evictIdle(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {

@@ -25,6 +25,7 @@ public struct OutboundHTTPClient: Sendable {
         case redirected(status: Int)
         case status(Int)
         case tooLarge(limit: Int)
+        case timedOut(Duration)
 
         public var description: String {
             switch self {
@@ -36,6 +37,7 @@ public struct OutboundHTTPClient: Sendable {
             case .redirected(let status): "the URL answered a redirect (\(status)); redirects are not followed"
             case .status(let status): "the URL answered \(status)"
             case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+            case .timedOut(let limit): "the call did not finish within \(limit)"
             }
         }
     }
@@ -70,11 +72,31 @@ public struct OutboundHTTPClient: Sendable {
         }
     }
 
-    /// Checks `url` against the policy, connects to exactly the address checked, and hands the
-    /// answer to `read` (a redirect is refused first).
+    /// The call, within `timeout` from start to the last byte read: past it the call is cancelled
+    /// (its connection closed) and `Refusal.timedOut` thrown. Resolution runs on a thread that
+    /// cannot be interrupted; the caller stops waiting for it all the same.
     private func call<Result: Sendable>(
         _ url: String, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
-        read: (HTTPClientResponse) async throws -> Result
+        read: @escaping @Sendable (HTTPClientResponse) async throws -> Result
+    ) async throws -> Result {
+        let timeout = self.timeout
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask { try await self.unboundedCall(url, method: method, headers: headers, body: body, read: read) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else { throw Refusal.timedOut(timeout) }
+            return result
+        }
+    }
+
+    /// Checks `url` against the policy, connects to exactly the address checked, and hands the
+    /// answer to `read` (a redirect is refused first).
+    private func unboundedCall<Result: Sendable>(
+        _ url: String, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
+        read: @Sendable (HTTPClientResponse) async throws -> Result
     ) async throws -> Result {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             var host = components.host, !host.isEmpty

@@ -90,3 +90,24 @@ struct ProvisioningKeyTests {
         }
     }
 }
+
+@Suite("Admin: made-up credentials from one address", .timeLimit(.minutes(3)))
+struct FailedCredentialTests {
+    @Test("150 made-up provisioning keys from one address: the first 100 are 401, the rest 429 before any lookup; a request with no credential is not counted")
+    func floodIsRefused() async throws {
+        try await AdminHarness.run { harness in
+            _ = try await harness.createKey()
+            var statuses: [Int] = []
+            for _ in 0..<150 {
+                let madeUp = "sk_prod_" + String((0..<43).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
+                statuses.append(Int(try await harness.call(.get, "/v1/admin/config", credential: madeUp).status.code))
+            }
+            #expect(statuses.prefix(100).allSatisfy { $0 == 401 }, "\(Set(statuses.prefix(100)))")
+            #expect(statuses.suffix(50).allSatisfy { $0 == 429 }, "\(Set(statuses.suffix(50)))")
+            let refused = try await harness.call(.get, "/v1/admin/config", credential: "sk_prod_" + String(repeating: "x", count: 43))
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited")
+            // No credential presented costs no lookup and is answered as before.
+            #expect(try await harness.call(.get, "/v1/admin/config", credential: nil).status == .unauthorized)
+        }
+    }
+}

@@ -65,6 +65,37 @@ struct IdentityKeyCacheTests {
         }
     }
 
+    @Test("a JWKS that answers slowly: at most 256 requests wait for its fetch, the rest are refused at once; none waits past the client's deadline")
+    func boundedWaiting() async throws {
+        let issuer = TestIssuer()
+        try await Self.withJWKSServer(for: issuer, delay: .seconds(10)) { url, requests in
+            let client = OutboundHTTPClient(policy: Self.outbound.policy, timeout: .seconds(2))
+            let cache = IdentityKeyCache(outbound: client, logger: Logger(label: "test"))
+            let configured = IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url)
+            let token = try await issuer.token(subject: "dana", kid: "k1")
+            let start = ContinuousClock.now
+            let refusals = try await withThrowingTaskGroup(of: (Bool, Duration).self) { group in
+                for _ in 0..<300 {
+                    group.addTask {
+                        do {
+                            _ = try await cache.subject(of: token, issuer: configured)
+                            return (false, ContinuousClock.now - start)
+                        } catch is IdentityKeyCache.IssuerUnavailable {
+                            return (true, ContinuousClock.now - start)
+                        }
+                    }
+                }
+                var outcomes: [(Bool, Duration)] = []
+                for try await outcome in group { outcomes.append(outcome) }
+                return outcomes
+            }
+            #expect(refusals.allSatisfy { $0.0 }, "a request verified against a JWKS that never arrived")
+            #expect(refusals.filter { $0.1 < .seconds(1) }.count >= 300 - 1 - IdentityKeyCache.maximumWaiting, "refused at once: \(refusals.filter { $0.1 < .seconds(1) }.count)")
+            #expect(refusals.allSatisfy { $0.1 < .seconds(5) }, "the longest wait: \(refusals.map(\.1).max() ?? .zero)")
+            #expect(requests.value == 1)
+        }
+    }
+
     @Test("an issuer whose JWKS cannot be fetched: 503 identity_issuer_unavailable with Retry-After, not 401")
     func unreachableIssuer() async throws {
         let issuer = TestIssuer()

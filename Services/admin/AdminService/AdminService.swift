@@ -38,8 +38,10 @@ public enum AdminService: SesameServiceDefinition {
 
         var parts = ServiceParts()
         // Room for the largest config, and the largest blob as base64, plus their JSON wrapping.
-        let admin = parts.group("v1/admin", bodyLimit: configuration.maxConfigBytes + 64 * 1024)
-        let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024)
+        // Before any credential lookup: an address that keeps presenting unknown credentials is refused.
+        let failedCredentials = FailedCredentialLimiter(clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies))
+        let admin = parts.group("v1/admin", bodyLimit: configuration.maxConfigBytes + 64 * 1024).add(middleware: failedCredentials)
+        let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024).add(middleware: failedCredentials)
         KeyRoutes(authenticator: authenticator, keys: keys, approvals: approvals).addRoutes(to: admin)
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
@@ -74,7 +76,7 @@ public enum AdminService: SesameServiceDefinition {
         DashboardAuthRoutes(
             accounts: accounts, people: people, relyingParty: configuration.dashboardOrigin.flatMap(Self.relyingParty(origin:)),
             clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies)
-        ).addRoutes(to: parts.group("dashboard/api", bodyLimit: 64 * 1024))
+        ).addRoutes(to: parts.group("dashboard/api", bodyLimit: 64 * 1024).add(middleware: failedCredentials))
 
         let producer = try KafkaProducer(configuration: dependencies.kafka, logger: logger)
         let relay = OutboxRelay(

@@ -25,6 +25,12 @@ actor IdentityKeyCache {
     private var entries: [IdentityIssuer: Entry] = [:]
     private var inFlight: [IdentityIssuer: Task<IdentityIssuerKeys, any Error>] = [:]
     private var lastFetchAttempt: [IdentityIssuer: ContinuousClock.Instant] = [:]
+    /// Requests waiting for an issuer's fetch under way.
+    private var waiting: [IdentityIssuer: Int] = [:]
+    /// The most requests that wait for one issuer's fetch; more are refused at once (`503
+    /// identity_issuer_unavailable`). A fetch ends within the outbound client's deadline (5 s), so
+    /// no request waits longer than that.
+    static let maximumWaiting = 256
     private let lifetime: Duration
     private let refetchInterval: Duration
     /// The guarded client: an app's JWKS URL is the app's to choose, so it may point anywhere.
@@ -54,7 +60,14 @@ actor IdentityKeyCache {
 
     private func keys(for issuer: IdentityIssuer, forceRefresh: Bool) async throws -> IdentityIssuerKeys {
         if !forceRefresh, let entry = entries[issuer], ContinuousClock.now - entry.fetchedAt < lifetime { return entry.keys }
-        if let pending = inFlight[issuer] { return try await pending.value }
+        if let pending = inFlight[issuer] {
+            guard waiting[issuer, default: 0] < Self.maximumWaiting else {
+                throw IssuerUnavailable(description: "\(Self.maximumWaiting) requests wait for this issuer's keys already")
+            }
+            waiting[issuer, default: 0] += 1
+            defer { waiting[issuer, default: 1] -= 1 }
+            return try await pending.value
+        }
         let fetch = Task { try await self.load(issuer) }
         inFlight[issuer] = fetch
         defer { inFlight[issuer] = nil }
