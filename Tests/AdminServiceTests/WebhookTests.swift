@@ -5,10 +5,13 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationEssentialsCompat
+import PostgresNIO
 import SesameDomain
 import SesameTestSupport
 import Synchronization
 import Testing
+
+@testable import AdminService
 
 /// An HTTP endpoint the tests' webhooks post to: it keeps what it received and answers the
 /// status it is told to.
@@ -21,6 +24,8 @@ final class WebhookReceiver: Sendable {
 
     let received = Mutex<[Received]>([])
     let status = Mutex<HTTPResponse.Status>(.ok)
+    /// How long each post waits before it is answered.
+    let delay = Mutex<Duration>(.zero)
 
     var all: [Received] { received.withLock { $0 } }
 
@@ -29,6 +34,7 @@ final class WebhookReceiver: Sendable {
         let router = Router()
         router.post("hook") { request, _ -> Response in
             let bytes = try await request.body.collect(upTo: 1 << 20)
+            try await Task.sleep(for: self.delay.withLock { $0 })
             let answer = self.status.withLock { $0 }
             if answer == .ok { self.received.withLock { $0.append(Received(headers: request.headers, body: Data(buffer: bytes))) } }
             return Response(status: answer)
@@ -98,6 +104,34 @@ struct WebhookTests {
                 let hook = try #require((listed["webhooks"] as? [[String: Any]])?.first)
                 #expect(hook["delivered"] as? Int == 3 && hook["lastStatus"] as? Int == 200 && hook["secret"] == nil)
                 #expect(!String(decoding: listed.body, as: UTF8.self).contains(secret))
+            }
+        }
+    }
+
+    @Test("app A's five webhooks that hang do not delay app B's: B's delivery arrives within seconds of its change")
+    func slowEndpointsDoNotStarveOthers() async throws {
+        let slow = WebhookReceiver()
+        slow.delay.withLock { $0 = .seconds(15) }
+        let fast = WebhookReceiver()
+        try await slow.run { slowURL in
+            try await fast.run { fastURL in
+                try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"]) { harness in
+                    let keyA = try await harness.createKey()
+                    let keyB = try await harness.createKey(bundleID: "com.example.other")
+                    for _ in 0..<5 { _ = try await Self.register(harness, key: keyA, ["url": slowURL]) }
+                    _ = try await Self.register(harness, key: keyB, ["url": fastURL])
+                    for round in 0..<3 { _ = try await harness.upload(["a": round], version: "*", key: keyA) }
+                    // A's webhooks are now posting to an endpoint that never answers in time.
+                    try await Task.sleep(for: .seconds(1))
+                    let start = ContinuousClock.now
+                    _ = try await harness.upload(["b": 1], version: "*", key: keyB)
+                    _ = try await Self.waitFor(fast, count: 1, timeout: .seconds(30))
+                    let delay = ContinuousClock.now - start
+                    #expect(delay < .seconds(4), "app B's delivery waited \(delay) behind app A's")
+                    #expect(WebhookStore.redacted(slowURL).hasSuffix("/…") && !WebhookStore.redacted(slowURL).contains("hook"))
+                    let audit = try await harness.database.query("SELECT details::text FROM audit_log WHERE action = 'webhook.create'")
+                    for try await details in audit.decode(String.self) { #expect(!details.contains("/hook"), "a webhook URL's path reached the audit log") }
+                }
             }
         }
     }

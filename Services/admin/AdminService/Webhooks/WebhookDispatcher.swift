@@ -10,7 +10,12 @@ import SesameStorage
 /// the events after its cursor in order (signed), and moves the cursor past each one delivered or
 /// not subscribed to. A failed delivery is tried again with exponential backoff (capped at an
 /// hour) and blocks the ones after it, so a receiver sees every event once it is back, in order.
-/// Every call goes through the guarded outbound client: no internal addresses.
+/// Every call goes through the guarded outbound client: no internal addresses, 5 s at most.
+///
+/// Fair to every app: `workers` turns run at once, one app holds at most one of them (`claim`
+/// skips apps with a turn under way), a turn ends at `turnDeadline` (checked between posts), the
+/// cursor moves after each post, and a webhook whose turn ended goes to the back of the queue. So
+/// an endpoint that answers slowly, or not at all, delays other apps' webhooks by seconds.
 struct WebhookDispatcher: Service {
     let webhooks: WebhookStore
     let outbound: OutboundHTTPClient
@@ -19,9 +24,21 @@ struct WebhookDispatcher: Service {
     let interval: Duration
     let logger: Logger
 
+    /// Turns that run at once.
+    static let workers = 4
+    /// The longest one webhook's turn goes on posting: past it the turn ends after the post under way.
+    static let turnDeadline: Duration = .seconds(10)
+
     func run() async throws {
         // The webhooks table is the schema's; on a first start it does not exist yet.
         try? await cancelWhenGracefulShutdown { try await migrations.waitUntilComplete() }
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<Self.workers { group.addTask { await work() } }
+        }
+    }
+
+    /// One worker: turns while there are webhooks due, a rest when none was.
+    private func work() async {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 // Work while there is work; rest only when nothing was due.
@@ -41,8 +58,11 @@ struct WebhookDispatcher: Service {
     /// One webhook's turn; false when none was due.
     func turn() async throws -> Bool {
         guard let hook = try await webhooks.claim(lease: Self.claimLease, batch: 20) else { return false }
+        let deadline = ContinuousClock.now + Self.turnDeadline
         var (cursor, delivered, lastStatus): (Int64?, Int, Int?) = (nil, 0, nil)
         for (entry, hash) in hook.entries {
+            // The rest waits for the webhook's next turn, behind the other webhooks due.
+            if ContinuousClock.now >= deadline { break }
             guard let event = WebhookEvent.named(forAction: entry.action), hook.events.isEmpty || hook.events.contains(event) else {
                 cursor = entry.id
                 continue
@@ -59,10 +79,13 @@ struct WebhookDispatcher: Service {
                     body: ByteBuffer(bytes: body))
                 cursor = entry.id
                 delivered += 1
+                // Recorded at once: a turn cut short never posts an event twice.
+                try await webhooks.advance(hook.id, to: entry.id, delivered: 1, status: lastStatus, release: false)
+                delivered = 0
             } catch {
                 if let cursor { try await webhooks.advance(hook.id, to: cursor, delivered: delivered, status: lastStatus) }
                 let status: Int? = if case OutboundHTTPClient.Refusal.status(let code) = error { code } else { nil }
-                let reason = (error as? OutboundHTTPClient.Refusal)?.description ?? "the endpoint could not be reached"
+                let reason = Self.reason(error)
                 try await webhooks.failed(hook.id, status: status, error: reason, retryAfter: Self.backoff(attempt: cursor == nil ? hook.attempts + 1 : 1))
                 logger.notice("webhook delivery failed", metadata: ["webhook": "\(hook.id)", "delivery": "\(delivery)", "reason": "\(reason)"])
                 return true
@@ -70,6 +93,16 @@ struct WebhookDispatcher: Service {
         }
         try await webhooks.advance(hook.id, to: cursor ?? 0, delivered: delivered, status: lastStatus)
         return true
+    }
+
+    /// Why a delivery failed, as the webhook's owner may read it: never an address the name
+    /// resolved to (a viewer would learn the deployment's internal DNS answers).
+    static func reason(_ error: any Error) -> String {
+        switch error as? OutboundHTTPClient.Refusal {
+        case .internalAddress(let host, _)?: "\(host) resolves to an internal address"
+        case let refusal?: refusal.description
+        case nil: "the endpoint could not be reached"
+        }
     }
 
     /// 2, 4, 8 … seconds, at most an hour.

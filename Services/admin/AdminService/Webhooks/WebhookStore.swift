@@ -46,7 +46,7 @@ struct WebhookStore: Sendable {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             // The audit chain's lock: no entry of the app commits between reading the cursor and using it.
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "webhook.create", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(url)]),
+                AuditEntry(actor: caller.auditName, action: "webhook.create", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
                 appID: appID, on: connection, logger: logger)
             let counted = try await connection.query("SELECT count(*) FROM webhooks WHERE app_id = \(appID)", logger: logger)
             for try await count in counted.decode(Int.self) where count >= Self.limit { throw WebhookErrors.tooMany(limit: Self.limit) }
@@ -89,10 +89,19 @@ struct WebhookStore: Sendable {
             for try await removed in rows.decode(String.self) { url = removed }
             guard let url else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "webhook.remove", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(url)]),
+                AuditEntry(actor: caller.auditName, action: "webhook.remove", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
                 appID: appID, on: connection, logger: logger)
             return true
         }
+    }
+
+    /// `url` as the audit log (and so every webhook's payload) names it: its origin, with its path
+    /// and query cut, since a webhook URL is often itself the secret (Slack's, for one).
+    static func redacted(_ url: String) -> String {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return "…" }
+        let port = components.port.map { ":\($0)" } ?? ""
+        let rest = components.path.isEmpty || components.path == "/" ? (components.query == nil ? "" : "/…") : "/…"
+        return "\(scheme)://\(host)\(port)\(rest)"
     }
 
     // MARK: The dispatcher's side
@@ -120,6 +129,8 @@ struct WebhookStore: Sendable {
                 SELECT w.webhook_id FROM webhooks w
                 WHERE w.next_attempt_at <= now() AND (w.lease_until IS NULL OR w.lease_until < now())
                   AND EXISTS (SELECT 1 FROM audit_log a WHERE a.app_id = w.app_id AND a.id > w.cursor)
+                  -- One turn per app at a time: an app's slow endpoints hold one worker, not all.
+                  AND NOT EXISTS (SELECT 1 FROM webhooks o WHERE o.app_id = w.app_id AND o.lease_until >= now())
                 ORDER BY w.next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
             RETURNING webhook_id, app_id, url, secret_ciphertext, events, format, attempts, cursor
             """, logger: logger)
@@ -132,11 +143,14 @@ struct WebhookStore: Sendable {
             id: id, appID: appID, url: url, secret: secret, events: Set(events), slack: format == "slack", attempts: attempts, entries: entries)
     }
 
-    /// Entries up to `cursor` are handled (delivered, or not subscribed to): moves past them.
-    func advance(_ id: UUID, to cursor: Int64, delivered: Int, status: Int?) async throws {
+    /// Entries up to `cursor` are handled (delivered, or not subscribed to): moves past them, and
+    /// (unless `release` is false, mid-turn) ends the turn, the webhook at the back of the queue.
+    func advance(_ id: UUID, to cursor: Int64, delivered: Int, status: Int?, release: Bool = true) async throws {
         try await database.client.query(
             """
-            UPDATE webhooks SET cursor = GREATEST(cursor, \(cursor)), attempts = 0, next_attempt_at = now(), lease_until = NULL,
+            UPDATE webhooks SET cursor = GREATEST(cursor, \(cursor)), attempts = 0,
+                next_attempt_at = CASE WHEN \(release) THEN now() ELSE next_attempt_at END,
+                lease_until = CASE WHEN \(release) THEN NULL ELSE lease_until END,
                 delivered = delivered + \(delivered),
                 last_status = COALESCE(\(status), last_status), last_error = CASE WHEN \(delivered) > 0 THEN NULL ELSE last_error END,
                 last_attempt_at = CASE WHEN \(delivered) > 0 THEN now() ELSE last_attempt_at END,
