@@ -12,6 +12,7 @@ public enum EncryptedColumns {
     /// All of them.
     public static let all: [Column] = [
         Column(table: "blob_chunks", column: "ciphertext"),
+        Column(table: "change_proposals", column: "request_sealed"),
         Column(table: "config_revisions", column: "body"),
         Column(table: "pin_signing_keys", column: "private_key_ciphertext"),
         Column(table: "service_keys", column: "key_ciphertext"),

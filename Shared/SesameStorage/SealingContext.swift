@@ -35,6 +35,11 @@ public enum SealingContext {
         "pin_signing_keys.private_key_ciphertext:\(appID):\(keyID.uuidString.lowercased())"
     }
 
+    /// The request of one of `appID`'s proposed changes, while it waits for approval.
+    public static func proposalRequest(appID: String, proposalID: UUID) -> String {
+        "change_proposals.request_sealed:\(appID):\(proposalID.uuidString.lowercased())"
+    }
+
     /// The signing secret of one of `appID`'s webhooks.
     public static func webhookSecret(appID: String, webhookID: UUID) -> String {
         "webhooks.secret_ciphertext:\(appID):\(webhookID.uuidString.lowercased())"

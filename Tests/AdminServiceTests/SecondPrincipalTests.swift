@@ -127,3 +127,40 @@ struct SecondPrincipalTests {
         return nil
     }
 }
+
+@Suite("Admin: proposals keep no plaintext", .timeLimit(.minutes(3)))
+struct SealedProposalTests {
+    static func stored(_ harness: AdminHarness, _ id: String) async throws -> (plain: String?, sealed: Data?, digest: Data?) {
+        let rows = try await harness.database.query(
+            "SELECT request, request_sealed, request_sha256 FROM change_proposals WHERE proposal_id = \(UUID(uuidString: id)!)")
+        for try await row in rows.decode((String?, Data?, Data?).self) { return row }
+        throw CancellationError()
+    }
+
+    @Test("a proposed publish is stored sealed (the config's values are not in the row); once decided or expired only its SHA-256 is kept")
+    func sealedThenDropped() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await ApprovalTests.guardedApp(harness, ["publish"])
+            let secret = "sk_live_do_not_store_me"
+            let id = try ApprovalTests.proposalID(try await harness.upload(["api_key": secret], version: "*", key: ana))
+            let pending = try await Self.stored(harness, id)
+            #expect(pending.plain == nil && pending.sealed != nil && pending.digest?.count == 32)
+            #expect(!String(decoding: try #require(pending.sealed), as: UTF8.self).contains(secret), "the sealed request holds the secret in clear")
+            // The second person reads it as proposed.
+            let detail = try await harness.call(.get, "/v1/admin/changes/\(id)", credential: ben)
+            #expect(((detail["request"] as? [String: Any])?["config"] as? [String: Any])?["api_key"] as? String == secret)
+
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben).status == .ok)
+            let decided = try await Self.stored(harness, id)
+            #expect(decided.plain == nil && decided.sealed == nil && decided.digest == pending.digest)
+            #expect(try await harness.call(.get, "/v1/admin/changes/\(id)", credential: ben)["request"] is NSNull)
+
+            // An expired proposal's request goes at the next listing.
+            let late = try ApprovalTests.proposalID(try await harness.upload(["api_key": secret + "2"], version: "*", key: ana))
+            try await harness.database.query("UPDATE change_proposals SET expires_at = now() - interval '1 minute' WHERE proposal_id = \(UUID(uuidString: late)!)")
+            _ = try await harness.call(.get, "/v1/admin/changes", credential: ben)
+            #expect(try await Self.stored(harness, late).sealed == nil)
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(late)/approve", credential: ben).errorCode == "proposal_expired")
+        }
+    }
+}

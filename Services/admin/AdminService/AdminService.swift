@@ -34,7 +34,7 @@ public enum AdminService: SesameServiceDefinition {
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
         let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
         let policies = PolicyStore(database: database, logger: logger)
-        let approvals = ChangeApprovals(database: database, policies: policies, logger: logger)
+        let approvals = ChangeApprovals(database: database, encryption: dependencies.encryption, policies: policies, logger: logger)
 
         var parts = ServiceParts()
         // Room for the largest config, and the largest blob as base64, plus their JSON wrapping.

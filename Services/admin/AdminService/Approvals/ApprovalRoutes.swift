@@ -18,7 +18,7 @@ struct ApprovalRoutes {
         group.get("changes/:id") { request, context -> ProposalDetailResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let (proposal, body) = try await approvals.read(try Self.id(context), appID: appID, caller: caller)
-            return ProposalDetailResponse(change: proposal, request: Self.json(body))
+            return ProposalDetailResponse(change: proposal, request: body.map(Self.json) ?? .null)
         }
 
         group.post("changes/:id/approve") { request, context -> DecisionResponse in
@@ -69,7 +69,8 @@ struct ProposalsResponse: ResponseEncodable {
 
 struct ProposalDetailResponse: ResponseEncodable {
     let change: Proposal
-    /// The request exactly as proposed.
+    /// The request exactly as proposed; null once the proposal was decided or expired (Sesame
+    /// keeps a request no longer than it may be approved).
     let request: JSONValue
 }
 

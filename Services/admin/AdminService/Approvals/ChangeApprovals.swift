@@ -1,8 +1,10 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameEncryption
 import SesameHTTP
 import SesameStorage
 import Synchronization
@@ -31,11 +33,14 @@ final class ChangeApprovals: Sendable {
     /// By route key: the guarded kind, and which of its routes (`revocation:device`).
     private let routes = Mutex<[String: Route]>([:])
     let database: Database
+    /// Seals each request while it waits: a publish's holds the config's values.
+    let encryption: EnvelopeEncryption
     let policies: PolicyStore
     let logger: Logger
 
-    init(database: Database, policies: PolicyStore, logger: Logger) {
+    init(database: Database, encryption: EnvelopeEncryption, policies: PolicyStore, logger: Logger) {
         self.database = database
+        self.encryption = encryption
         self.policies = policies
         self.logger = logger
     }
@@ -143,13 +148,16 @@ final class ChangeApprovals: Sendable {
         _ kind: String, id: UUID = UUID(), appID: String, request: Data, summary: String, base: String?, caller: Caller
     ) async throws -> Proposal {
         let seconds = Double(Self.lifetime.components.seconds)
-        let text = String(decoding: request, as: UTF8.self)
+        let sealed = Data(try encryption.seal(request, context: SealingContext.proposalRequest(appID: appID, proposalID: id)))
+        let digest = Data(SHA256.hash(data: request))
         let principal = try await Principals.standing(of: caller.auditName, appID: appID, database: database, logger: logger).principal
+        try await dropExpiredRequests()
         return try await database.client.withRefusingTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO change_proposals (proposal_id, app_id, kind, request, summary, base, proposer, proposer_principal, state, expires_at)
-                VALUES (\(id), \(appID), \(kind), \(text), \(summary), \(base), \(caller.auditName), \(principal), 'pending',
+                INSERT INTO change_proposals
+                    (proposal_id, app_id, kind, request_sealed, request_sha256, summary, base, proposer, proposer_principal, state, expires_at)
+                VALUES (\(id), \(appID), \(kind), \(sealed), \(digest), \(summary), \(base), \(caller.auditName), \(principal), 'pending',
                         now() + \(seconds) * INTERVAL '1 second')
                 RETURNING \(unescaped: Proposal.columns)
                 """, logger: logger)
@@ -163,17 +171,28 @@ final class ChangeApprovals: Sendable {
         }
     }
 
+    /// Drops the requests of proposals that expired undecided: what they held is kept no longer
+    /// than a proposal may be approved.
+    private func dropExpiredRequests() async throws {
+        try await database.client.query(
+            """
+            UPDATE change_proposals SET request = NULL, request_sealed = NULL
+            WHERE state = 'pending' AND expires_at < now() AND (request IS NOT NULL OR request_sealed IS NOT NULL)
+            """, logger: logger)
+    }
+
     /// The app's proposals, newest first (the last 100).
     func list(appID: String) async throws -> [Proposal] {
+        try await dropExpiredRequests()
         let rows = try await database.client.query(
             "SELECT \(unescaped: Proposal.columns) FROM change_proposals WHERE app_id = \(appID) ORDER BY created_at DESC LIMIT 100",
             logger: logger)
         return try await Proposal.all(of: rows)
     }
 
-    /// Proposal `id` of `appID` (of any app when nil) with its request, recorded as read (a
-    /// publish's request holds the config's values).
-    func read(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String) {
+    /// Proposal `id` of `appID` (of any app when nil) with its request (nil once it was decided or
+    /// expired: only its SHA-256 is kept), recorded as read (a publish's request holds the config's values).
+    func read(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String?) {
         let found = try await fetch(id, appID: appID)
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await AuditLog.append(
@@ -183,15 +202,20 @@ final class ChangeApprovals: Sendable {
         return found
     }
 
-    private func fetch(_ id: UUID, appID: String?) async throws -> (Proposal, String) {
+    private func fetch(_ id: UUID, appID: String?) async throws -> (Proposal, String?) {
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: Proposal.columns), request FROM change_proposals
+            SELECT \(unescaped: Proposal.columns), request, request_sealed FROM change_proposals
             WHERE proposal_id = \(id) AND (\(appID)::text IS NULL OR app_id = \(appID))
             """, logger: logger)
-        for try await (id, app, kind, summary, base, proposer, state, created, expires, decidedBy, decidedAt, outcome, request) in rows.decode(
-            (UUID, String, String, String, String?, String, String, Date, Date, String?, Date?, String?, String).self)
+        for try await (id, app, kind, summary, base, proposer, state, created, expires, decidedBy, decidedAt, outcome, plain, sealed) in rows.decode(
+            (UUID, String, String, String, String?, String, String, Date, Date, String?, Date?, String?, String?, Data?).self)
         {
+            // Written before requests were sealed: plaintext until decided.
+            var request = plain
+            if let sealed {
+                request = String(decoding: try encryption.open(sealed, context: SealingContext.proposalRequest(appID: app, proposalID: id)), as: UTF8.self)
+            }
             return (
                 Proposal(
                     id: id, appID: app, kind: kind, summary: summary, base: base, proposer: proposer, state: state, createdAt: created,
@@ -203,9 +227,9 @@ final class ChangeApprovals: Sendable {
     /// Approves proposal `id` as `approver` and applies it exactly as proposed; `breakGlass` (the
     /// operator alone, with a reason) skips the second person and is audited as such.
     func approve(_ id: UUID, appID: String?, approver: Caller, breakGlass reason: String? = nil) async throws -> (Proposal, String) {
-        let (proposal, request) = try await read(id, appID: appID, caller: approver)
+        let (proposal, stored) = try await read(id, appID: appID, caller: approver)
         guard proposal.state == "pending" else { throw ApprovalErrors.decided(proposal.state) }
-        guard proposal.expiresAt > Date() else {
+        guard proposal.expiresAt > Date(), let request = stored else {
             try await finish(id, state: "failed", by: approver, outcome: "expired before it was approved")
             throw ApprovalErrors.expired
         }
@@ -298,9 +322,11 @@ final class ChangeApprovals: Sendable {
         _ id: UUID, state: String, by caller: Caller, outcome: String, audit: (proposal: Proposal, breakGlass: String?)? = nil
     ) async throws {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
+            // Decided: the request is dropped, its SHA-256 stays.
             try await connection.query(
                 """
-                UPDATE change_proposals SET state = \(state), decided_by = \(caller.auditName), decided_at = now(), outcome = \(outcome)
+                UPDATE change_proposals SET state = \(state), decided_by = \(caller.auditName), decided_at = now(), outcome = \(outcome),
+                    request = NULL, request_sealed = NULL
                 WHERE proposal_id = \(id)
                 """, logger: logger)
             guard let (proposal, breakGlass) = audit else { return }
