@@ -164,3 +164,42 @@ struct SealedProposalTests {
         }
     }
 }
+
+@Suite("Admin: a removed person keeps no way back", .timeLimit(.minutes(3)))
+struct RemovedPersonTests {
+    static let appA = AdminHarness.appID
+
+    @Test("removing an owner ends the invitations they sent; owners list and cancel invitations; accepting an invitation never lowers a role")
+    func invitationsEndWithTheirSender() async throws {
+        try await AdminHarness.run { harness in
+            _ = try await harness.createKey()
+            let alice = try await harness.person("alice@example.com", in: Self.appA)
+            let bob = try await harness.person("bob@example.com", in: Self.appA)
+            let sent = try await alice.call(.post, "/v1/admin/accounts/invite", ["email": "friend@example.com", "role": "owner"], app: Self.appA)
+            let token = try AdminHarness.token(ofInvitation: sent)
+            let listed = try await bob.call(.get, "/v1/admin/accounts/invitations", app: Self.appA)
+            let open = listed["invitations"] as? [[String: Any]] ?? []
+            #expect(open.count == 1 && open.first?["invitedBy"] as? String == "account:alice@example.com" && open.first?["email"] as? String == "friend@example.com", "\(listed.json)")
+
+            #expect(try await bob.call(.delete, "/v1/admin/accounts/alice@example.com", app: Self.appA).status == .ok)
+            let closed = try await DashboardPerson("anyone", client: harness.client).call(.post, "/dashboard/api/invitation", ["token": token])
+            #expect(closed.errorCode == "invitation_invalid", "the removed owner's invitation still opens: \(closed.json)")
+            #expect((try await bob.call(.get, "/v1/admin/accounts/invitations", app: Self.appA)["invitations"] as? [Any])?.isEmpty == true)
+
+            // Cancelled by an owner.
+            let other = try await bob.call(.post, "/v1/admin/accounts/invite", ["email": "temp@example.com", "role": "viewer"], app: Self.appA)
+            let otherToken = try AdminHarness.token(ofInvitation: other)
+            let id = try #require(((try await bob.call(.get, "/v1/admin/accounts/invitations", app: Self.appA))["invitations"] as? [[String: Any]])?.first?["id"] as? String)
+            #expect(try await bob.call(.delete, "/v1/admin/accounts/invitations/\(id)", app: Self.appA).status == .ok)
+            #expect(try await bob.call(.delete, "/v1/admin/accounts/invitations/\(id)", app: Self.appA).errorCode == "invitation_not_found")
+            let cancelled = try await DashboardPerson("anyone", client: harness.client).call(.post, "/dashboard/api/invitation", ["token": otherToken])
+            #expect(cancelled.errorCode == "invitation_invalid")
+
+            // Bob, the last owner, accepts an invitation as viewer: he stays owner.
+            let demoting = try await harness.invitation("bob@example.com", to: Self.appA, role: "viewer")
+            #expect(try await bob.call(.post, "/dashboard/api/invitation/accept", ["invitation": demoting]).status == .ok)
+            let members = try await bob.call(.get, "/v1/admin/accounts", app: Self.appA)["members"] as? [[String: Any]]
+            #expect(members?.first { $0["email"] as? String == "bob@example.com" }?["role"] as? String == "owner", "\(String(describing: members))")
+        }
+    }
+}

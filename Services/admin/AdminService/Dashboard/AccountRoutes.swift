@@ -109,8 +109,25 @@ struct AccountRoutes {
         addPersonRoutes(to: group)
     }
 
+    struct InvitationsResponse: ResponseEncodable {
+        let invitations: [AccountStore.PendingInvitationInfo]
+    }
+
     /// The routes that change one person: an owner signed in, acting on their app.
     private func addPersonRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("accounts/invitations") { request, _ -> InvitationsResponse in
+            let (appID, _, _) = try await owner(of: request)
+            return InvitationsResponse(invitations: try await accounts.openInvitations(of: appID))
+        }
+
+        group.delete("accounts/invitations/{id}") { request, context -> Done in
+            let (appID, caller, _) = try await owner(of: request)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+                try await accounts.cancelInvitation(id, of: appID, actor: caller.auditName)
+            else { throw APIError(.notFound, code: "invitation_not_found", message: "The app has no such open invitation; see GET /v1/admin/accounts/invitations.") }
+            return Done(message: "The invitation is cancelled: its link no longer opens.")
+        }
+
         approvals.register(
             GuardedAccess.invite.key, PendingInvitation.self,
             prepare: { _, pending in ("invite \(pending.email) as \(pending.role.rawValue)", nil) },

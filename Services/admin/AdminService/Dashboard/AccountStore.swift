@@ -86,6 +86,51 @@ struct AccountStore: Sendable {
         }
     }
 
+    /// An invitation not yet accepted, as owners list it (never its token).
+    struct PendingInvitationInfo: Codable, Sendable {
+        let id: UUID
+        let email: String
+        let role: AccountRole
+        let invitedBy: String
+        let createdAt: Date
+        let expiresAt: Date
+        /// The proposal a second person must approve before the link opens.
+        let pendingApproval: UUID?
+    }
+
+    /// The invitations of `appID` that may still be accepted, newest first.
+    func openInvitations(of appID: String) async throws -> [PendingInvitationInfo] {
+        let rows = try await database.client.query(
+            """
+            SELECT invitation_id, email, role, invited_by, created_at, expires_at, pending_proposal FROM account_invitations
+            WHERE app_id = \(appID) AND used_at IS NULL AND expires_at > now() ORDER BY created_at DESC LIMIT 500
+            """, logger: logger)
+        var found: [PendingInvitationInfo] = []
+        for try await (id, email, role, invitedBy, createdAt, expiresAt, pending) in rows.decode((UUID, String, String, String, Date, Date, UUID?).self) {
+            guard let role = AccountRole(rawValue: role) else { continue }
+            found.append(.init(id: id, email: email, role: role, invitedBy: invitedBy, createdAt: createdAt, expiresAt: expiresAt, pendingApproval: pending))
+        }
+        return found
+    }
+
+    /// Cancels invitation `id` of `appID` (its link stops opening now); false when there is no such open invitation.
+    func cancelInvitation(_ id: UUID, of appID: String, actor: String) async throws -> Bool {
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE account_invitations SET expires_at = now()
+                WHERE invitation_id = \(id) AND app_id = \(appID) AND used_at IS NULL AND expires_at > now() RETURNING email
+                """, logger: logger)
+            var email: String?
+            for try await cancelled in rows.decode(String.self) { email = cancelled }
+            guard let email else { return false }
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: "account.invitation_cancel", details: ["email": .string(email), "invitationId": .string(id.uuidString.lowercased())]),
+                appID: appID, on: connection, logger: logger)
+            return true
+        }
+    }
+
     /// Lets the invitation waiting for `proposal` be accepted; false when none waits (withdrawn, expired).
     func activateInvitation(for proposal: UUID, appID: String) async throws -> Bool {
         let rows = try await database.client.query(
@@ -203,6 +248,8 @@ struct AccountStore: Sendable {
             """
             INSERT INTO account_roles (account_id, app_id, role) VALUES (\(accountID), \(invitation.appID), \(invitation.role.rawValue))
             ON CONFLICT (account_id, app_id) DO UPDATE SET role = EXCLUDED.role, granted_at = now()
+            -- An invitation raises a role, never lowers one: accepting one as viewer must not demote an owner (the last one, say).
+            WHERE EXCLUDED.role = 'owner' OR (EXCLUDED.role = 'editor' AND account_roles.role = 'viewer')
             """, logger: logger)
         try await AuditLog.append(
             AuditEntry(actor: "account:\(invitation.email)", action: "account.join", details: ["role": .string(invitation.role.rawValue)]),

@@ -44,6 +44,8 @@ struct PeopleStore: Sendable {
             try await connection.query(
                 "UPDATE account_roles SET role = \(role.rawValue), granted_at = now() WHERE account_id = \(accountID) AND app_id = \(appID)",
                 logger: logger)
+            // Only owners invite: an owner no more keeps no way back in through links they sent.
+            if current == .owner, role != .owner { try await cancelInvitations(issuedBy: email, in: appID, on: connection) }
             try await AuditLog.append(
                 AuditEntry(
                     actor: actor, action: "account.role",
@@ -59,6 +61,7 @@ struct PeopleStore: Sendable {
             guard let (accountID, current) = try await member(email, of: appID, locking: connection) else { return .notMember }
             if current == .owner, try await owners(of: appID, on: connection) <= 1 { return .lastOwner }
             try await connection.query("DELETE FROM account_roles WHERE account_id = \(accountID) AND app_id = \(appID)", logger: logger)
+            try await cancelInvitations(issuedBy: email, in: appID, on: connection)
             var remaining = 0
             for try await count in try await connection.query(
                 "SELECT count(*)::int FROM account_roles WHERE account_id = \(accountID)", logger: logger
@@ -217,6 +220,15 @@ struct PeopleStore: Sendable {
             return (accountID, role)
         }
         return nil
+    }
+
+    /// Ends the open invitations `email` sent to `appID`.
+    private func cancelInvitations(issuedBy email: String, in appID: String, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            UPDATE account_invitations SET expires_at = now()
+            WHERE app_id = \(appID) AND invited_by = \("account:" + email) AND used_at IS NULL AND expires_at > now()
+            """, logger: logger)
     }
 
     private func owners(of appID: String, on connection: PostgresConnection) async throws -> Int {

@@ -21,7 +21,7 @@ enum WebhookEvent {
         "webhook.changed": ["webhook.create", "webhook.remove"],
         "account.changed": [
             "account.invite", "account.join", "account.role", "account.remove", "account.passkey_add", "account.passkey_revoke",
-            "account.sessions_end",
+            "account.sessions_end", "account.invitation_cancel",
         ],
         "approval.requested": ["change.propose"],
         "approval.decided": ["change.approve", "change.reject", "change.break_glass"],
