@@ -126,9 +126,14 @@ public struct IdentityIssuer: Codable, Sendable, Hashable {
 
 /// The audience of an app's own API in its API tokens' `aud`.
 public enum APIAudience {
-    /// 1 to 256 printable ASCII characters without spaces, such as `https://api.example.com`.
+    /// The audiences of Sesame's own tokens (access and refresh): an API token made for one of
+    /// them would pass where only those may.
+    public static let reserved: Set<String> = ["sesame-api", "sesame-refresh"]
+
+    /// 1 to 256 printable ASCII characters without spaces, such as `https://api.example.com`, and
+    /// none of Sesame's own.
     public static func isValid(_ audience: String) -> Bool {
-        (1...256).contains(audience.utf8.count) && audience.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        (1...256).contains(audience.utf8.count) && audience.utf8.allSatisfy { (0x21...0x7E).contains($0) } && !reserved.contains(audience)
     }
 }
 

@@ -22,6 +22,8 @@ public struct OutboundAddressPolicy: Sendable {
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
         "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4",
         "240.0.0.0/4",
+        // IPv4-compatible (deprecated), 6to4 and Teredo addresses carry an IPv4 address a relay may reach.
+        "::/96", "2002::/16", "2001::/32",
         "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10",
         "ff00::/8",
     ].map { IPAddressRange($0)! }
@@ -66,6 +68,18 @@ extension OutboundAddressPolicy {
         guard permits(scheme: scheme, host: host) else { return "must be an https URL" }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if Self.isAddress(host), !permits(host: host, address: host) { return "names an internal address (\(host))" }
+        if !Self.isAddress(host), Self.isNumericHost(host) { return "names an address in a form other than dotted decimal (\(host)): write the address as a.b.c.d, or use a name" }
         return nil
+    }
+
+    /// Whether `host` is an IPv4 address in one of the forms `inet_aton` also reads (`2130706433`,
+    /// `0x7f.1`, `127.1`, octal parts): a name's last label is never all digits, so such a host
+    /// is an address some resolvers would reach, and it is refused rather than judged.
+    static func isNumericHost(_ host: String) -> Bool {
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard let last = labels.last, !last.isEmpty else { return false }
+        let lower = last.lowercased()
+        if lower.hasPrefix("0x") { return lower.dropFirst(2).allSatisfy(\.isHexDigit) }
+        return lower.allSatisfy(\.isNumber)
     }
 }

@@ -7,7 +7,8 @@
 - Every input the steps read is declared, and every declared input is read.
 - The upload step runs as a runner would run it (its `${{ inputs.* }}` replaced by values, bash with
   -e and pipefail, a GITHUB_OUTPUT file) against a live suite: a plain upload with a tier, a
-  zero-knowledge upload (the server holds no plaintext), a bad `encrypt` refused; the outputs name
+  zero-knowledge upload (the server holds no plaintext), a bad `encrypt` refused, Kiskis's
+  `zero-knowledge: 'true'` without `encrypt` refused before anything is sent; the outputs name
   the revision and pattern, and the key never appears in what the step printed.
 
 Usage: check_action.py --check-jsonschema EXE --runner .../sesame-suite --cli PATH --gateway URL
@@ -122,6 +123,12 @@ def check_uploads(action, arguments):
             "url": arguments.gateway, "key": key, "file": str(plain), "encrypt": "yes"}, arguments.cli)
         check("encrypt other than true or false is refused before anything is sent",
               status != 0 and "::error::" in printed and outputs == {}, f"status {status}: {printed}")
+        status, printed, outputs = run_upload_step(action, {
+            "url": arguments.gateway, "key": key, "file": str(secret), "zero-knowledge": "true"}, arguments.cli)
+        check("zero-knowledge 'true' without encrypt fails closed: nothing is uploaded",
+              status != 0 and "::error::" in printed and outputs == {}, f"status {status}: {printed}")
+        _, body = sesame(arguments.cli, arguments.gateway, key, "config", "body", "--ver", "*")
+        check("the plaintext upload did not happen", "pk_live_never_seen_by_sesame" not in (body or ""), body)
         status, printed, outputs = run_upload_step(action, {
             "url": arguments.gateway, "key": "sk_prod_" + "x" * 43, "file": str(plain)}, arguments.cli)
         check("a wrong key fails the step", status != 0 and outputs == {}, f"status {status}: {printed}")

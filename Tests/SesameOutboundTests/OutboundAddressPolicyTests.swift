@@ -45,4 +45,22 @@ struct OutboundAddressPolicyTests {
         #expect(policy.refusal(of: "file:///etc/passwd") != nil)
         #expect(policy.refusal(of: "jwks.json") != nil)
     }
+
+    @Test("IPv4 in other forms is refused when configured; IPv4-compatible, 6to4 and Teredo addresses are internal",
+          arguments: ["https://2130706433/hook", "https://0x7f.1/hook", "https://127.1/hook", "https://0177.0.0.1/hook", "https://0x7f000001/hook"])
+    func numericHosts(url: String) {
+        #expect(OutboundAddressPolicy().refusal(of: url) != nil, "\(url) was accepted")
+    }
+
+    @Test("addresses that carry an IPv4 address for a relay are internal", arguments: ["::7f00:1", "2002:7f00:1::1", "2001:0:7f00:1::1"])
+    func embeddedIPv4(address: String) {
+        #expect(OutboundAddressPolicy.isInternal(address))
+    }
+
+    @Test("names that merely contain digits are not numeric hosts")
+    func namesWithDigits() {
+        #expect(OutboundAddressPolicy().refusal(of: "https://hooks.example.com/x") == nil)
+        #expect(OutboundAddressPolicy().refusal(of: "https://1password.example.com/x") == nil)
+        #expect(OutboundAddressPolicy().refusal(of: "https://a1b2.c3/x") == nil)
+    }
 }

@@ -66,7 +66,7 @@ struct PolicyRoutes {
         guard policy.apiAudiences.count <= 10, Set(policy.apiAudiences).count == policy.apiAudiences.count,
               policy.apiAudiences.allSatisfy(APIAudience.isValid)
         else {
-            throw APIError.invalidField("apiAudiences", "must list at most 10 distinct audiences of 1 to 256 printable characters, no spaces")
+            throw APIError.invalidField("apiAudiences", "must list at most 10 distinct audiences of 1 to 256 printable characters, no spaces, none of Sesame's own (sesame-api, sesame-refresh)")
         }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
