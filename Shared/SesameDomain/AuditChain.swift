@@ -80,6 +80,8 @@ public enum AuditChain {
         public let expectedHead: [UInt8]?
         /// Whether an intact entry carried `expectedHead`.
         public private(set) var reachedExpectedHead = false
+        /// Entries whose seal (`AuditSeal`) was checked: once one is sealed, every later one must be.
+        public private(set) var sealed = 0
 
         public init(expectedHead: [UInt8]? = nil) {
             self.expectedHead = expectedHead
@@ -108,6 +110,19 @@ public enum AuditChain {
             }
             head = (link.id, entryHash)
             if entryHash == expectedHead { reachedExpectedHead = true }
+        }
+
+        /// Checks the seal of the entry just checked (`sealed`: it has one; `valid`: made by
+        /// Sesame's master key). Entries written before seals existed come first, unsealed.
+        public mutating func checkSeal(id: Int64, sealed isSealed: Bool, valid: Bool) {
+            guard broken == nil else { return }
+            if isSealed && !valid {
+                broken = (id, "the entry's seal was not made by this deployment's master key: it was written by someone else")
+            } else if !isSealed && sealed > 0 {
+                broken = (id, "the entry has no seal, after entries began to carry one: it was written outside Sesame")
+            } else if isSealed {
+                sealed += 1
+            }
         }
     }
 }

@@ -98,7 +98,9 @@ public func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendab
             return nil
         }
         defer { group.cancelAll() }
-        return try await body(database, configuration, logger)
+        // What an operator's command appends to an app's audit log is sealed as a request's is.
+        let seal = AuditSeal(masterKey: configuration.masterKey.current, previous: configuration.masterKey.previous)
+        return try await AuditSeal.$bound.withValue(seal) { try await body(database, configuration, logger) }
     }
 }
 

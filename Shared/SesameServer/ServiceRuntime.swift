@@ -98,6 +98,7 @@ public enum ServiceRuntime {
                 watch: stallWatch,
                 exemptPaths: [PathPrefix("/health"), PathPrefix("/metrics"), PathPrefix("/openapi.json")] + parts.pathsServedFromMemory)
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
+            AuditSealMiddleware(seal: AuditSeal(masterKey: configuration.masterKey.current, previous: configuration.masterKey.previous))
         }
         PrometheusMetrics.register(on: router)
         OpenAPIRoute(document: Service.openAPIDocument).register(on: router)

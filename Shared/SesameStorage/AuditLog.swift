@@ -58,40 +58,49 @@ public struct AuditLog: Sendable {
         let link = AuditChain.Link(
             appID: appID, id: next.id, atMicroseconds: next.at, actor: entry.actor, action: entry.action, pattern: entry.pattern,
             revision: entry.revision, details: entry.details)
-        let hash = ByteBuffer(bytes: AuditChain.hash(of: link, following: next.previous))
+        let hashBytes = AuditChain.hash(of: link, following: next.previous)
+        let hash = ByteBuffer(bytes: hashBytes)
+        let seal = AuditSeal.bound.map { ByteBuffer(bytes: $0.seal(hashBytes)) }
         let details = String(decoding: AuditChain.canonicalDetails(entry.details), as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash)
+            INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)
             VALUES (\(next.id), \(appID), TIMESTAMPTZ 'epoch' + \(next.at) * INTERVAL '1 microsecond', \(entry.actor), \(entry.action),
-                    \(entry.pattern), \(entry.revision), \(details)::jsonb, \(ByteBuffer(bytes: next.previous)), \(hash))
+                    \(entry.pattern), \(entry.revision), \(details)::jsonb, \(ByteBuffer(bytes: next.previous)), \(hash), \(seal))
             """, logger: logger)
     }
 
     /// The advisory-lock space of audit chains (the first key of `pg_advisory_xact_lock`).
     static let chainLockSpace: Int32 = 0x4155_4454  // "AUDT"
 
-    /// Walks `appID`'s whole log in id order and checks its chain, a page at a time.
-    /// With `expectedHead` (a head exported earlier), also whether the chain still reaches it.
-    public func verify(appID: String, expectedHead: [UInt8]? = nil) async throws -> AuditChain.Verifier {
+    /// Walks `appID`'s whole log in id order and checks its chain, a page at a time, and each
+    /// entry's seal with `seal` (the bound one by default): once an entry is sealed, every later one
+    /// must be, by the master key. With `expectedHead` (a head exported earlier), also whether the
+    /// chain still reaches it.
+    public func verify(appID: String, expectedHead: [UInt8]? = nil, seal: AuditSeal? = AuditSeal.bound) async throws -> AuditChain.Verifier {
         var verifier = AuditChain.Verifier(expectedHead: expectedHead)
         var after: Int64 = 0
         while verifier.broken == nil {
             let rows = try await database.client.query(
                 """
-                SELECT id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, actor, action, pattern, revision, details::text, previous_hash, entry_hash
+                SELECT id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, actor, action, pattern, revision, details::text, previous_hash, entry_hash,
+                    entry_seal
                 FROM audit_log WHERE app_id = \(appID) AND id > \(after) ORDER BY id LIMIT 1000
                 """, logger: logger)
             var read = 0
-            for try await (id, at, actor, action, pattern, revision, details, previous, hash) in rows.decode(
-                (Int64, Int64, String, String, String?, Int64?, String, ByteBuffer?, ByteBuffer?).self)
+            for try await (id, at, actor, action, pattern, revision, details, previous, hash, entrySeal) in rows.decode(
+                (Int64, Int64, String, String, String?, Int64?, String, ByteBuffer?, ByteBuffer?, ByteBuffer?).self)
             {
                 read += 1
                 after = id
                 let link = AuditChain.Link(
                     appID: appID, id: id, atMicroseconds: at, actor: actor, action: action, pattern: pattern, revision: revision,
                     details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:])
-                verifier.check(link, previousHash: previous.map { Array($0.readableBytesView) }, entryHash: hash.map { Array($0.readableBytesView) })
+                let entryHash = hash.map { Array($0.readableBytesView) }
+                verifier.check(link, previousHash: previous.map { Array($0.readableBytesView) }, entryHash: entryHash)
+                if let seal, let entryHash {
+                    verifier.checkSeal(id: id, sealed: entrySeal != nil, valid: entrySeal.map { seal.verifies(Array($0.readableBytesView), of: entryHash) } ?? false)
+                }
             }
             if read < 1000 { break }
         }

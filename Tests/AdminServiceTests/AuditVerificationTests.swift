@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import PostgresNIO
+import SesameDomain
 import SesameTestSupport
 import Testing
 
@@ -125,6 +126,42 @@ struct AuditVerificationTests {
             _ = try await harness.upload(["after": true], version: "*", key: key)
             let verdict = try await Self.verify(harness, key: key)
             #expect(verdict["intact"] as? Bool == true && verdict["predating"] as? Int == 2 && verdict["entries"] as? Int == 3, "\(verdict.json)")
+        }
+    }
+
+    @Test("a database writer's appended entry that chains correctly is refused by its missing or wrong seal; every entry Sesame writes is sealed")
+    func forgedAppend() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...2 { _ = try await harness.upload(["round": round], version: "*", key: key) }
+            var unsealed = -1
+            for try await count in try await harness.database.query("SELECT count(*) FROM audit_log WHERE entry_seal IS NULL").decode(Int.self) { unsealed = count }
+            #expect(unsealed == 0)
+
+            for forgedSeal in [nil, Data(repeating: 7, count: 32)] {
+                var last: (Int64, Data)?
+                for try await row in try await harness.database.query("SELECT id, entry_hash FROM audit_log ORDER BY id DESC LIMIT 1").decode((Int64, Data).self) {
+                    last = row
+                }
+                let (lastID, lastHash) = try #require(last)
+                // What an attacker with INSERT rights computes: the next link, chained to the head.
+                let at = Int64(Date().timeIntervalSince1970 * 1_000_000)
+                let link = AuditChain.Link(
+                    appID: AdminHarness.appID, id: lastID + 1, atMicroseconds: at, actor: "operator", action: "key.create", pattern: nil, revision: nil,
+                    details: [:])
+                let hash = Data(AuditChain.hash(of: link, following: Array(lastHash)))
+                try await harness.database.query(
+                    """
+                    INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)
+                    VALUES (\(lastID + 1), \(AdminHarness.appID), TIMESTAMPTZ 'epoch' + \(at) * INTERVAL '1 microsecond', 'operator', 'key.create',
+                            NULL, NULL, '{}'::jsonb, \(lastHash), \(hash), \(forgedSeal))
+                    """)
+                let verdict = try await Self.verify(harness, key: key)
+                let broken = try #require(verdict["broken"] as? [String: Any], "\(verdict.json)")
+                #expect(verdict["intact"] as? Bool == false && (broken["id"] as? Int).map(Int64.init) == lastID + 1)
+                #expect((broken["reason"] as? String)?.contains("seal") == true, "\(broken)")
+                try await Self.tamper(harness, "DELETE FROM audit_log WHERE id = \(lastID + 1)")
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ extension Migrations {
     /// they are until decided.
     static let principals = Migration(
         version: 22,
-        name: "principals behind keys and invitations, sealed proposals",
+        name: "principals behind keys and invitations, sealed proposals and audit entries",
         statements: [
             "ALTER TABLE provisioning_keys ADD COLUMN created_by TEXT",
             "ALTER TABLE provisioning_keys ADD COLUMN principal TEXT",
@@ -20,6 +20,8 @@ extension Migrations {
             "ALTER TABLE provisioning_keys ADD COLUMN pending_proposal UUID",
             "ALTER TABLE account_invitations ADD COLUMN pending_proposal UUID",
             "ALTER TABLE change_proposals ADD COLUMN proposer_principal TEXT",
+            // An entry's HMAC under a key derived from the master key (`AuditSeal`).
+            "ALTER TABLE audit_log ADD COLUMN entry_seal BYTEA",
             "ALTER TABLE change_proposals ADD COLUMN request_sealed BYTEA",
             "ALTER TABLE change_proposals ADD COLUMN request_sha256 BYTEA",
             "UPDATE change_proposals SET request_sha256 = sha256(convert_to(request, 'UTF8'))",
