@@ -23,4 +23,20 @@ struct ScopedCutsTests {
         }
         #expect(throws: ScopedCuts.Refusal.invalidScope) { try ScopedCuts().cut("a", of: Array("[1]".utf8), revision: 1, mayParse: true) }
     }
+
+    @Test("scopes that differ only in spaces are one cut; past the capacity the scope used least recently goes, not all of them")
+    func normalizedAndLeastRecentlyUsed() throws {
+        let cuts = ScopedCuts()
+        let made = try cuts.cut("api_keys.stripe,features", of: Self.body, revision: 1, mayParse: true)
+        #expect(try cuts.cut(" api_keys.stripe , features ", of: Self.body, revision: 1, mayParse: false).etag == made.etag)
+        for index in 0..<(ScopedCuts.capacity - 1) {
+            _ = try cuts.cut("features.x\(index)", of: Self.body, revision: 1, mayParse: true)
+            // The first scope stays in use, so it is never the least recent.
+            _ = try cuts.cut("api_keys.stripe,features", of: Self.body, revision: 1, mayParse: false)
+        }
+        _ = try cuts.cut("features.overflow", of: Self.body, revision: 1, mayParse: true)
+        #expect(throws: Never.self) { try cuts.cut("api_keys.stripe,features", of: Self.body, revision: 1, mayParse: false) }
+        #expect(throws: ScopedCuts.Refusal.notCutYet) { try cuts.cut("features.x0", of: Self.body, revision: 1, mayParse: false) }
+        #expect(throws: Never.self) { try cuts.cut("features.x1", of: Self.body, revision: 1, mayParse: false) }
+    }
 }

@@ -21,19 +21,42 @@ final class ScopedCuts: Sendable {
         case notCutYet
     }
 
-    /// How many distinct scopes a view keeps; the scopes are the client's to invent, so the
-    /// store starts again when full.
+    /// How many distinct scopes a view keeps; the scopes are the client's to invent, so past it
+    /// the one used least recently goes.
     static let capacity = 64
 
-    private let state = Mutex<(tree: JSONValue?, cuts: [String: Cut])>((nil, [:]))
+    private struct State {
+        var tree: JSONValue?
+        var cuts: [String: Cut] = [:]
+        /// The scopes held, least recently used first.
+        var recency: [String] = []
+
+        mutating func used(_ scope: String) {
+            if let index = recency.firstIndex(of: scope) { recency.remove(at: index) }
+            recency.append(scope)
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// `scope` as it is kept: its paths trimmed, so `a, b` and `a,b` are one scope, not two
+    /// entries pushing others out.
+    static func normalized(_ scope: String) -> String {
+        scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
+    }
 
     /// The cut of `scope` from `body` (the view's bytes, at `revision`); parses the view the
     /// first time when `mayParse`.
-    func cut(_ scope: String, of body: [UInt8], revision: Int64, mayParse: Bool) throws(Refusal) -> Cut {
-        let (held, tree) = state.withLock { ($0.cuts[scope], $0.tree) }
+    func cut(_ asked: String, of body: [UInt8], revision: Int64, mayParse: Bool) throws(Refusal) -> Cut {
+        let scope = Self.normalized(asked)
+        let (held, tree) = state.withLock { state in
+            let held = state.cuts[scope]
+            if held != nil { state.used(scope) }
+            return (held, state.tree)
+        }
         if let held { return held }
         guard mayParse else { throw .notCutYet }
-        let paths = scope.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let paths = scope.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }) else { throw .invalidScope }
         // Two first requests may both parse; either tree is the same.
         guard let parsed = tree ?? (try? JSONDecoder().decode(JSONValue.self, from: Data(body))),
@@ -42,8 +65,12 @@ final class ScopedCuts: Sendable {
         let cut = Cut(body: bytes, etag: ServedConfig.etag(revision: revision, bytes: bytes))
         state.withLock { state in
             state.tree = parsed
-            if state.cuts.count >= Self.capacity { state.cuts.removeAll(keepingCapacity: true) }
+            if state.cuts[scope] == nil, state.cuts.count >= Self.capacity, let oldest = state.recency.first {
+                state.cuts[oldest] = nil
+                state.recency.removeFirst()
+            }
             state.cuts[scope] = cut
+            state.used(scope)
         }
         return cut
     }
