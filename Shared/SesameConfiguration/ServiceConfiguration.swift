@@ -75,6 +75,9 @@ public struct ServiceConfiguration: Sendable {
     public var requestRatePerKey: Int
     /// Live-config streams one attested key may hold open on a delivery replica.
     public var streamsPerInstall: Int
+    /// Credentials that fail (`401`) one client address may present at once on the management API,
+    /// the dashboard's API and `/v1/verify/*` before it is refused `429` (then two a second).
+    public var failedCredentialsPerAddress: Int
     /// Live-config streams one client address (an IPv6 client's /64) may hold open on a delivery replica.
     public var streamsPerAddress: Int
     /// Live-config streams a delivery replica holds open in all.
@@ -125,6 +128,7 @@ public struct ServiceConfiguration: Sendable {
         requestRatePerKey: Int = 20,
         streamsPerInstall: Int = 8,
         streamsPerAddress: Int = 256,
+        failedCredentialsPerAddress: Int = 100,
         streamsPerReplica: Int = 20_000,
         requestRatePerClient: Int = 200,
         attestRatePerClient: Int = 10,
@@ -156,6 +160,7 @@ public struct ServiceConfiguration: Sendable {
         self.requestRatePerKey = requestRatePerKey
         self.streamsPerInstall = streamsPerInstall
         self.streamsPerAddress = streamsPerAddress
+        self.failedCredentialsPerAddress = failedCredentialsPerAddress
         self.streamsPerReplica = streamsPerReplica
         self.requestRatePerClient = requestRatePerClient
         self.attestRatePerClient = attestRatePerClient
@@ -312,6 +317,7 @@ public struct ServiceConfiguration: Sendable {
             requestRatePerKey: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_KEY", default: 20),
             streamsPerInstall: try reader.positiveInteger("SESAME_STREAMS_PER_INSTALL", default: 8),
             streamsPerAddress: try reader.positiveInteger("SESAME_STREAMS_PER_ADDRESS", default: 256),
+            failedCredentialsPerAddress: try reader.positiveInteger("SESAME_FAILED_CREDENTIALS_PER_ADDRESS", default: 100),
             streamsPerReplica: try reader.positiveInteger("SESAME_STREAMS_PER_REPLICA", default: 20_000),
             requestRatePerClient: try reader.positiveInteger("SESAME_REQUEST_RATE_PER_CLIENT", default: 200),
             attestRatePerClient: try reader.positiveInteger("SESAME_ATTEST_RATE_PER_CLIENT", default: 10),

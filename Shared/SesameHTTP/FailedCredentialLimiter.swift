@@ -12,14 +12,15 @@ import SesameConfiguration
 public struct FailedCredentialLimiter: RouterMiddleware {
     public typealias Context = SesameRequestContext
 
-    /// Failed credentials one address may present: 100 at once, then 2 a second.
-    public static let rule = RateLimiter.Rule(rate: 2, burst: 100)
+    /// Failed credentials one address regains a second, after its burst
+    /// (`SESAME_FAILED_CREDENTIALS_PER_ADDRESS`, 100 by default) is spent.
+    public static let ratePerSecond = 2.0
 
     let failures: RateLimiter
     let clients: ClientAddressResolver
 
-    public init(clients: ClientAddressResolver, rule: RateLimiter.Rule = FailedCredentialLimiter.rule) {
-        failures = RateLimiter(rule)
+    public init(clients: ClientAddressResolver, burst: Int) {
+        failures = RateLimiter(.init(rate: Self.ratePerSecond, burst: Double(burst)))
         self.clients = clients
     }
 

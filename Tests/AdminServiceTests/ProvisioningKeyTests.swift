@@ -98,12 +98,16 @@ struct FailedCredentialTests {
         try await AdminHarness.run { harness in
             _ = try await harness.createKey()
             var statuses: [Int] = []
+            let start = ContinuousClock.now
             for _ in 0..<150 {
                 let madeUp = "sk_prod_" + String((0..<43).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
                 statuses.append(Int(try await harness.call(.get, "/v1/admin/config", credential: madeUp).status.code))
             }
             #expect(statuses.prefix(100).allSatisfy { $0 == 401 }, "\(Set(statuses.prefix(100)))")
-            #expect(statuses.suffix(50).allSatisfy { $0 == 429 }, "\(Set(statuses.suffix(50)))")
+            // The budget regains two a second while the flood runs: that many more may pass to a lookup.
+            let regained = Int((ContinuousClock.now - start).components.seconds) * 2 + 2
+            let rest = statuses.suffix(50)
+            #expect(rest.allSatisfy { $0 == 429 || $0 == 401 } && rest.filter { $0 == 401 }.count <= regained, "\(rest)")
             let refused = try await harness.call(.get, "/v1/admin/config", credential: "sk_prod_" + String(repeating: "x", count: 43))
             #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited")
             // No credential presented costs no lookup and is answered as before.

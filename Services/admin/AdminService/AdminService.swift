@@ -39,7 +39,8 @@ public enum AdminService: SesameServiceDefinition {
         var parts = ServiceParts()
         // Room for the largest config, and the largest blob as base64, plus their JSON wrapping.
         // Before any credential lookup: an address that keeps presenting unknown credentials is refused.
-        let failedCredentials = FailedCredentialLimiter(clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies))
+        let failedCredentials = FailedCredentialLimiter(
+            clients: ClientAddressResolver(trustedProxies: configuration.trustedProxies), burst: configuration.failedCredentialsPerAddress)
         let admin = parts.group("v1/admin", bodyLimit: configuration.maxConfigBytes + 64 * 1024).add(middleware: failedCredentials)
         let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024).add(middleware: failedCredentials)
         KeyRoutes(authenticator: authenticator, keys: keys, approvals: approvals).addRoutes(to: admin)

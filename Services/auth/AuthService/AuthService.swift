@@ -65,7 +65,7 @@ public enum AuthService: SesameServiceDefinition {
         VerifyRoutes(
             backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens,
             assertions: assertions, limits: limits, logger: logger
-        ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes).add(middleware: FailedCredentialLimiter(clients: clients)))
+        ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes).add(middleware: FailedCredentialLimiter(clients: clients, burst: configuration.failedCredentialsPerAddress)))
 
         let revocations = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
