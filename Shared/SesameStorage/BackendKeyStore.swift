@@ -8,6 +8,8 @@ public struct BackendKeyListing: Codable, Sendable, Equatable {
     public let keyId: UUID
     public let name: String
     public let hint: String
+    /// The one API audience whose tokens the key consumes; nil: any of the app's.
+    public let audience: String?
     public let createdAt: Date
     /// To the minute.
     public let lastUsedAt: Date?
@@ -50,26 +52,46 @@ public struct BackendKeyStore: Sendable {
         try await HashedCredentials.authenticate(hash: hash, in: .backendKeys, database: database, logger: logger)
     }
 
-    /// Creates a key for `appID` (registered), audited as done by `actor`; returns the plaintext
-    /// key, once, and its listing; nil when the app is unknown.
-    public func create(appID: String, name: String, actor: String) async throws -> (key: String, listing: BackendKeyListing)? {
-        try await database.client.withTransaction(logger: logger) { connection in
+    /// Why a key was not made.
+    public enum CreateRefusal: Error, Equatable {
+        case unknownApp
+        /// The audience is not one the app's policy lists.
+        case audienceNotListed
+    }
+
+    /// Creates a key for `appID` (registered), bound to `audience` (one the app's policy lists)
+    /// when given, audited as done by `actor`; returns the plaintext key, once, and its listing.
+    public func create(appID: String, name: String, audience: String?, actor: String) async throws -> (key: String, listing: BackendKeyListing) {
+        try await database.client.withRefusingTransaction(logger: logger) { connection in
             let key = BearerSecret.generate(prefix: Self.prefix)
             let keyID = UUID()
             let rows = try await connection.query(
                 """
-                INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint)
-                SELECT \(keyID), app_id, \(name), \(BearerSecret.hash(key)), \(Self.hint(key)) FROM apps WHERE app_id = \(appID)
-                RETURNING created_at
+                WITH app AS (
+                    SELECT app_id, coalesce(\(audience)::text IS NULL OR policy->'apiAudiences' ? \(audience)::text, false) AS listed
+                    FROM apps WHERE app_id = \(appID)
+                ), inserted AS (
+                    INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint, audience)
+                    SELECT \(keyID), app_id, \(name), \(BearerSecret.hash(key)), \(Self.hint(key)), \(audience) FROM app WHERE listed
+                    RETURNING created_at
+                )
+                SELECT (SELECT listed FROM app), (SELECT created_at FROM inserted)
                 """, logger: logger)
             var createdAt: Date?
-            for try await created in rows.decode(Date.self) { createdAt = created }
-            guard let createdAt else { return nil }
-            try await AuditLog.append(
-                AuditEntry(
-                    actor: actor, action: "backend_key.create", details: ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]),
-                appID: appID, on: connection, logger: logger)
-            return (key, BackendKeyListing(keyId: keyID, name: name, hint: Self.hint(key), createdAt: createdAt, lastUsedAt: nil, revokedAt: nil))
+            for try await (listed, created) in rows.decode((Bool?, Date?).self) {
+                guard let listed else { throw CreateRefusal.unknownApp }
+                guard listed else { throw CreateRefusal.audienceNotListed }
+                createdAt = created
+            }
+            guard let createdAt else { throw CreateRefusal.unknownApp }
+            var details: [String: JSONValue] = ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]
+            if let audience { details["audience"] = .string(audience) }
+            try await AuditLog.append(AuditEntry(actor: actor, action: "backend_key.create", details: details), appID: appID, on: connection, logger: logger)
+            return (
+                key,
+                BackendKeyListing(
+                    keyId: keyID, name: name, hint: Self.hint(key), audience: audience, createdAt: createdAt, lastUsedAt: nil, revokedAt: nil)
+            )
         }
     }
 
@@ -81,13 +103,14 @@ public struct BackendKeyStore: Sendable {
                 """
                 UPDATE backend_keys SET revoked_at = now()
                 WHERE key_id = \(keyID) AND app_id = \(appID) AND revoked_at IS NULL
-                RETURNING name, key_hint, created_at, last_used_at, revoked_at
+                RETURNING name, key_hint, audience, created_at, last_used_at, revoked_at
                 """, logger: logger)
-            for try await (name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((String, String, Date, Date?, Date?).self) {
+            for try await (name, hint, audience, createdAt, lastUsedAt, revokedAt) in rows.decode((String, String, String?, Date, Date?, Date?).self) {
                 try await AuditLog.append(
                     AuditEntry(actor: actor, action: "backend_key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
                     appID: appID, on: connection, logger: logger)
-                return BackendKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)
+                return BackendKeyListing(
+                    keyId: keyID, name: name, hint: hint, audience: audience, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)
             }
             return nil
         }
@@ -97,12 +120,14 @@ public struct BackendKeyStore: Sendable {
     public func list(appID: String) async throws -> [BackendKeyListing] {
         let rows = try await database.client.query(
             """
-            SELECT key_id, name, key_hint, created_at, last_used_at, revoked_at FROM backend_keys
+            SELECT key_id, name, key_hint, audience, created_at, last_used_at, revoked_at FROM backend_keys
             WHERE app_id = \(appID) ORDER BY revoked_at IS NOT NULL, created_at DESC
             """, logger: logger)
         var keys: [BackendKeyListing] = []
-        for try await (keyID, name, hint, createdAt, lastUsedAt, revokedAt) in rows.decode((UUID, String, String, Date, Date?, Date?).self) {
-            keys.append(BackendKeyListing(keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt))
+        for try await (keyID, name, hint, audience, createdAt, lastUsedAt, revokedAt) in rows.decode((UUID, String, String, String?, Date, Date?, Date?).self) {
+            keys.append(
+                BackendKeyListing(
+                    keyId: keyID, name: name, hint: hint, audience: audience, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt))
         }
         return keys
     }

@@ -23,29 +23,44 @@ public struct ConsumedAPITokens: Sendable {
         case unknownBackendKey
         /// The backend key is another app's than the token.
         case otherApp
+        /// The backend key is bound to another audience than the token's.
+        case otherAudience
+        /// Neither the key nor the request names an audience, and the app's policy lists several.
+        case audienceRequired
     }
 
-    /// Consumes the token `tokenID` of `appID`, which expires at `expiresAt`, for the backend key
-    /// whose SHA-256 is `backendKeyHash`: the key's check, its use noted (once a minute) and the
-    /// consume are one statement, one round trip on the hot path of the app's API.
-    public func consume(tokenID: String, appID: String, expiresAt: Date, backendKeyHash: Data) async throws -> Outcome {
+    /// Consumes the token `tokenID` of `appID` for `audience`, which expires at `expiresAt`, for
+    /// the backend key whose SHA-256 is `backendKeyHash`; `audienceNamed` says the backend named
+    /// its audience (the caller checked it is the token's). The key's check, its audience, its use
+    /// noted (once a minute) and the consume are one statement, one round trip on the hot path of
+    /// the app's API; nothing is consumed unless every check passes.
+    public func consume(tokenID: String, appID: String, audience: String, audienceNamed: Bool, expiresAt: Date, backendKeyHash: Data) async throws -> Outcome {
         let rows = try await database.client.query(
             """
             WITH key AS (
-                SELECT key_id, app_id FROM backend_keys WHERE key_hash = \(backendKeyHash) AND revoked_at IS NULL
+                SELECT key_id, app_id, audience,
+                    (SELECT jsonb_array_length(CASE jsonb_typeof(policy->'apiAudiences') WHEN 'array' THEN policy->'apiAudiences' ELSE '[]' END)
+                        FROM apps WHERE apps.app_id = backend_keys.app_id) AS audiences
+                FROM backend_keys WHERE key_hash = \(backendKeyHash) AND revoked_at IS NULL
+            ), accepted AS (
+                SELECT * FROM key WHERE app_id = \(appID) AND coalesce(audience = \(audience), true)
+                    AND (\(audienceNamed) OR audience IS NOT NULL OR audiences <= 1)
             ), touched AS (
                 UPDATE backend_keys SET last_used_at = now()
                 WHERE key_id = (SELECT key_id FROM key) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
             ), inserted AS (
                 INSERT INTO consumed_api_tokens (token_id, app_id, expires_at)
-                SELECT \(tokenID), \(appID), \(expiresAt) FROM key WHERE key.app_id = \(appID)
+                SELECT \(tokenID), \(appID), \(expiresAt) FROM accepted
                 ON CONFLICT (token_id) DO NOTHING RETURNING 1
             )
-            SELECT (SELECT app_id FROM key), EXISTS (SELECT 1 FROM inserted)
+            SELECT (SELECT app_id FROM key), (SELECT coalesce(audience = \(audience), true) FROM key),
+                EXISTS (SELECT 1 FROM accepted), EXISTS (SELECT 1 FROM inserted)
             """, logger: logger)
-        for try await (keyAppID, inserted) in rows.decode((String?, Bool).self) {
+        for try await (keyAppID, audienceMatches, accepted, inserted) in rows.decode((String?, Bool?, Bool, Bool).self) {
             guard let keyAppID else { return .unknownBackendKey }
             guard keyAppID == appID else { return .otherApp }
+            guard audienceMatches == true else { return .otherAudience }
+            guard accepted else { return .audienceRequired }
             return inserted ? .consumed : .alreadyConsumed
         }
         return .unknownBackendKey

@@ -45,6 +45,14 @@ struct BackendKeyTests {
                 #expect(actor.hasPrefix("key:"))
             }
             #expect(actions == ["backend_key.create", "backend_key.revoke"])
+
+            // A key bound to an audience: only one the policy lists.
+            let stray = try await harness.call(.post, "/v1/admin/backend-keys", credential: key, json: ["name": "x", "audience": "https://api.example.com"])
+            #expect(stray.status == .badRequest && stray.errorCode == "invalid_request", "\(stray.json)")
+            try await harness.database.query(
+                "UPDATE apps SET policy = jsonb_set(policy, '{apiAudiences}', '[\"https://api.example.com\"]'::jsonb)")
+            let bound = try await harness.call(.post, "/v1/admin/backend-keys", credential: key, json: ["name": "x", "audience": "https://api.example.com"])
+            #expect(bound.status == .ok && (bound["key"] as? [String: Any])?["audience"] as? String == "https://api.example.com", "\(bound.json)")
         }
     }
 

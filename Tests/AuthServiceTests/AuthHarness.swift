@@ -117,9 +117,12 @@ struct AuthHarness: Sendable {
     }
 
     /// A new live backend key of the app (or of `appID`).
-    func backendKey(appID: String = Self.appID) async throws -> String {
+    /// A new backend key of `appID`, bound to `audience` when given.
+    func backendKey(appID: String = Self.appID, audience: String? = nil) async throws -> String {
         var made: String?
-        try await withBackendKeys { store in made = try await store.create(appID: appID, name: "test-backend", actor: "operator")?.key }
+        try await withBackendKeys { store in
+            made = try await store.create(appID: appID, name: "test-backend", audience: audience, actor: "operator").key
+        }
         return try #require(made, "no app \(appID) to make a backend key for")
     }
 

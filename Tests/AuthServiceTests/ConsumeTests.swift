@@ -35,7 +35,7 @@ struct ConsumeTests {
             #expect(first["app"] == AuthHarness.appID && first["aud"] == Self.audience && first["tier"] == "attested")
             #expect(first["jti"] == (try AuthFlowTests.payload(token)["jti"] as? String))
 
-            let second = try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey)
+            let second = try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: backendKey)
             #expect(second.status == .conflict && second.errorCode == "already_consumed", "\(second.json)")
         }
     }
@@ -69,7 +69,9 @@ struct ConsumeTests {
             let backendKey = try await harness.backendKey()
             let token = try await Self.limitedUseToken(harness)
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                for _ in 0..<8 { group.addTask { try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey).status } }
+                for _ in 0..<8 {
+                    group.addTask { try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: backendKey).status }
+                }
                 return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
             }
             #expect(statuses.filter { $0 == .ok }.count == 1, "\(statuses)")
@@ -82,7 +84,7 @@ struct ConsumeTests {
         try await AuthHarness.run(policy: Self.policy) { harness in
             let backendKey = try await harness.backendKey()
             let token = try await Self.limitedUseToken(harness)
-            func consume(_ token: String, bearer: String?, audience: String? = nil) async throws -> AuthHarness.Reply {
+            func consume(_ token: String, bearer: String?, audience: String? = Self.audience) async throws -> AuthHarness.Reply {
                 var body: [String: Any] = ["token": token]
                 if let audience { body["audience"] = audience }
                 return try await harness.post("/v1/verify/consume", body, bearer: bearer)
@@ -120,6 +122,70 @@ struct ConsumeTests {
         }
     }
 
+    @Test("a key bound to an audience consumes only its tokens; an unbound key must name its audience when the policy lists several")
+    func audienceBinding() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let paymentsKey = try await harness.backendKey(audience: "https://payments.example.com")
+            let unbound = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+
+            // Neither the key nor the request names an audience: which API is asking is unknown.
+            let unnamed = try await harness.post("/v1/verify/consume", ["token": token], bearer: unbound)
+            #expect(unnamed.status == .unprocessableContent && unnamed.errorCode == "audience_required", "\(unnamed.json)")
+            // The payments backend cannot redeem a token sent to the main API, named or not.
+            let otherBackend = try await harness.post("/v1/verify/consume", ["token": token], bearer: paymentsKey)
+            #expect(otherBackend.status == .forbidden && otherBackend.errorCode == "audience_mismatch", "\(otherBackend.json)")
+            // Neither refusal consumed it.
+            #expect(try await count(harness) == 0)
+            #expect(try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: unbound).status == .ok)
+
+            // A key can only be bound to an audience the policy lists.
+            await #expect(throws: BackendKeyStore.CreateRefusal.audienceNotListed) {
+                try await harness.withBackendKeys { store in
+                    _ = try await store.create(appID: AuthHarness.appID, name: "stray", audience: "https://elsewhere.example.com", actor: "operator")
+                }
+            }
+            // With one audience in the policy, an unbound key needs no name.
+            try await harness.setPolicy(AppPolicy(refreshRequiresAssertion: false, apiAudiences: [Self.audience]))
+            let single = try await Self.limitedUseToken(harness)
+            #expect(try await harness.post("/v1/verify/consume", ["token": single], bearer: unbound).status == .ok)
+        }
+    }
+
+    @Test("a revocation made after the token was issued holds at consume: the install's key revoked, an emergency revocation, a kill switch")
+    func gateAfterIssue() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let backendKey = try await harness.backendKey(audience: Self.audience)
+            func consume(_ token: String) async throws -> AuthHarness.Reply {
+                try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey)
+            }
+            // Tokens for version 2.1.3 issued now, then switched off.
+            let killed = try await Self.limitedUseToken(harness)
+            let revoked = try await Self.limitedUseToken(harness)
+            let deviceRevoked = try await Self.limitedUseToken(harness)
+
+            try await harness.database.query(
+                "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(AuthHarness.appID), '2.1.3', 'Update from the App Store.')")
+            let switchedOff = try await consume(killed)
+            #expect(switchedOff.status == .forbidden && switchedOff.errorCode == "version_disabled", "\(switchedOff.json)")
+            try await harness.database.query("DELETE FROM kill_switches")
+
+            try await harness.database.query(
+                "INSERT INTO revocations (app_id, version_pattern, issued_before) VALUES (\(AuthHarness.appID), '2.*', now())")
+            let emergency = try await consume(revoked)
+            #expect(emergency.status == .forbidden && emergency.errorCode == "token_revoked", "\(emergency.json)")
+            try await harness.database.query("DELETE FROM revocations")
+
+            let subject = try #require(try AuthFlowTests.payload(deviceRevoked)["sub"] as? String)
+            try await harness.database.query("UPDATE attested_keys SET revoked_at = now() WHERE key_id = \(Data(try #require(Base64.decode(subject))))")
+            let device = try await consume(deviceRevoked)
+            #expect(device.status == .forbidden && device.errorCode == "device_revoked", "\(device.json)")
+
+            // With nothing switched off, a fresh token of a live key passes.
+            #expect(try await consume(try await Self.limitedUseToken(harness)).status == .ok)
+        }
+    }
+
     @Test("a backend key of another app is refused a token of this one (wrong_app)")
     func otherApp() async throws {
         try await AuthHarness.run(policy: Self.policy) { harness in
@@ -139,7 +205,7 @@ struct ConsumeTests {
         try await AuthHarness.run(policy: Self.policy) { harness in
             let backendKey = try await harness.backendKey()
             let token = try await Self.limitedUseToken(harness)
-            #expect(try await harness.post("/v1/verify/consume", ["token": token], bearer: backendKey).status == .ok)
+            #expect(try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: backendKey).status == .ok)
             #expect(try await count(harness) == 1)
             // Not yet expired: kept.
             try await harness.withConsumedTokens { store in

@@ -91,6 +91,29 @@ struct VerifyAssertionTests {
         }
     }
 
+    @Test("delivery's gate holds for assertions: a kill switch on the version the key last used, an emergency revocation made after it attested")
+    func gate() async throws {
+        try await AuthHarness.run { harness in
+            let backendKey = try await harness.backendKey()
+            let (key, _) = try await harness.attestNewKey(appVersion: "2.1.3")
+            #expect(try await harness.post("/v1/verify/assertion", try Self.body(harness, key: key, counter: 1), bearer: backendKey).status == .ok)
+
+            try await harness.database.query(
+                "INSERT INTO kill_switches (app_id, version, reason) VALUES (\(AuthHarness.appID), '2.1.*', 'Update from the App Store.')")
+            let switchedOff = try await harness.post("/v1/verify/assertion", try Self.body(harness, key: key, counter: 2), bearer: backendKey)
+            #expect(switchedOff.status == .forbidden && switchedOff.errorCode == "version_disabled", "\(switchedOff.json)")
+            try await harness.database.query("DELETE FROM kill_switches")
+
+            try await harness.database.query(
+                "INSERT INTO revocations (app_id, version_pattern, issued_before) VALUES (\(AuthHarness.appID), '2.*', now())")
+            let revoked = try await harness.post("/v1/verify/assertion", try Self.body(harness, key: key, counter: 3), bearer: backendKey)
+            #expect(revoked.status == .forbidden && revoked.errorCode == "token_revoked", "\(revoked.json)")
+            // A key attested after the revocation is not covered by it.
+            let (fresh, _) = try await harness.attestNewKey(appVersion: "2.1.4")
+            #expect(try await harness.post("/v1/verify/assertion", try Self.body(harness, key: fresh, counter: 1), bearer: backendKey).status == .ok)
+        }
+    }
+
     @Test("a backend key of another app cannot check this app's keys: not found, as for a key that does not exist")
     func otherApp() async throws {
         try await AuthHarness.run { harness in

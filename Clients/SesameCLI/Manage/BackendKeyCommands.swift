@@ -14,10 +14,13 @@ struct BackendKeysCreateCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Option(help: "A name that says which backend holds it, such as 'payments-api' (the audit log shows it).") var name: String
+    @Option(help: "Bind the key to one of the policy's apiAudiences: it then consumes only tokens issued for it.") var audience: String?
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("backend-keys", ["name": name])
+            var body: [String: Any] = ["name": name]
+            if let audience { body["audience"] = audience }
+            let reply = try await server.client().post("backend-keys", body)
             if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
             Console.current.out(text(reply.object["backendKey"]))
             Console.current.error(reply.message(or: "Created."))
@@ -40,9 +43,12 @@ struct BackendKeysListCommand: AsyncParsableCommand {
             guard !keys.isEmpty else { return Console.current.out("No backend keys. Create one with: sesame backend-keys create --name payments-api") }
             Console.current.out(
                 Table.render(
-                    ["NAME", "ID", "KEY", "CREATED", "LAST USED", "REVOKED"],
+                    ["NAME", "ID", "KEY", "AUDIENCE", "CREATED", "LAST USED", "REVOKED"],
                     keys.map {
-                        [text($0["name"]), text($0["keyId"]), text($0["hint"]), text($0["createdAt"]), text($0["lastUsedAt"]), text($0["revokedAt"])]
+                        [
+                            text($0["name"]), text($0["keyId"]), text($0["hint"]), text($0["audience"]), text($0["createdAt"]),
+                            text($0["lastUsedAt"]), text($0["revokedAt"]),
+                        ]
                     }))
         }
     }

@@ -13,10 +13,9 @@ import SesameTokens
 /// revocation or kill switch covering its version.
 struct APITokenIssuer: Sendable {
     let apps: AppDirectory
-    let keys: AttestedKeyStore
+    let gate: InstallGate
     let tokens: TokenAuthority
     let limits: AuthLimits
-    let database: Database
     let logger: Logger
 
     /// How long an API token lives: long enough for a request and its retries, short enough that a
@@ -39,16 +38,15 @@ struct APITokenIssuer: Sendable {
 
         guard let app = try await apps.app(appID: access.appID) else { throw AuthErrors.invalidToken }
         let audience = try Self.audience(request.audience, allowed: app.policy.apiAudiences)
-        guard let keyID = Base64.decode(access.subject.value), let key = try await keys.key(keyID), key.appID == access.appID
-        else { throw AuthErrors.invalidToken }
-        if key.revoked { throw AuthErrors.tokenRevoked }
-        let rules = try await StoredAccessRules.load(appID: access.appID, from: database.client, logger: logger)
-        switch (rules.rules[access.appID] ?? AccessRules()).verdict(
-            requestedVersion: nil, tokenVersionText: access.appVersion, issuedAt: access.issuedAt.value, now: Date())
-        {
-        case .allowed: break
-        case .revoked: throw AuthErrors.tokenRevoked
-        case .disabled(let reason): throw APIError.versionDisabled(reason)
+        guard let keyID = Base64.decode(access.subject.value) else { throw AuthErrors.invalidToken }
+        do {
+            try await gate.check(appID: access.appID, keyID: keyID, subject: .token(version: access.appVersion, issuedAt: access.issuedAt.value))
+        } catch let refusal as InstallGate.Refusal {
+            switch refusal {
+            case .unknownKey: throw AuthErrors.invalidToken
+            case .revokedKey, .revoked: throw AuthErrors.tokenRevoked
+            case .disabled(let reason): throw APIError.versionDisabled(reason)
+            }
         }
 
         let limitedUse = request.limitedUse ?? false

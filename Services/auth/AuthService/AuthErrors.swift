@@ -54,6 +54,11 @@ enum AuthErrors {
     static let notSingleUse = APIError(
         .unprocessableContent, code: "not_single_use",
         message: "This token is not single use: verify it offline with the JWKS, or have the app ask for a limited-use token.")
+    static let audienceRequired = APIError(
+        .unprocessableContent, code: "audience_required",
+        message: "The app's policy lists several API audiences and this backend key is bound to none: send your \"audience\", or make a backend key for it.")
+    static let installRevoked = APIError(
+        .forbidden, code: "token_revoked", message: "An emergency revocation covers this install: refuse the action; the app attests again.")
     static let alreadyConsumed = APIError(.conflict, code: "already_consumed", message: "This single-use token was consumed already.")
     static let unknownAttestedKey = APIError(.notFound, code: "key_not_found", message: "No attested key of this app has this id.")
     static let deviceRevoked = APIError(.forbidden, code: "device_revoked", message: "This device's key was revoked: refuse the action.")

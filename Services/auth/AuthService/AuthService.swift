@@ -45,6 +45,7 @@ public enum AuthService: SesameServiceDefinition {
         let keys = AttestedKeyStore(database: database, logger: logger)
         let verifier = AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM))
         let assertions = AssertionCheck(keys: keys, verifier: verifier)
+        let gate = InstallGate(database: database, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
@@ -57,14 +58,14 @@ public enum AuthService: SesameServiceDefinition {
             challenges: challenges, apps: apps, debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
             inProduction: configuration.environment == .production, logger: logger)
         let apiTokens = APITokenIssuer(
-            apps: apps, keys: keys, tokens: tokens, limits: limits, database: database, logger: logger)
+            apps: apps, gate: gate, tokens: tokens, limits: limits, logger: logger)
         let routes = AuthRoutes(flows: flows, tiers: tiers, apiTokens: apiTokens, limits: limits, clients: clients, tokens: tokens)
         routes.addRoutes(to: parts.group("v1/auth", bodyLimit: maxBodyBytes))
         routes.addWellKnownRoutes(to: parts.routes)
         let consumed = ConsumedAPITokens(database: database, logger: logger)
         VerifyRoutes(
             backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens,
-            assertions: assertions, limits: limits, logger: logger
+            assertions: assertions, gate: gate, limits: limits, logger: logger
         ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes).add(middleware: FailedCredentialLimiter(clients: clients, burst: configuration.failedCredentialsPerAddress)))
 
         let revocations = try KafkaBroadcastConsumer(

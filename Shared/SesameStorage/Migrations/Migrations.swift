@@ -24,5 +24,6 @@ public enum Migrations {
         webhooks,
         changeProposals,
         principals,
+        backendKeyAudiences,
     ]
 }

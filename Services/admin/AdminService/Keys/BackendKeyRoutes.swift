@@ -13,6 +13,8 @@ struct BackendKeyRoutes {
     /// `POST backend-keys`.
     struct CreateRequest: Decodable {
         let name: String
+        /// One of the policy's API audiences: the key then consumes only tokens for it.
+        let audience: String?
     }
 
     struct CreateResponse: ResponseEncodable {
@@ -39,7 +41,14 @@ struct BackendKeyRoutes {
             guard (1...100).contains(name.unicodeScalars.count), !name.contains(where: \.isNewline) else {
                 throw APIError.invalidField("name", "must be 1 to 100 characters on one line, such as 'payments-api'")
             }
-            guard let created = try await backendKeys.create(appID: appID, name: name, actor: caller.auditName) else { throw AdminErrors.appNotFound }
+            let created: (key: String, listing: BackendKeyListing)
+            do {
+                created = try await backendKeys.create(appID: appID, name: name, audience: body.audience, actor: caller.auditName)
+            } catch BackendKeyStore.CreateRefusal.unknownApp {
+                throw AdminErrors.appNotFound
+            } catch BackendKeyStore.CreateRefusal.audienceNotListed {
+                throw APIError.invalidField("audience", "must be one of the app's API audiences (its policy's apiAudiences)")
+            }
             return CreateResponse(
                 backendKey: created.key, key: created.listing,
                 message: "Save this backend key now: Sesame keeps only its hash. Your backend sends it to /v1/verify/…; it can do nothing else.")

@@ -15,6 +15,7 @@ struct VerifyRoutes {
     let consumed: ConsumedAPITokens
     let tokens: TokenAuthority
     let assertions: AssertionCheck
+    let gate: InstallGate
     let limits: AuthLimits
     let logger: Logger
 
@@ -22,7 +23,8 @@ struct VerifyRoutes {
     struct ConsumeRequest: Decodable {
         /// The single-use API token the app sent.
         let token: String
-        /// The backend's own audience: when given, a token for another one is refused.
+        /// The backend's own audience: when given, a token for another one is refused. Required
+        /// when the backend key is bound to no audience and the app's policy lists several.
         let audience: String?
     }
 
@@ -98,6 +100,7 @@ struct VerifyRoutes {
         let clientData = try AuthFlows.bytes(body.clientData, field: "clientData")
         do {
             let (key, counter) = try await assertions.verify(assertion, clientData: clientData, keyID: keyID, appID: appID)
+            try await passGate(appID: appID, keyID: keyID, subject: .key)
             return AssertionResponse(app: appID, keyId: Base64.urlEncode(keyID), environment: key.environment, tier: .attested, counter: Int(counter))
         } catch let refusal as AssertionCheck.Refusal {
             switch refusal {
@@ -118,17 +121,37 @@ struct VerifyRoutes {
         }
         if let audience = body.audience, audience != claims.audience.value.first { throw AuthErrors.audienceMismatch }
         guard claims.isLimitedUse else { throw AuthErrors.notSingleUse }
+        guard let keyID = Base64.decode(claims.subject.value) else { throw AuthErrors.apiTokenInvalid }
         switch try await consumed.consume(
-            tokenID: claims.id.value, appID: claims.appID, expiresAt: claims.expiration.value, backendKeyHash: backendKeyHash)
+            tokenID: claims.id.value, appID: claims.appID, audience: claims.audience.value.first ?? "", audienceNamed: body.audience != nil,
+            expiresAt: claims.expiration.value, backendKeyHash: backendKeyHash)
         {
         case .consumed: break
         case .alreadyConsumed: throw AuthErrors.alreadyConsumed
         case .unknownBackendKey: throw AuthErrors.invalidBackendKey
         case .otherApp: throw AuthErrors.wrongApp
+        case .otherAudience: throw AuthErrors.audienceMismatch
+        case .audienceRequired: throw AuthErrors.audienceRequired
         }
+        // After the backend key proved itself: a revocation since the token was issued holds.
+        try await passGate(appID: claims.appID, keyID: keyID, subject: .token(version: claims.appVersion, issuedAt: claims.issuedAt.value))
         return ConsumeResponse(
             app: claims.appID, sub: claims.subject.value, tier: claims.tier, env: claims.environment, ver: claims.appVersion,
             aud: claims.audience.value.first ?? "", bnd: claims.binding, jti: claims.id.value,
             iat: Int(claims.issuedAt.value.timeIntervalSince1970), exp: Int(claims.expiration.value.timeIntervalSince1970))
+    }
+
+    /// The install gate, its refusals as the backend reads them: refuse the action.
+    private func passGate(appID: String, keyID: [UInt8], subject: InstallGate.Subject) async throws {
+        do {
+            try await gate.check(appID: appID, keyID: keyID, subject: subject)
+        } catch let refusal as InstallGate.Refusal {
+            switch refusal {
+            case .unknownKey: throw AuthErrors.unknownAttestedKey
+            case .revokedKey: throw AuthErrors.deviceRevoked
+            case .revoked: throw AuthErrors.installRevoked
+            case .disabled(let reason): throw APIError.versionDisabled(reason)
+            }
+        }
     }
 }
