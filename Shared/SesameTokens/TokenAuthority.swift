@@ -115,6 +115,7 @@ public actor TokenAuthority {
     /// A new access and refresh token for `subject` (an attested install: only those hold refresh
     /// tokens), in refresh-token `family` at `generation`.
     public nonisolated func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
+        let now = Self.wholeSecond(now)
         let signer = try await activeSigner(at: now)
         let access = accessClaims(for: subject, now: now)
         let refresh = RefreshTokenClaims(
@@ -129,6 +130,7 @@ public actor TokenAuthority {
     /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
     /// token or an unattested install exchanges again when it expires).
     public nonisolated func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
+        let now = Self.wholeSecond(now)
         let signer = try await activeSigner(at: now)
         let claims = accessClaims(for: subject, now: now)
         return (try signer.sign(claims), claims)
@@ -140,6 +142,7 @@ public actor TokenAuthority {
     public nonisolated func issueAPIToken(
         for access: AccessTokenClaims, audience: String, binding: String?, limitedUse: Bool = false, lifetime: Duration, now: Date = Date()
     ) async throws -> (token: String, claims: APITokenClaims) {
+        let now = Self.wholeSecond(now)
         let signer = try await activeSigner(at: now)
         let claims = APITokenClaims(
             subject: access.subject, appID: access.appID, environment: access.environment, appVersion: access.appVersion,
@@ -147,6 +150,13 @@ public actor TokenAuthority {
             expiration: .init(value: now.addingTimeInterval(TimeInterval(lifetime.wholeSeconds))), id: .init(value: UUID().uuidString),
             type: APITokenClaims.typeValue, binding: binding, limitedUse: limitedUse ? true : nil)
         return (try signer.sign(claims), claims)
+    }
+
+    /// `now` to the second before: JWT's `iat` and `exp` are NumericDates, and strict verifiers refuse
+    /// fractional ones. Down, not to the nearest: a token must never look issued after an emergency
+    /// revocation it preceded.
+    static func wholeSecond(_ now: Date) -> Date {
+        Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
     }
 
     /// The key that signs at `now`, loading the keys first (and again when none signs yet).

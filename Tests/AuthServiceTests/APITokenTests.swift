@@ -61,6 +61,14 @@ struct APITokenTests {
             #expect(claims.aud.value == [Self.audience])
             #expect(claims.exp.value.timeIntervalSince(claims.iat.value) == 300)
             #expect(claims.bnd == binding)
+            // NumericDates are whole seconds in every token Sesame signs: strict verifiers refuse fractions.
+            for token in [token, access] {
+                let payload = try AuthFlowTests.payload(token)
+                for claim in ["iat", "exp"] {
+                    let value = try #require(payload[claim] as? NSNumber, "\(claim) missing")
+                    #expect(value.doubleValue == value.doubleValue.rounded(.down), "\(claim) is \(value)")
+                }
+            }
 
             // Each token is its own: a new jti every time.
             let again = try await harness.post("/v1/auth/api-token", ["audience": Self.audience], bearer: access)
