@@ -47,7 +47,7 @@ public enum AdminService: SesameServiceDefinition {
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
-        ConfigTargetingRoutes(authenticator: authenticator, configs: configs).addRoutes(to: admin)
+        ConfigTargetingRoutes(authenticator: authenticator, configs: configs, approvals: approvals).addRoutes(to: admin)
         ConfigSchemaRoutes(authenticator: authenticator, configs: configs, approvals: approvals).addRoutes(to: admin)
         KillSwitchRoutes(authenticator: authenticator, switches: KillSwitchStore(database: database, logger: logger), approvals: approvals)
             .addRoutes(to: admin)

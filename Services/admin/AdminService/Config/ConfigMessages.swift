@@ -79,7 +79,7 @@ struct RolloutResponse: ResponseEncodable {
 }
 
 /// `POST /v1/admin/config/overrides`.
-struct OverrideRequest: Decodable {
+struct OverrideRequest: Codable, Sendable {
     let version: String
     /// The install's key id (base64url), as the devices list and the token's `sub` show it.
     let install: String
@@ -113,7 +113,7 @@ struct OverridesResponse: ResponseEncodable {
 }
 
 /// `POST` and `DELETE /v1/admin/config/overrides`.
-struct OverrideChangeResponse: ResponseEncodable {
+struct OverrideChangeResponse: ChangeAnswer {
     let message: String
 }
 

@@ -14,13 +14,18 @@ extension ConfigStore {
     func setOverride(appID: String, pattern: String, install: String, revision: Int64, label: String, caller: Caller) async throws {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await lock(appID: appID, pattern: pattern, on: connection)
+            // The revision must have a body, and the pattern must be live: a deleted pattern serves no one.
             let found = try await connection.query(
                 """
-                SELECT body IS NOT NULL FROM config_revisions WHERE app_id = \(appID) AND pattern = \(pattern) AND revision = \(revision)
+                SELECT body IS NOT NULL,
+                    (SELECT action <> 'delete' FROM config_revisions WHERE app_id = \(appID) AND pattern = \(pattern) ORDER BY revision DESC LIMIT 1)
+                FROM config_revisions WHERE app_id = \(appID) AND pattern = \(pattern) AND revision = \(revision)
                 """, logger: logger)
             var hasBody: Bool?
-            for try await value in found.decode(Bool.self) { hasBody = value }
+            var live: Bool?
+            for try await (body, isLive) in found.decode((Bool, Bool?).self) { (hasBody, live) = (body, isLive) }
             guard hasBody == true else { throw AdminErrors.revisionNotFound(pattern, revision) }
+            guard live == true else { throw AdminErrors.patternNotFound(pattern) }
             let counted = try await connection.query(
                 "SELECT count(*) FROM config_overrides WHERE app_id = \(appID) AND NOT (pattern = \(pattern) AND install = \(install))",
                 logger: logger)

@@ -165,8 +165,16 @@ struct ConfigStore: Sendable {
                     INSERT INTO config_revisions (app_id, pattern, revision, action, created_by_key)
                     VALUES (\(appID), \(target), \(revision), 'delete', \(caller.keyID))
                     """, logger: logger)
+                // An override outliving its pattern would keep serving the deleted config to its install.
+                let dropped = try await connection.query(
+                    "WITH gone AS (DELETE FROM config_overrides WHERE app_id = \(appID) AND pattern = \(target) RETURNING 1) SELECT count(*) FROM gone",
+                    logger: logger)
+                var overridesRemoved = 0
+                for try await count in dropped.decode(Int.self) { overridesRemoved = count }
                 try await AuditLog.append(
-                    AuditEntry(actor: caller.auditName, action: "config.delete", pattern: target, revision: revision),
+                    AuditEntry(
+                        actor: caller.auditName, action: "config.delete", pattern: target, revision: revision,
+                        details: overridesRemoved > 0 ? ["overridesRemoved": .integer(Int64(overridesRemoved))] : [:]),
                     appID: appID, on: connection, logger: logger)
             }
             return live

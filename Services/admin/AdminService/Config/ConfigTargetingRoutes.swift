@@ -9,6 +9,7 @@ import SesameStorage
 struct ConfigTargetingRoutes {
     let authenticator: AdminAuthenticator
     let configs: ConfigStore
+    let approvals: ChangeApprovals
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("config/rollouts") { request, _ -> RolloutsResponse in
@@ -32,18 +33,23 @@ struct ConfigTargetingRoutes {
             return OverridesResponse(overrides: try await configs.overrides(appID: appID).map(OverrideInfo.init))
         }
 
-        group.post("config/overrides") { request, context -> OverrideChangeResponse in
+        // Serving one install a revision of its owner's choice is a rollback for that install: the
+        // policy's `rollback` rule guards it (else one member pins a victim's install to an old
+        // config the rule would not let them republish).
+        approvals.register(
+            .rollback, OverrideRequest.self,
+            prepare: { _, body in
+                let (pattern, install, _) = try Self.validOverride(body)
+                return ("give the install \(install) revision \(body.revision) of '\(pattern)'", nil)
+            },
+            apply: { appID, body, caller in try await setOverride(appID: appID, body, caller: caller) },
+            as: "override")
+
+        group.post("config/overrides") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: OverrideRequest.self, context: context)
-            let pattern = try ConfigRoutes.validConfigPattern(body.version)
-            let install = try Self.validInstall(body.install)
-            let label = body.label.trimmingCharacters(in: .whitespaces)
-            guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError.invalidField("label", "must name the device in 1 to 100 characters, such as \"Ana's iPhone\"")
-            }
-            try await configs.setOverride(appID: appID, pattern: pattern, install: install, revision: body.revision, label: label, caller: caller)
-            return OverrideChangeResponse(
-                message: "The install '\(label)' now gets revision \(body.revision) of '\(pattern)', whatever is published or rolling out there.")
+            _ = try Self.validOverride(body)
+            return try await approvals.handle(.rollback, variant: "override", appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
         group.delete("config/overrides") { request, _ -> OverrideChangeResponse in
@@ -57,6 +63,24 @@ struct ConfigTargetingRoutes {
             }
             return OverrideChangeResponse(message: "The install gets what '\(pattern)' serves everyone again.")
         }
+    }
+
+    /// The override's pattern, install and label, checked.
+    static func validOverride(_ body: OverrideRequest) throws -> (pattern: String, install: String, label: String) {
+        let pattern = try ConfigRoutes.validConfigPattern(body.version)
+        let install = try Self.validInstall(body.install)
+        let label = body.label.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.invalidField("label", "must name the device in 1 to 100 characters, such as \"Ana's iPhone\"")
+        }
+        return (pattern, install, label)
+    }
+
+    func setOverride(appID: String, _ body: OverrideRequest, caller: Caller) async throws -> OverrideChangeResponse {
+        let (pattern, install, label) = try Self.validOverride(body)
+        try await configs.setOverride(appID: appID, pattern: pattern, install: install, revision: body.revision, label: label, caller: caller)
+        return OverrideChangeResponse(
+            message: "The install '\(label)' now gets revision \(body.revision) of '\(pattern)', whatever is published or rolling out there.")
     }
 
     /// A rollout's share in basis points from a percentage: 0 up to (not including, for an

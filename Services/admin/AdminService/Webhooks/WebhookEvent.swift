@@ -12,6 +12,7 @@ enum WebhookEvent {
         "config.rolled_back": ["config.rollback", "config.rollout.rollback"],
         "config.rollout": ["config.rollout.start", "config.rollout.widen", "config.rollout.pause", "config.rollout.resume", "config.rollout.complete"],
         "config.deleted": ["config.delete"],
+        "config.override": ["config.override.set", "config.override.remove"],
         "config.schema": ["config.schema.set", "config.schema.remove"],
         "kill_switch": ["kill_switch.set", "kill_switch.clear"],
         "revocation": ["emergency_revoke", "device.revoke"],
