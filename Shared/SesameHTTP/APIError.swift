@@ -80,6 +80,10 @@ extension APIError {
         .serviceUnavailable, code: "service_unavailable", message: "The service's database is not answering; retry shortly.",
         headers: [.retryAfter: "5"])
 
+    /// 503 while every database connection is busy and the wait for one is full.
+    public static let databaseBusy = APIError(
+        .serviceUnavailable, code: "service_unavailable", message: "The service is busy; retry shortly.", headers: [.retryAfter: "1"])
+
     /// The generic error for a status Hummingbird raised itself (no route, body too large, …).
     public static func forStatus(_ status: HTTPResponse.Status) -> APIError {
         switch status {

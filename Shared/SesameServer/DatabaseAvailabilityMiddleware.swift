@@ -11,7 +11,8 @@ import SesameStorage
 /// is cancelled by the watch (`DatabaseStallWatch`, one task for the service), which releases its
 /// place in the pool's queue, and answered 503. A request that fails with an error the service did
 /// not render is blamed on the database only if a probe fails too. Paths served from memory are
-/// left alone, so the hot path pays nothing.
+/// left alone, so the hot path pays nothing. A request refused a place in the pool's bounded wait
+/// (`StorageError.busy`: PostgreSQL answering, slowly) is answered 503 with `Retry-After` too.
 struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware {
     let watch: DatabaseStallWatch
     /// Paths that never wait on PostgreSQL (health, metrics, what a service serves from memory).
@@ -27,6 +28,9 @@ struct DatabaseAvailabilityMiddleware<Context: RequestContext>: RouterMiddleware
                 let next = UnsafeTransfer(next)
                 return try await watch.watching { try await next.value(request, context) }
             }
+        } catch StorageError.busy {
+            context.logger.warning("request refused: every database connection is busy and the wait for one is full")
+            throw APIError.databaseBusy
         } catch is DatabaseStallWatch.Abandoned {
             context.logger.warning("request abandoned: postgresql is unreachable")
             throw APIError.databaseUnavailable

@@ -36,6 +36,8 @@ final class SingleConnectionPools: Sendable {
     }
 
     let members: [Member]
+    /// Queries and leases lent and not given back, over every member: what `queuedPerConnection` bounds.
+    private let waiting = Atomic<Int>(0)
     /// `members[0..<opened]` are running.
     private let opened = Atomic<Int>(1)
     /// Indexes of members to start running (the first runs from the start).
@@ -55,15 +57,26 @@ final class SingleConnectionPools: Sendable {
     /// How many of the pools are open.
     var openCount: Int { opened.load(ordering: .relaxed) }
 
+    /// How many queries and leases may wait per connection of the pool's size, running ones
+    /// included: past `size` × this, `lend` refuses (`StorageError.busy`, answered 503 with
+    /// `Retry-After`) instead of queueing without bound while PostgreSQL is slow but answering.
+    /// Counted against the pool's size, not the connections open, so a burst at start (one open)
+    /// waits for the others to open instead of being refused.
+    static let queuedPerConnection = 32
+
     /// A member for one query or lease; hand it back with `giveBack` when done.
-    func lend() -> Member {
+    /// - Throws: `StorageError.busy` when `size` × `queuedPerConnection` are in flight already.
+    func lend() throws(StorageError) -> Member {
         let openCount = opened.load(ordering: .acquiring)
         var leastBusy: Member?
         var leastBusyLoad = Int.max
         for index in 0..<openCount {
             let member = members[index]
             guard member.isConnected.load(ordering: .relaxed) else { continue }
-            if member.inFlight.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged { return member }
+            if member.inFlight.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged {
+                waiting.wrappingAdd(1, ordering: .relaxed)
+                return member
+            }
             let load = member.inFlight.load(ordering: .relaxed)
             if load < leastBusyLoad { (leastBusy, leastBusyLoad) = (member, load) }
         }
@@ -71,17 +84,21 @@ final class SingleConnectionPools: Sendable {
             opened.compareExchange(expected: openCount, desired: openCount + 1, ordering: .releasing).exchanged {
             open.yield(openCount)
         }
+        // None idle: refuse past the bound.
+        guard waiting.load(ordering: .relaxed) < members.count * Self.queuedPerConnection else { throw StorageError.busy }
         // None idle and connected: the least busy connected one, or (none connected: PostgreSQL
         // down or still starting) the least busy open one, which waits for its connection as a
         // PostgresNIO pool's queries do.
         let chosen =
             leastBusy ?? members[0..<openCount].min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
         chosen.inFlight.wrappingAdd(1, ordering: .relaxed)
+        waiting.wrappingAdd(1, ordering: .relaxed)
         return chosen
     }
 
     func giveBack(_ member: Member) {
         member.inFlight.wrappingSubtract(1, ordering: .relaxed)
+        waiting.wrappingSubtract(1, ordering: .relaxed)
     }
 
     /// Runs every member opened, watches each one's connection, and sweeps them, until cancelled.
@@ -123,6 +140,7 @@ final class SingleConnectionPools: Sendable {
                 for member in members[0..<openCount] {
                     round.addTask {
                         member.inFlight.wrappingAdd(1, ordering: .relaxed)
+                        self.waiting.wrappingAdd(1, ordering: .relaxed)
                         defer { self.giveBack(member) }
                         _ = try? await member.client.query(Self.sweepStatement, logger: Self.quiet)
                     }

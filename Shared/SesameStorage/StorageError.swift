@@ -10,6 +10,8 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case databaseNewerThanBuild(appliedVersion: Int, knownVersion: Int)
     /// A statement that always returns a row returned none.
     case missingRow(String)
+    /// Every connection of the pool is busy and the most queries that may wait for one are waiting.
+    case busy
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .databaseNewerThanBuild(let applied, let known):
             "the database is at migration \(applied) but this build knows only up to \(known); upgrade this service"
         case .missingRow(let what): "PostgreSQL returned no row for \(what)"
+        case .busy: "every database connection is busy and the wait for one is full"
         }
     }
 }

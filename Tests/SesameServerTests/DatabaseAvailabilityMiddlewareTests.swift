@@ -32,6 +32,7 @@ struct DatabaseAvailabilityMiddlewareTests {
             return "slow"
         }
         router.get("fail") { _, _ -> String in throw Oops() }
+        router.get("busy") { _, _ -> String in throw StorageError.busy }
         router.get("memory/stall") { _, _ -> String in
             try await Task.sleep(for: .milliseconds(600))
             return "from memory"
@@ -89,6 +90,17 @@ struct DatabaseAvailabilityMiddlewareTests {
                 }
                 #expect(statuses.count == 24)
                 #expect(statuses.allSatisfy { $0 == .serviceUnavailable })
+            }
+        }
+    }
+
+    @Test("the pool's wait full (busy): 503 with a short Retry-After, whether or not PostgreSQL answers")
+    func busyPool() async throws {
+        try await Self.withDatabase(try DatabaseURL("postgres://sesame@127.0.0.1:1/sesame")) { _, client in
+            try await client.execute(uri: "/busy", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] == "1")
+                #expect(String(buffer: response.body).contains(#""code":"service_unavailable""#))
             }
         }
     }

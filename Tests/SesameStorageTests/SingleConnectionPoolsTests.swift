@@ -48,32 +48,71 @@ struct SingleConnectionPoolsTests {
         let (first, second, third) = (pools.members[0], pools.members[1], pools.members[2])
 
         // Nothing connected yet (PostgreSQL starting): the first waits for its connection; a second opens.
-        let waiting = pools.lend()
+        let waiting = try pools.lend()
         #expect(waiting === first)
         #expect(pools.openCount == 2)
         pools.giveBack(waiting)
 
         first.isConnected.store(true, ordering: .relaxed)
-        let idle = pools.lend()
+        let idle = try pools.lend()
         #expect(idle === first)
         #expect(pools.openCount == 2, "an idle connected pool was found: nothing more opens")
 
         // The first busy, the second open but not connected: never lent while another is connected.
-        let busy = pools.lend()
+        let busy = try pools.lend()
         #expect(busy === first)
         #expect(pools.openCount == 3)
         second.isConnected.store(true, ordering: .relaxed)
         third.isConnected.store(true, ordering: .relaxed)
-        let next = pools.lend()
+        let next = try pools.lend()
         #expect(next === second)
-        let last = pools.lend()
+        let last = try pools.lend()
         #expect(last === third)
         // All busy, all open: the least busy (the second and third lent once, the first twice).
-        #expect(pools.lend() === second)
+        #expect(try pools.lend() === second)
         #expect(pools.openCount == 3)
         for member in [idle, busy, next, last, second] { pools.giveBack(member) }
         #expect(pools.members.allSatisfy { $0.inFlight.load(ordering: .relaxed) == 0 })
-        #expect(pools.lend() === first)
+        #expect(try pools.lend() === first)
+    }
+
+    @Test("past size × 32 queries in flight, a query is refused at once (busy) instead of queueing; one finished makes room")
+    func boundedWait() throws {
+        let configuration = try DatabaseURL("postgres://nobody@127.0.0.1:1/none").clientConfiguration
+        let pools = SingleConnectionPools(configuration: configuration, size: 2, sweepInterval: .seconds(3600), logger: logger)
+        let bound = 2 * SingleConnectionPools.queuedPerConnection
+        var lent: [SingleConnectionPools.Member] = []
+        for _ in 0..<bound { lent.append(try pools.lend()) }
+        #expect(throws: StorageError.busy) { try pools.lend() }
+        #expect(pools.members.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound, "a refusal took a place")
+        pools.giveBack(lent.removeLast())
+        lent.append(try pools.lend())
+        for member in lent { pools.giveBack(member) }
+    }
+
+    @Test("a slow database: queries past the bound are refused while the others wait their turn, and all of those complete")
+    func boundedWaitLive() async throws {
+        try await withRunningPool(size: 1, sweepInterval: .seconds(3600)) { _, database in
+            let bound = SingleConnectionPools.queuedPerConnection
+            let released = ReleaseFlag()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // The first lease holds the one connection until released; the rest queue behind it.
+                for _ in 0..<bound {
+                    group.addTask {
+                        try await database.client.withConnection { _ in
+                            while !released.isSet.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(10)) }
+                        }
+                    }
+                }
+                try await eventually("every lease lent a place") {
+                    database.client.pools.members.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound
+                }
+                await #expect(throws: StorageError.busy) { try await database.client.query("SELECT 1") }
+                released.isSet.store(true, ordering: .relaxed)
+                try await group.waitForAll()
+            }
+            #expect(try await database.client.query("SELECT 1").collect().count == 1)
+        }
     }
 
     @Test("the pool opens one connection at start, before any query, and no more than its size under load")
@@ -150,4 +189,9 @@ struct SingleConnectionPoolsTests {
             }
         }
     }
+}
+
+/// A flag the held leases poll.
+private final class ReleaseFlag: Sendable {
+    let isSet = Atomic<Bool>(false)
 }
