@@ -511,6 +511,19 @@ def main():
         expect(refused["status"] == 409 and refused["body"]["error"]["code"] == "last_owner", f"removing the last owner: {refused}")
         step(17, "people: a role changed, a person's passkeys shown, the person removed (their session ends); the last owner stays")
 
+        # Open invitations: an owner sees the one they sent and cancels it; its link stops opening.
+        pending = owner.fetch("POST", "/v1/admin/accounts/invite", {"email": "later@example.com", "role": "viewer"})
+        expect(pending["status"] == 200, f"an invitation to cancel: {pending}")
+        owner.go("people")
+        owner.text_appears("#invitations", "later@example.com")
+        owner.shot("11b-invitations")
+        owner.rerendering(lambda: owner.confirming("button.cancel-invitation[data-email='later@example.com']"))
+        owner.text_appears("#status", "The invitation of later@example.com is cancelled")
+        owner.text_appears("#invitations", "No invitation is waiting")
+        closed = http(base + "/dashboard/api/register/options", "POST", {"invitation": pending["body"]["inviteURL"].split("#invite=")[1]})
+        expect(closed[0] in (404, 410), f"a cancelled invitation's link: {closed[0]} {closed[1]}")
+        step("17b", "people: an open invitation listed for the owner and cancelled; its link no longer opens")
+
         # Sign out, then in again with the same passkey; sign out everywhere ends every session.
         owner.click("#sign-out")
         owner.find("#sign-in")

@@ -698,7 +698,7 @@ async function policyPage() {
   fields.userDataTier.value = policy.userDataTier;
   fields.userDocumentQuota.value = policy.userDocumentQuota;
   // The two-person rule: which changes wait for a second member's approval.
-  const guarded = { publish: "Publishing a config", rollback: "Rolling a config back", kill_switch: "Kill switches",
+  const guarded = { publish: "Publishing a config", rollback: "Rolling a config back, and device overrides", kill_switch: "Kill switches",
     revocation: "Revocations (emergency, and of a device)", policy: "This policy", schema: "Config schemas" };
   const approvals = Object.fromEntries(Object.keys(guarded).map((kind) =>
     [kind, el("input", { id: "policy-approve-" + kind, type: "checkbox" })]));
@@ -736,7 +736,8 @@ async function policyPage() {
 }
 
 async function peoplePage() {
-  const [{ members }, own] = await Promise.all([api("GET", "accounts"), dashboard("GET", "passkeys")]);
+  const [{ members }, own, { invitations }] = await Promise.all([api("GET", "accounts"), dashboard("GET", "passkeys"),
+    isOwner() ? api("GET", "accounts/invitations") : Promise.resolve({ invitations: [] })]);
   const email = el("input", { id: "invite-email", type: "email", placeholder: "name@example.com" });
   const role = el("select", { id: "invite-role" }, ["viewer", "editor", "owner"].map((v) => el("option", { value: v, text: v })));
   const link = el("div", { id: "invite-link" });
@@ -786,10 +787,19 @@ async function peoplePage() {
       : el("td", {});
     return el("tr", {}, el("td", { text: m.email }), el("td", {}, roleCell), el("td", { text: when(m.grantedAt) }), actions);
   });
+  // Open invitations (owners only): who invited whom, until when; cancelling one closes its link.
+  const invitationRows = invitations.map((i) => el("tr", {}, el("td", { text: i.email }), el("td", { text: i.role }),
+    el("td", { text: i.invitedBy }), el("td", { text: i.pendingApproval ? "waiting for approval" : when(i.expiresAt) }),
+    el("td", {}, el("button", { class: "danger cancel-invitation", "data-email": i.email, text: "Cancel",
+      onclick: () => confirm("Cancel the invitation of " + i.email + "? Its link stops opening.")
+        && act(() => api("DELETE", "accounts/invitations/" + i.id), "The invitation of " + i.email + " is cancelled.") }))));
   return el("div", { class: "grid" },
     el("section", { class: "card wide" }, el("h2", { text: "People" }),
       table(["Email", "Role", "Since", ""], rows),
-      isOwner() ? el("div", { class: "row" }, email, role, el("button", { id: "invite", onclick: invite, text: "Invite" })) : null, link, detail),
+      isOwner() ? el("div", { class: "row" }, email, role, el("button", { id: "invite", onclick: invite, text: "Invite" })) : null, link, detail,
+      isOwner() ? el("div", { id: "invitations" }, el("h3", { text: "Open invitations" }),
+        invitations.length ? table(["Email", "Role", "Invited by", "Expires", ""], invitationRows)
+          : el("p", { class: "muted", text: "No invitation is waiting." })) : null),
     el("section", { class: "card wide" }, el("h2", { text: "Your passkeys" }),
       passkeyTable(own.passkeys, (id) => act(() => dashboard("DELETE", "passkeys/" + id), "Passkey revoked; your other sessions ended.")),
       el("button", { id: "add-passkey", onclick: () => act(addPasskey, "Passkey added: sign in with either from now on."), text: "Add a passkey on this device" })));
