@@ -18,7 +18,7 @@ struct FlowFigures {
     let p99: String
     let ok: Int
     /// Replies other than 200, as `count×status`.
-    let others: String
+    var others: String
     /// CPU per successful request, milliseconds.
     let authCPU: Double
     let databaseCPU: Double
@@ -28,6 +28,9 @@ struct FlowFigures {
 enum Flow: String, CaseIterable {
     case attest
     case refresh
+    /// Refresh while one address floods `/v1/verify/consume` with an unknown backend key: what the
+    /// failed-credential limiter leaves of an outsider's flood.
+    case refreshUnderFlood = "refresh, one address flooding verify"
     case refreshWithAssertion = "refresh with assertion"
     case consume
     case assertionVerify = "assertion verify"
@@ -39,7 +42,7 @@ enum Flow: String, CaseIterable {
     var crypto: (signs: Int, verifies: Int) {
         switch self {
         case .attest: (1, 2)
-        case .refresh: (1, 0)
+        case .refresh, .refreshUnderFlood: (1, 0)
         case .refreshWithAssertion: (1, 1)
         case .consume: (0, 1)
         case .assertionVerify: (0, 1)
@@ -102,7 +105,17 @@ struct AuthWorkload {
         for token in try capturedTokens("tokens") {
             if let sub = subject(of: token), let key = keys[sub] { asserting.append((token, key)) } else { bare.append(token) }
         }
-        figures.append(try measure(.refresh, path: "/v1/auth/refresh", bodies: try bare.map { try jsonLine(["refreshToken": $0]) }))
+        // Half alone, half while one address floods verification with an unknown backend key: the
+        // two p99s side by side are the flood's cost (the limiter answers it 429 before any lookup).
+        let refreshBodies = try bare.map { try jsonLine(["refreshToken": $0]) }
+        let half = refreshBodies.count / 2
+        figures.append(try measure(.refresh, path: "/v1/auth/refresh", bodies: Array(refreshBodies[..<half])))
+        let flood = try WrkFlood(url: auth.baseURL + "/v1/verify/consume", address: "198.51.100.77", seconds: max(10, half / 250) + 5)
+        var flooded = try measure(.refreshUnderFlood, path: "/v1/auth/refresh", bodies: Array(refreshBodies[half...]))
+        let floodStatuses = flood.stop()
+        flooded.others = ([flooded.others] + ["the flood: " + floodStatuses.sorted { $0.key < $1.key }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")])
+            .filter { !$0.isEmpty }.joined(separator: "; ")
+        figures.append(flooded)
 
         let assertionNonces = try await issueChallenges(asserting.count)
         var assertionBodies: [String] = []

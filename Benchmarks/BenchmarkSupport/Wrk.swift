@@ -34,7 +34,7 @@ public enum Wrk {
         return (parse(report), report)
     }
 
-    static func parse(_ report: String) -> Figures {
+    public static func parse(_ report: String) -> Figures {
         var figures = Figures()
         for line in report.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
