@@ -62,6 +62,8 @@ enum AuthErrors {
     static let alreadyConsumed = APIError(.conflict, code: "already_consumed", message: "This single-use token was consumed already.")
     static let unknownAttestedKey = APIError(.notFound, code: "key_not_found", message: "No attested key of this app has this id.")
     static let deviceRevoked = APIError(.forbidden, code: "device_revoked", message: "This device's key was revoked: refuse the action.")
+    /// `assertionRefused`'s code, for callers that tell it apart.
+    static let assertionInvalidCode = "assertion_invalid"
     static func assertionRefused(_ reason: String) -> APIError {
         APIError(.unauthorized, code: "assertion_invalid", message: "The App Attest assertion was refused: \(reason).")
     }

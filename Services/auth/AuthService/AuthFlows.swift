@@ -110,6 +110,14 @@ struct AuthFlows: Sendable {
             throw AuthErrors.tokenRevoked
         }
 
+        // The token just before the current one, soon after the rotation: a reply lost in flight,
+        // if the family's own key asserts so (`RefreshTokenFamilies`' grace window).
+        if claims.generation == state.generation - 1, state.inGraceWindow, !state.currentFromGrace,
+            let assertion = request.assertion, let clientData = request.clientData
+        {
+            return try await graceRotation(
+                assertion: assertion, clientData: clientData, claims: claims, state: state, family: family, claimedVersion: claimedVersion)
+        }
         // A superseded token is a theft signal whatever else the request carries (a thief has no
         // device key to assert with): the family is revoked before any other check can refuse it.
         if claims.generation < state.generation,
@@ -133,6 +141,13 @@ struct AuthFlows: Sendable {
             throw APIError.invalidField("assertion", "and \"clientData\" must be sent together")
         }
 
+        return try await finish(outcome, claims: claims, state: state, family: family, claimedVersion: claimedVersion)
+    }
+
+    /// The answer to a rotation's outcome: the new pair, or why not.
+    private func finish(
+        _ outcome: RotationOutcome, claims: RefreshTokenClaims, state: RefreshFamilyState, family: UUID, claimedVersion: AppVersion?
+    ) async throws -> TokenResponse {
         switch outcome {
         case .rotated(let generation):
             return try await issue(claims, appVersion: claimedVersion, family: family, generation: generation)
@@ -146,6 +161,27 @@ struct AuthFlows: Sendable {
         case .challengeNotRedeemed:
             throw AuthErrors.invalidChallenge
         }
+    }
+
+    /// The previous token presented again inside the grace window with an assertion: rotated once
+    /// more, from the family's current generation, when the family's key asserts over a fresh
+    /// challenge; an assertion that fails (another key, a forged one) is a reuse, and revokes.
+    private func graceRotation(
+        assertion: String, clientData: String, claims: RefreshTokenClaims, state: RefreshFamilyState, family: UUID, claimedVersion: AppVersion?
+    ) async throws -> TokenResponse {
+        let checked: (challenge: ChallengeStore.Redemption, counter: UInt32)
+        do {
+            checked = try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
+        } catch let refusal as APIError where refusal.code == AuthErrors.assertionInvalidCode {
+            _ = try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh)
+            logger.warning("previous refresh token with a failing assertion: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
+            throw AuthErrors.refreshTokenReused
+        }
+        let outcome = try await families.rotate(
+            family, from: state.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text, redeeming: checked.challenge,
+            advancingCounterOf: state.keyID, to: checked.counter, grace: true)
+        if case .rotated = outcome { logger.info("refresh reply lost in flight: rotated again in the grace window", metadata: ["app": "\(state.appID)"]) }
+        return try await finish(outcome, claims: claims, state: state, family: family, claimedVersion: claimedVersion)
     }
 
     /// The app's policy as last read, if the request passes it without an assertion (so that the

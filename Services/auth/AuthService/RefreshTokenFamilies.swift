@@ -17,6 +17,10 @@ struct RefreshFamilyState: Sendable {
     let policy: AppPolicy
     /// The app's emergency revocations, read in the same statement.
     let revocations: StoredAccessRules.Loaded
+    /// The family rotated less than `RefreshTokenFamilies.graceWindow` ago.
+    let inGraceWindow: Bool
+    /// Its current generation was made by a grace rotation (which is not granted twice in a row).
+    let currentFromGrace: Bool
 
     var keyID: [UInt8] { key.keyID }
     var keyRevoked: Bool { key.revoked }
@@ -47,7 +51,20 @@ enum GuardedRotation: Sendable {
 }
 
 /// Refresh-token families: each refresh token is single use; the family remembers the current generation.
+///
+/// One exception, for a reply lost in flight (the app suspended, the network gone after auth
+/// rotated): within `graceWindow` of a rotation, the token just before the current one, presented
+/// again with a valid assertion by the family's own key, rotates the family once more (from its
+/// current generation) instead of revoking it. The pair whose reply was lost is then superseded
+/// and, since a grace rotation is never followed by another, refused as reused. Without an
+/// assertion, with one that fails (another key), outside the window, two generations back or
+/// right after a grace rotation, it is a reuse and the family is revoked, as before.
 struct RefreshTokenFamilies: Sendable {
+    /// How long after a rotation the previous token may be presented again (with an assertion).
+    /// Long enough for an app suspended mid-refresh to come back; an assertion by the Secure
+    /// Enclave key is what makes the exception safe, so only the device itself can use it.
+    static let graceWindow: Duration = .seconds(600)
+
     let database: Database
     let policies: StoredPolicies
     /// Each app's policy as last read, which the one-statement refresh assumes and checks.
@@ -84,13 +101,15 @@ struct RefreshTokenFamilies: Sendable {
 
     private func state(from row: FamilyStateStatement.Row) throws -> RefreshFamilyState {
         let (appID, generation, createdAt, revoked, expired, policyText, revocationsJSON) = row.family
+        let (inGraceWindow, currentFromGrace) = row.grace
         var revocations = StoredAccessRules.Loaded()
         StoredAccessRules.revocations(json: revocationsJSON, appID: appID, into: &revocations)
         let policy = try policies.policy(policyText)
         sightings.saw(PolicySightings.Sighting(text: policyText, policy: policy), of: appID)
         return RefreshFamilyState(
             appID: appID, generation: generation, createdAt: createdAt, revoked: revoked, expired: expired,
-            key: AttestedKey(keyID: Array(row.key.id), stored: row.key.stored), policy: policy, revocations: revocations)
+            key: AttestedKey(keyID: Array(row.key.id), stored: row.key.stored), policy: policy, revocations: revocations,
+            inGraceWindow: inGraceWindow, currentFromGrace: currentFromGrace)
     }
 
     /// Moves the family from `generation` to the next one and records the device's use (when it
@@ -112,17 +131,17 @@ struct RefreshTokenFamilies: Sendable {
     }
 
     /// `rotate(_:from:lifetime:appVersion:)` for a refresh whose assertion, over `challenge`, carried
-    /// `counter`, all in one statement: the challenge is redeemed; if it was fresh the key's counter
+    /// `counter` (a grace rotation when `grace`, noted as such), all in one statement: the challenge is redeemed; if it was fresh the key's counter
     /// advances to `counter` if that is still an increase; and only then is the family rotated (or,
     /// at a stale generation, revoked). Of two requests racing with one challenge or one counter,
     /// the second writes nothing.
     func rotate(
         _ family: UUID, from generation: Int64, lifetime: Duration, appVersion: String?, redeeming challenge: ChallengeStore.Redemption,
-        advancingCounterOf keyID: [UInt8], to counter: UInt32
+        advancingCounterOf keyID: [UInt8], to counter: UInt32, grace: Bool = false
     ) async throws -> RotationOutcome {
         let statement = AssertedRotateStatement(
             family: family, generation: generation, lifetimeSeconds: lifetime.wholeSeconds, appVersion: appVersion, keyID: keyID, counter: counter,
-            challenge: challenge)
+            challenge: challenge, grace: grace)
         for try await (redeemed, counted, next, reused) in try await database.client.execute(statement, logger: logger) {
             guard redeemed else { return .challengeNotRedeemed }
             guard counted else { return .counterNotAdvanced }

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SesameConfiguration
 import SesameStorage
 
 // Refresh's statements, prepared once per connection: parsing and planning them each time cost
@@ -11,6 +12,8 @@ struct FamilyStateStatement: PostgresPreparedStatement {
     static let stateSQL = """
         SELECT f.app_id, f.generation, f.created_at, f.revoked_at IS NOT NULL AS revoked, f.expires_at <= now() AS expired,
                a.policy::text AS policy, \(StoredAccessRules.revocationsJSON(appID: "f.app_id")) AS revocations,
+               coalesce(f.rotated_at > now() - interval '\(RefreshTokenFamilies.graceWindow.wholeSeconds) seconds', false) AS in_grace,
+               f.grace_generation IS NOT DISTINCT FROM f.generation AS from_grace,
                k.key_id, k.app_id AS key_app_id, k.public_key, k.counter, k.environment, k.revoked_at IS NOT NULL AS key_revoked
         FROM refresh_token_families f
         JOIN attested_keys k ON k.key_id = f.key_id
@@ -18,12 +21,13 @@ struct FamilyStateStatement: PostgresPreparedStatement {
         WHERE f.family_id = $1
         """
     /// The columns of `stateSQL`, in its order.
-    static let stateColumns = "s.app_id, s.generation, s.created_at, s.revoked, s.expired, s.policy, s.revocations, "
+    static let stateColumns = "s.app_id, s.generation, s.created_at, s.revoked, s.expired, s.policy, s.revocations, s.in_grace, s.from_grace, "
         + "s.key_id, s.key_app_id, s.public_key, s.counter, s.environment, s.key_revoked"
     static let sql = stateSQL
     /// The family's columns, then its key's id and stored columns.
     typealias Row = (
         family: (String, Int64, Date, Bool, Bool, String, String),
+        grace: (inWindow: Bool, current: Bool),
         key: (id: Data, stored: AttestedKey.StoredColumns)
     )
 
@@ -44,6 +48,7 @@ struct FamilyStateStatement: PostgresPreparedStatement {
     static func decodeState(_ cells: inout CellReader) throws -> Row {
         (
             family: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next()),
+            grace: (inWindow: try cells.next(), current: try cells.next()),
             key: (id: try cells.next(), stored: (try cells.next(), try cells.next(), try cells.next(), try cells.next(), try cells.next()))
         )
     }
@@ -70,7 +75,7 @@ struct GuardedRotateStatement: PostgresPreparedStatement {
         WITH state AS (\(FamilyStateStatement.stateSQL)
         ), rotated AS (
             UPDATE refresh_token_families f
-            SET generation = f.generation + 1, expires_at = now() + make_interval(secs => $3)
+            SET generation = f.generation + 1, expires_at = now() + make_interval(secs => $3), rotated_at = now()
             FROM state s
             WHERE f.family_id = $1 AND f.generation = $2 AND f.revoked_at IS NULL AND f.expires_at > now()
                 AND s.app_id = $5 AND s.key_id = $6 AND NOT s.key_revoked AND s.policy = $7 AND s.revocations = '[]'
@@ -113,9 +118,9 @@ struct GuardedRotateStatement: PostgresPreparedStatement {
     }
 }
 
-/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:redeeming:advancingCounterOf:to:)`: the
-/// challenge first, then the counter only if the challenge was fresh, then the family (moved, or
-/// revoked as reused) only if the counter rose.
+/// `RefreshTokenFamilies.rotate(_:from:lifetime:appVersion:redeeming:advancingCounterOf:to:grace:)`:
+/// the challenge first, then the counter only if the challenge was fresh, then the family (moved,
+/// noted as a grace rotation when `$9`, or revoked as reused) only if the counter rose.
 struct AssertedRotateStatement: PostgresPreparedStatement {
     static let sql = """
         WITH redeemed AS (\(ChallengeStore.redeemingSQL(hash: "$7", purpose: "$8"))
@@ -125,7 +130,8 @@ struct AssertedRotateStatement: PostgresPreparedStatement {
             RETURNING 1
         ), rotated AS (
             UPDATE refresh_token_families
-            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3)
+            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3), rotated_at = now(),
+                grace_generation = CASE WHEN $9 THEN generation + 1 ELSE grace_generation END
             WHERE family_id = $1 AND generation = $2 AND revoked_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM counted)
             RETURNING generation
         ), reused AS (
@@ -145,9 +151,10 @@ struct AssertedRotateStatement: PostgresPreparedStatement {
     let keyID: [UInt8]
     let counter: UInt32
     let challenge: ChallengeStore.Redemption
+    let grace: Bool
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 8)
+        var bindings = PostgresBindings(capacity: 9)
         bindings.append(family)
         bindings.append(generation)
         bindings.append(Double(lifetimeSeconds))
@@ -156,6 +163,7 @@ struct AssertedRotateStatement: PostgresPreparedStatement {
         bindings.append(Int64(counter))
         try bindings.append(challenge.hash)
         bindings.append(challenge.purpose)
+        bindings.append(grace)
         return bindings
     }
 
@@ -167,7 +175,7 @@ struct RotateStatement: PostgresPreparedStatement {
     static let sql = """
         WITH rotated AS (
             UPDATE refresh_token_families
-            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3)
+            SET generation = generation + 1, expires_at = now() + make_interval(secs => $3), rotated_at = now()
             WHERE family_id = $1 AND generation = $2 AND revoked_at IS NULL AND expires_at > now()
             RETURNING generation, key_id
         ), reused AS (

@@ -25,5 +25,6 @@ public enum Migrations {
         changeProposals,
         principals,
         backendKeyAudiences,
+        refreshGrace,
     ]
 }
