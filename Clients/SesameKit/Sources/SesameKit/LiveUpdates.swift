@@ -19,14 +19,18 @@ extension SesameClient {
     /// The first element is what `fetchConfig(scope:)` returns. Then SesameKit holds Sesame's
     /// stream of change notices (`GET /v1/config/updates`, server-sent events) open and refetches
     /// when told (a publish, a rollback, a revocation reach a running app within a second), asks
-    /// again whenever the app comes to the foreground, and reconnects after a lost connection
-    /// (backing off to a minute) or an expired token. A transport that cannot stream is polled every
+    /// again whenever the app comes to the foreground, and reconnects after a lost connection or
+    /// an expired token. The stream's first notice is always asked about, so a config revalidated
+    /// in the background since the first element is yielded too. A transport that cannot stream is polled every
     /// minute instead. Only changed configs are yielded.
     ///
     /// The sequence ends by throwing `SesameError.versionDisabled(reason:)` when a kill switch
-    /// covers the version (pushed, not waited for), and throws what the first fetch throws. Other
-    /// failures (offline, Sesame unavailable) do not end it: the last config stands until Sesame
-    /// answers again. Stop iterating (or cancel the task) to close the stream.
+    /// covers the version (pushed, not waited for), `SesameError.server(code:message:)` when Sesame
+    /// refuses the stream in a way that would only repeat (a 4xx other than 401 and 429), and
+    /// throws what the first fetch throws. Other failures (offline, Sesame unavailable, 429, 5xx,
+    /// a stream closed at once) do not end it: the last config stands and the stream is tried
+    /// again, backing off 1, 2, 4 … 60 s with jitter (a connection that lasted 30 s starts the
+    /// backoff over). Stop iterating (or cancel the task) to close the stream.
     public nonisolated func updates(scope: [String] = []) -> AsyncThrowingStream<SesameConfig, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SesameConfig.self)
         let follower = Task { await self.follow(scope: scope, emitter: ConfigEmitter(continuation)) }
@@ -56,7 +60,14 @@ extension SesameClient {
         }
     }
 
-    /// Follows the change notices (or polls) until a kill switch ends it or the task is cancelled.
+    /// A connection to the notices that lasted this long was healthy: the backoff starts over.
+    /// One that ended sooner counts as a failure, or a server that closes every stream at once
+    /// (or refuses it in its first event) would be reconnected to in a loop.
+    static let healthyConnection: TimeInterval = 30
+
+    /// Follows the change notices (or polls) until a kill switch or a lasting refusal ends it, or
+    /// the task is cancelled. Failures back off 1, 2, 4 … 60 s with jitter; a minute of a failing
+    /// server costs a handful of requests.
     private func listen(scope: [String], emitter: ConfigEmitter) async {
         var failures = 0
         while !Task.isCancelled, !emitter.isFinished {
@@ -65,22 +76,36 @@ extension SesameClient {
                 await refetch(scope: scope, into: emitter)
                 continue
             }
-            if await follow(notices: transport, scope: scope, emitter: emitter) {
+            let opened = clock.now()
+            switch await follow(notices: transport, scope: scope, emitter: emitter) {
+            case .stopped:
+                return
+            case .ended where clock.now().timeIntervalSince(opened) >= Self.healthyConnection:
                 failures = 0
-            } else {
+                continue
+            case .ended, .failed:
                 failures += 1
-                // 1, 2, 4 … 60 s, and up to a second of jitter so a fleet does not return in step.
-                let backoff = min(60, 1 << min(failures - 1, 6))
-                try? await clock.sleep(.seconds(backoff) + .milliseconds(Int.random(in: 0..<1000)))
             }
+            // 1, 2, 4 … 60 s, and up to a second of jitter so a fleet does not return in step.
+            let backoff = min(60, 1 << min(failures - 1, 6))
+            try? await clock.sleep(.seconds(backoff) + .milliseconds(Int.random(in: 0..<1000)))
         }
     }
 
-    /// One connection to the notices. Returns whether it ended well (the server closed it, the token
-    /// expired): false when it failed, so the next attempt backs off.
-    private func follow(notices transport: any HTTPStreamingTransport, scope: [String], emitter: ConfigEmitter) async -> Bool {
+    /// How one connection to the notices ended.
+    enum NoticeStreamEnd {
+        /// The server closed it, or told the client to come back (an expired token).
+        case ended
+        /// It failed: the network, or a refusal that may pass (429, 5xx).
+        case failed
+        /// The updates are over: a kill switch, or a refusal that will repeat (finished with it).
+        case stopped
+    }
+
+    /// One connection to the notices.
+    private func follow(notices transport: any HTTPStreamingTransport, scope: [String], emitter: ConfigEmitter) async -> NoticeStreamEnd {
         let token: String
-        do { token = try await accessToken() } catch { return false }
+        do { token = try await accessToken() } catch { return .failed }
         var query = [URLQueryItem(name: "version", value: configuration.appVersion)]
         if !scope.isEmpty { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
         var headers = ["authorization": "Bearer " + token, "accept": "text/event-stream"]
@@ -89,36 +114,73 @@ extension SesameClient {
             let request = try api.request("GET", "v1/config/updates", query: query, headers: headers)
             let (head, body) = try await transport.stream(request)
             guard head.status == 200 else {
-                if head.status == 401 { await discard(token) }
-                // What the config route says explains the refusal (a kill switch ends the updates).
-                await refetch(scope: scope, into: emitter)
-                return head.status == 401
+                var collected = Data()
+                for try await chunk in body where collected.count < 4096 { collected.append(chunk) }
+                let (code, message) = SesameAPI.refusal(of: HTTPExchange.Response(status: head.status, headers: head.headers, body: collected))
+                return await refused(status: head.status, code: code, message: message, token: token, scope: scope, emitter: emitter)
             }
             var parser = ServerSentEventParser()
+            // The notices name the config they announce; the first is always asked about, so a
+            // config revalidated in the background since the last one yielded is yielded too.
+            var announced: String?
             for try await chunk in body {
                 for event in parser.feed(chunk) {
                     switch event.event {
                     case "config":
-                        if event.id != savedETag(scope: scope) { await refetch(scope: scope, into: emitter) }
+                        if event.id == nil || event.id != announced { await refetch(scope: scope, into: emitter) }
+                        announced = event.id
                     case "no_config":
                         await refetch(scope: scope, into: emitter)
-                    case "version_disabled", "refused":
-                        if event.event == "refused" { await discard(token) }
+                    case "version_disabled":
                         await refetch(scope: scope, into: emitter)
-                        return true
+                        return emitter.isFinished ? .stopped : .ended
+                    case "refused":
+                        let refusal = Self.refusal(in: event.data)
+                        return await refused(
+                            status: refusal.status, code: refusal.code, message: refusal.message, token: token, scope: scope, emitter: emitter)
                     case "token_expired":
                         await discard(token)
-                        return true
+                        return .ended
                     default:
                         break
                     }
-                    if emitter.isFinished { return true }
+                    if emitter.isFinished { return .stopped }
                 }
             }
-            return true
+            return .ended
         } catch {
-            return false
+            return .failed
         }
+    }
+
+    /// What a refusal of the stream (at its head or in a `refused` event) means for the updates:
+    /// a refused token is dropped and the stream tried again; a kill switch (asked of the config
+    /// route, which says why) ends them; 429 and 5xx may pass; any other refusal would come back
+    /// the same, so it ends the updates with `SesameError.server(code:message:)` instead of
+    /// reconnecting for ever.
+    private func refused(status: Int, code: String, message: String, token: String, scope: [String], emitter: ConfigEmitter) async -> NoticeStreamEnd {
+        if status == 401 {
+            await discard(token)
+            return .ended
+        }
+        await refetch(scope: scope, into: emitter)
+        if emitter.isFinished { return .stopped }
+        if status == 429 || status >= 500 { return .failed }
+        emitter.finish(throwing: SesameError.server(code: code, message: message))
+        return .stopped
+    }
+
+    /// A `refused` event's data: `{"status":…,"code":…,"message":…}`.
+    static func refusal(in data: String) -> (status: Int, code: String, message: String) {
+        struct Refusal: Decodable {
+            let status: Int
+            let code: String
+            let message: String?
+        }
+        guard let refusal = try? JSONDecoder().decode(Refusal.self, from: Data(data.utf8)) else {
+            return (500, "stream_refused", "Sesame refused the update stream.")
+        }
+        return (refusal.status, refusal.code, refusal.message ?? "Sesame refused the update stream.")
     }
 
     /// Asks Sesame and yields what changed; a kill switch ends the updates, other failures leave

@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SesameKit
+
+/// The scripted Sesame with a notice stream: each `GET /v1/config/updates` is answered by
+/// `answer`, given how many were opened before, with a status and the events to send.
+final class StreamingSesame: HTTPStreamingTransport, Sendable {
+    let sesame: ScriptedSesame
+    let opened = Mutex(0)
+    let answer: @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)
+
+    init(_ sesame: ScriptedSesame, answer: @escaping @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)) {
+        self.sesame = sesame
+        self.answer = answer
+    }
+
+    func send(_ request: HTTPExchange.Request) async throws -> HTTPExchange.Response { try await sesame.send(request) }
+
+    func stream(_ request: HTTPExchange.Request) async throws -> (HTTPExchange.Response, AsyncThrowingStream<Data, any Error>) {
+        let index = opened.withLock { count in
+            defer { count += 1 }
+            return count
+        }
+        let (status, events) = answer(index, sesame)
+        let body = AsyncThrowingStream<Data, any Error> { continuation in
+            continuation.yield(Data(events.utf8))
+            continuation.finish()
+        }
+        return (HTTPExchange.Response(status: status, headers: ["content-type": "text/event-stream"], body: Data()), body)
+    }
+}
+
+/// A clock whose sleeps move its time on (a minute of backoff passes at once), stopping the test
+/// when it has passed `limit`.
+final class VirtualClock: Sendable {
+    let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    let started = Date(timeIntervalSince1970: 1_800_000_000)
+    var clock: ClientClock {
+        ClientClock(
+            now: { self.current.withLock { $0 } },
+            sleep: { duration in
+                self.current.withLock { $0 = $0.addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) }
+                await Task.yield()
+            })
+    }
+    var elapsed: TimeInterval { current.withLock { $0.timeIntervalSince(started) } }
+}
+
+@Suite("SesameKit's live updates through failures", .timeLimit(.minutes(1)))
+struct LiveUpdateTests {
+    static func client(_ transport: StreamingSesame, store: InMemorySecureStore = InMemorySecureStore(), clock: ClientClock) -> SesameClient {
+        SesameClient(
+            configuration: SesameClient.Configuration(
+                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
+            attestation: FakeAppAttest(), store: store, transport: transport, clock: clock)
+    }
+
+    /// Runs `updates()` until the virtual clock passes a minute (or far too many streams were
+    /// opened: the hot loop); returns how many streams were opened and what ended the sequence.
+    static func aMinuteOf(_ answer: @escaping @Sendable (Int, ScriptedSesame) -> (status: Int, events: String)) async throws -> (streams: Int, ended: (any Error)?) {
+        let transport = StreamingSesame(ScriptedSesame(), answer: answer)
+        let time = VirtualClock()
+        let client = Self.client(transport, clock: time.clock)
+        let updates = client.updates()
+        let finished = Mutex(false)
+        let watcher = Task { () -> (any Error)? in
+            defer { finished.withLock { $0 = true } }
+            do {
+                for try await _ in updates {}
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // Real time runs only to let the loop turn; the clock's minute passes in its sleeps.
+        while time.elapsed < 60, transport.opened.withLock({ $0 }) < 200, !finished.withLock({ $0 }) {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        watcher.cancel()
+        return (transport.opened.withLock { $0 }, await watcher.value)
+    }
+
+    @Test("a server whose stream answers refused with a 500 at once: a minute costs at most 10 streams, backing off")
+    func refusedServerErrorBacksOff() async throws {
+        let (streams, _) = try await Self.aMinuteOf { _, _ in
+            (200, "event: refused\ndata: {\"status\":500,\"code\":\"internal\",\"message\":\"The config could not be read.\"}\n\n")
+        }
+        #expect(streams >= 2 && streams <= 10, "\(streams) streams in a minute")
+    }
+
+    @Test("a server that closes every stream at once: a minute costs at most 10 streams")
+    func closedAtOnceBacksOff() async throws {
+        let (streams, _) = try await Self.aMinuteOf { _, _ in (200, "") }
+        #expect(streams >= 2 && streams <= 10, "\(streams) streams in a minute")
+    }
+
+    @Test("a refusal that will repeat (a 4xx other than 401 and 429) ends the updates with its code, after one stream")
+    func lastingRefusalStops() async throws {
+        let (streams, ended) = try await Self.aMinuteOf { _, _ in
+            (200, "event: refused\ndata: {\"status\":422,\"code\":\"scope_not_supported\",\"message\":\"A zero-knowledge config cannot be scoped.\"}\n\n")
+        }
+        #expect(streams == 1)
+        #expect(ended as? SesameError == .server(code: "scope_not_supported", message: "A zero-knowledge config cannot be scoped."))
+    }
+
+    @Test("503 at the stream's head backs off too")
+    func unavailableHeadBacksOff() async throws {
+        let (streams, _) = try await Self.aMinuteOf { _, _ in (503, "") }
+        #expect(streams >= 2 && streams <= 10, "\(streams) streams in a minute")
+    }
+
+    @Test("a launch with a stale saved config: the config revalidated in the background is handed over when the stream announces it")
+    func revalidatedConfigIsEmitted() async throws {
+        let sesame = ScriptedSesame()
+        sesame.with { $0.refreshAfter = 60 }
+        let store = InMemorySecureStore()
+        let time = TestClock()
+        let transport = StreamingSesame(sesame) { _, sesame in
+            let revision = sesame.with { $0.revision }
+            return (200, "event: config\nid: \"\(revision)-etag\"\ndata: {}\n\n")
+        }
+        _ = try await Self.client(transport, store: store, clock: time.clock).fetchConfig()
+        // The next launch, past the saved copy's freshness, with a new config published meanwhile.
+        time.advance(61)
+        sesame.with {
+            $0.config = #"{"api_keys":{"stripe":"sk_live_2"}}"#
+            $0.revision = 2
+        }
+        let launch = Self.client(transport, store: store, clock: time.clock)
+        var updates = launch.updates().makeAsyncIterator()
+        let first = try #require(try await updates.next())
+        #expect(first.source == .cache && first.string("api_keys.stripe") == "sk_live_1")
+        await launch.waitForBackgroundRevalidation()
+        let second = try #require(try await updates.next())
+        #expect(second.revision == 2 && second.string("api_keys.stripe") == "sk_live_2")
+    }
+}
