@@ -8,6 +8,11 @@ extension SesameClient {
         Notification.Name("UIApplicationWillEnterForegroundNotification"), Notification.Name("NSApplicationWillBecomeActiveNotification"),
     ]
 
+    /// The notification on which `updates(scope:)` closes its stream: an iOS app entering the
+    /// background (UIKit's `didEnterBackgroundNotification`), whose sockets iOS defuncts once it is
+    /// suspended. A Mac app is not suspended, and keeps its stream.
+    public static let backgroundNotifications: [Notification.Name] = [Notification.Name("UIApplicationDidEnterBackgroundNotification")]
+
     /// The app's config now and every time it changes, for as long as the app iterates: live config.
     ///
     /// ```swift
@@ -43,9 +48,13 @@ extension SesameClient {
             emitter.finish(throwing: error)
             return
         }
+        let lifecycle = StreamLifecycle()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.revalidateOnForeground(scope: scope, emitter: emitter) }
-            group.addTask { await self.listen(scope: scope, emitter: emitter) }
+            group.addTask {
+                for await _ in Self.notices(Self.backgroundNotifications) { lifecycle.enterBackground() }
+            }
+            group.addTask { await self.revalidateOnForeground(scope: scope, emitter: emitter, lifecycle: lifecycle) }
+            group.addTask { await self.listen(scope: scope, emitter: emitter, lifecycle: lifecycle) }
             // Listening ends only at a kill switch or cancellation; then so does the rest.
             await group.next()
             group.cancelAll()
@@ -53,9 +62,10 @@ extension SesameClient {
         emitter.finish(throwing: nil)
     }
 
-    /// Refetches on each foreground notification until cancelled.
-    private func revalidateOnForeground(scope: [String], emitter: ConfigEmitter) async {
-        for await _ in Self.foregroundNotices() {
+    /// On each foreground notification, until cancelled: the stream may open again, and Sesame is asked.
+    private func revalidateOnForeground(scope: [String], emitter: ConfigEmitter, lifecycle: StreamLifecycle) async {
+        for await _ in Self.notices(Self.foregroundNotifications) {
+            lifecycle.enterForeground()
             await refetch(scope: scope, into: emitter)
         }
     }
@@ -68,7 +78,7 @@ extension SesameClient {
     /// Follows the change notices (or polls) until a kill switch or a lasting refusal ends it, or
     /// the task is cancelled. Failures back off 1, 2, 4 … 60 s with jitter; a minute of a failing
     /// server costs a handful of requests.
-    private func listen(scope: [String], emitter: ConfigEmitter) async {
+    private func listen(scope: [String], emitter: ConfigEmitter, lifecycle: StreamLifecycle) async {
         var failures = 0
         while !Task.isCancelled, !emitter.isFinished {
             guard let transport = api.transport as? any HTTPStreamingTransport else {
@@ -76,8 +86,18 @@ extension SesameClient {
                 await refetch(scope: scope, into: emitter)
                 continue
             }
+            // In the background no stream is held; back in the foreground one opens at once.
+            await lifecycle.untilForeground()
+            let foregrounds = lifecycle.foregrounds
             let opened = clock.now()
-            switch await follow(notices: transport, scope: scope, emitter: emitter) {
+            let end = await lifecycle.connect { await self.follow(notices: transport, scope: scope, emitter: emitter) }
+            if Task.isCancelled { return }
+            if lifecycle.inBackground || lifecycle.foregrounds != foregrounds {
+                // Closed for the background, not failed: no backoff, and it starts over.
+                failures = 0
+                continue
+            }
+            switch end {
             case .stopped:
                 return
             case .ended where clock.now().timeIntervalSince(opened) >= Self.healthyConnection:
@@ -86,9 +106,11 @@ extension SesameClient {
             case .ended, .failed:
                 failures += 1
             }
-            // 1, 2, 4 … 60 s, and up to a second of jitter so a fleet does not return in step.
+            // 1, 2, 4 … 60 s, and up to a second of jitter so a fleet does not return in step; a
+            // return to the foreground meanwhile opens the stream at once.
             let backoff = min(60, 1 << min(failures - 1, 6))
             try? await clock.sleep(.seconds(backoff) + .milliseconds(Int.random(in: 0..<1000)))
+            if lifecycle.foregrounds != foregrounds { failures = 0 }
         }
     }
 
@@ -193,12 +215,12 @@ extension SesameClient {
         }
     }
 
-    /// The foreground notifications, as an `AsyncStream` that stops observing when it ends.
-    private static func foregroundNotices() -> AsyncStream<Void> {
+    /// The notifications named `names`, as an `AsyncStream` that stops observing when it ends.
+    private static func notices(_ names: [Notification.Name]) -> AsyncStream<Void> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let center = NotificationCenter.default
             let observers = Observers(
-                foregroundNotifications.map { center.addObserver(forName: $0, object: nil, queue: nil) { _ in continuation.yield() } })
+                names.map { center.addObserver(forName: $0, object: nil, queue: nil) { _ in continuation.yield() } })
             continuation.onTermination = { _ in
                 for observer in observers.tokens { center.removeObserver(observer) }
             }

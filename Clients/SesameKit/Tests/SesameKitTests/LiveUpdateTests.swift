@@ -9,10 +9,18 @@ import Testing
 final class StreamingSesame: HTTPStreamingTransport, Sendable {
     let sesame: ScriptedSesame
     let opened = Mutex(0)
+    /// Streams whose connection the client closed.
+    let closed = Mutex(0)
+    /// Whether a stream stays open after its events, as a healthy one does, until the client closes it.
+    let holdOpen: Bool
     let answer: @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)
 
-    init(_ sesame: ScriptedSesame, answer: @escaping @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)) {
+    init(
+        _ sesame: ScriptedSesame, holdOpen: Bool = false,
+        answer: @escaping @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)
+    ) {
         self.sesame = sesame
+        self.holdOpen = holdOpen
         self.answer = answer
     }
 
@@ -26,29 +34,49 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
         let (status, events) = answer(index, sesame)
         let body = AsyncThrowingStream<Data, any Error> { continuation in
             continuation.yield(Data(events.utf8))
-            continuation.finish()
+            if holdOpen {
+                continuation.onTermination = { _ in self.closed.withLock { $0 += 1 } }
+            } else {
+                continuation.finish()
+            }
         }
         return (HTTPExchange.Response(status: status, headers: ["content-type": "text/event-stream"], body: Data()), body)
     }
 }
 
-/// A clock whose sleeps move its time on (a minute of backoff passes at once), stopping the test
-/// when it has passed `limit`.
+/// A clock whose sleeps move its time on (a minute of backoff passes at once), up to `limit`
+/// seconds: a sleep that would pass it waits until cancelled, so what a follower does in the
+/// clock's first `limit` seconds can be counted exactly.
 final class VirtualClock: Sendable {
     let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
     let started = Date(timeIntervalSince1970: 1_800_000_000)
+    let limit: TimeInterval
+
+    init(limit: TimeInterval = 60) { self.limit = limit }
+
     var clock: ClientClock {
         ClientClock(
             now: { self.current.withLock { $0 } },
             sleep: { duration in
-                self.current.withLock { $0 = $0.addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) }
+                let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                let passes = self.current.withLock { now -> Bool in
+                    let next = now.addingTimeInterval(seconds)
+                    guard next.timeIntervalSince(self.started) < self.limit else {
+                        now = self.started.addingTimeInterval(self.limit)
+                        return true
+                    }
+                    now = next
+                    return false
+                }
+                if passes { try await Task.sleep(for: .seconds(3600)) }
                 await Task.yield()
             })
     }
     var elapsed: TimeInterval { current.withLock { $0.timeIntervalSince(started) } }
 }
 
-@Suite("SesameKit's live updates through failures", .timeLimit(.minutes(1)))
+// Serialized: the lifecycle test posts app-wide notifications, which every follower hears.
+@Suite("SesameKit's live updates through failures and the app's lifecycle", .serialized, .timeLimit(.minutes(1)))
 struct LiveUpdateTests {
     static func client(_ transport: StreamingSesame, store: InMemorySecureStore = InMemorySecureStore(), clock: ClientClock) -> SesameClient {
         SesameClient(
@@ -135,5 +163,31 @@ struct LiveUpdateTests {
         await launch.waitForBackgroundRevalidation()
         let second = try #require(try await updates.next())
         #expect(second.revision == 2 && second.string("api_keys.stripe") == "sk_live_2")
+    }
+
+    @Test("the app goes to the background: the stream is closed and none opens; back in the foreground one opens at once, without backoff")
+    func backgroundAndForeground() async throws {
+        let transport = StreamingSesame(ScriptedSesame(), holdOpen: true) { _, sesame in
+            let revision = sesame.with { $0.revision }
+            return (200, "event: config\nid: \"\(revision)-etag\"\ndata: {}\n\n")
+        }
+        let time = VirtualClock()
+        let client = Self.client(transport, clock: time.clock)
+        var updates = client.updates().makeAsyncIterator()
+        _ = try await updates.next()
+        func until(_ what: String, _ condition: () -> Bool) async throws {
+            for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(condition(), "\(what)")
+        }
+        try await until("the stream open") { transport.opened.withLock { $0 } == 1 }
+
+        NotificationCenter.default.post(name: SesameClient.backgroundNotifications[0], object: nil)
+        try await until("the stream closed for the background") { transport.closed.withLock { $0 } == 1 }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(transport.opened.withLock { $0 } == 1, "a stream opened in the background")
+
+        NotificationCenter.default.post(name: SesameClient.foregroundNotifications[0], object: nil)
+        try await until("a stream open again in the foreground") { transport.opened.withLock { $0 } == 2 }
+        #expect(time.elapsed == 0, "waited \(time.elapsed) s of backoff before reopening")
     }
 }

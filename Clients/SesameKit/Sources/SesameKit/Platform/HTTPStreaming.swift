@@ -15,10 +15,15 @@ public protocol HTTPStreamingTransport: HTTPTransport {
 }
 
 extension URLSessionTransport: HTTPStreamingTransport {
+    /// How long a stream may stay silent before the transport gives it up.
+    static let streamIdleTimeout: TimeInterval = 35
+
     public func stream(_ request: HTTPExchange.Request) async throws -> (HTTPExchange.Response, AsyncThrowingStream<Data, any Error>) {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = 3600
+        // Sesame sends a heartbeat every 10 s: three missed is a dead connection (one a suspension
+        // or a network change left behind), noticed in 35 s instead of an hour.
+        urlRequest.timeoutInterval = Self.streamIdleTimeout
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let session = session
         let request = urlRequest
