@@ -115,7 +115,6 @@ public actor TokenAuthority {
     /// A new access and refresh token for `subject` (an attested install: only those hold refresh
     /// tokens), in refresh-token `family` at `generation`.
     public nonisolated func issue(for subject: Subject, family: UUID, generation: Int64, now: Date = Date()) async throws -> TokenPair {
-        let now = Self.wholeSecond(now)
         let signer = try await activeSigner(at: now)
         let access = accessClaims(for: subject, now: now)
         let refresh = RefreshTokenClaims(
@@ -130,7 +129,6 @@ public actor TokenAuthority {
     /// A new access token alone for `subject`, for the tiers that have no refresh token (a debug
     /// token or an unattested install exchanges again when it expires).
     public nonisolated func issueAccessToken(for subject: Subject, now: Date = Date()) async throws -> (token: String, claims: AccessTokenClaims) {
-        let now = Self.wholeSecond(now)
         let signer = try await activeSigner(at: now)
         let claims = accessClaims(for: subject, now: now)
         return (try signer.sign(claims), claims)
@@ -152,9 +150,12 @@ public actor TokenAuthority {
         return (try signer.sign(claims), claims)
     }
 
-    /// `now` to the second before: JWT's `iat` and `exp` are NumericDates, and strict verifiers refuse
-    /// fractional ones. Down, not to the nearest: a token must never look issued after an emergency
-    /// revocation it preceded.
+    /// `now` to the second before, for API tokens: JWT's `iat` and `exp` are NumericDates, and the
+    /// strict verifiers of the app's own backends refuse fractional ones. Down, not to the nearest:
+    /// a token must never look issued after an emergency revocation it preceded (one issued in the
+    /// same second after it is refused: when in doubt, refuse). Access tokens, which Sesame itself
+    /// checks against revocations, keep their fraction, so a token issued just after a revocation
+    /// is never mistaken for one before it.
     static func wholeSecond(_ now: Date) -> Date {
         Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
     }

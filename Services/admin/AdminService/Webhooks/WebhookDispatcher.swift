@@ -59,7 +59,9 @@ struct WebhookDispatcher: Service {
     func turn() async throws -> Bool {
         guard let hook = try await webhooks.claim(lease: Self.claimLease, batch: 20) else { return false }
         let deadline = ContinuousClock.now + Self.turnDeadline
-        var (cursor, delivered, lastStatus): (Int64?, Int, Int?) = (nil, 0, nil)
+        // Each delivery is recorded as it is made; what is left to record is the cursor past
+        // entries the webhook does not subscribe to.
+        var (cursor, lastStatus): (Int64?, Int?) = (nil, nil)
         for (entry, hash) in hook.entries {
             // The rest waits for the webhook's next turn, behind the other webhooks due.
             if ContinuousClock.now >= deadline { break }
@@ -78,12 +80,10 @@ struct WebhookDispatcher: Service {
                     ],
                     body: ByteBuffer(bytes: body))
                 cursor = entry.id
-                delivered += 1
                 // Recorded at once: a turn cut short never posts an event twice.
                 try await webhooks.advance(hook.id, to: entry.id, delivered: 1, status: lastStatus, release: false)
-                delivered = 0
             } catch {
-                if let cursor { try await webhooks.advance(hook.id, to: cursor, delivered: delivered, status: lastStatus) }
+                if let cursor { try await webhooks.advance(hook.id, to: cursor, delivered: 0, status: lastStatus) }
                 let status: Int? = if case OutboundHTTPClient.Refusal.status(let code) = error { code } else { nil }
                 let reason = Self.reason(error)
                 try await webhooks.failed(hook.id, status: status, error: reason, retryAfter: Self.backoff(attempt: cursor == nil ? hook.attempts + 1 : 1))
@@ -91,7 +91,7 @@ struct WebhookDispatcher: Service {
                 return true
             }
         }
-        try await webhooks.advance(hook.id, to: cursor ?? 0, delivered: delivered, status: lastStatus)
+        try await webhooks.advance(hook.id, to: cursor ?? 0, delivered: 0, status: lastStatus)
         return true
     }
 
