@@ -36,8 +36,6 @@ final class SingleConnectionPools: Sendable {
     }
 
     let members: [Member]
-    /// Queries and leases lent and not given back, over every member: what `queuedPerConnection` bounds.
-    private let waiting = Atomic<Int>(0)
     /// `members[0..<opened]` are running.
     private let opened = Atomic<Int>(1)
     /// Indexes of members to start running (the first runs from the start).
@@ -73,10 +71,7 @@ final class SingleConnectionPools: Sendable {
         for index in 0..<openCount {
             let member = members[index]
             guard member.isConnected.load(ordering: .relaxed) else { continue }
-            if member.inFlight.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged {
-                waiting.wrappingAdd(1, ordering: .relaxed)
-                return member
-            }
+            if member.inFlight.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged { return member }
             let load = member.inFlight.load(ordering: .relaxed)
             if load < leastBusyLoad { (leastBusy, leastBusyLoad) = (member, load) }
         }
@@ -84,21 +79,20 @@ final class SingleConnectionPools: Sendable {
             opened.compareExchange(expected: openCount, desired: openCount + 1, ordering: .releasing).exchanged {
             open.yield(openCount)
         }
-        // None idle: refuse past the bound.
-        guard waiting.load(ordering: .relaxed) < members.count * Self.queuedPerConnection else { throw StorageError.busy }
+        // None idle: refuse past the bound (the members' loads, summed only on this slow path).
+        let waiting = members[0..<openCount].reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
+        guard waiting < members.count * Self.queuedPerConnection else { throw StorageError.busy }
         // None idle and connected: the least busy connected one, or (none connected: PostgreSQL
         // down or still starting) the least busy open one, which waits for its connection as a
         // PostgresNIO pool's queries do.
         let chosen =
             leastBusy ?? members[0..<openCount].min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
         chosen.inFlight.wrappingAdd(1, ordering: .relaxed)
-        waiting.wrappingAdd(1, ordering: .relaxed)
         return chosen
     }
 
     func giveBack(_ member: Member) {
         member.inFlight.wrappingSubtract(1, ordering: .relaxed)
-        waiting.wrappingSubtract(1, ordering: .relaxed)
     }
 
     /// Runs every member opened, watches each one's connection, and sweeps them, until cancelled.
@@ -140,7 +134,6 @@ final class SingleConnectionPools: Sendable {
                 for member in members[0..<openCount] {
                     round.addTask {
                         member.inFlight.wrappingAdd(1, ordering: .relaxed)
-                        self.waiting.wrappingAdd(1, ordering: .relaxed)
                         defer { self.giveBack(member) }
                         _ = try? await member.client.query(Self.sweepStatement, logger: Self.quiet)
                     }
