@@ -10,11 +10,20 @@ on SesameKit. This does what it would for the APIs that bite:
   carry Apple's versions (`Mutex` iOS 18, `Observable` iOS 17, `withDiscardingTaskGroup` iOS 17, ...):
   a type or free function newer than the floor, and a member whose every overload (name and first
   argument label) is;
-- Foundation's and the Apple frameworks', from the table `APPLE_APIS` below: the toolchain's
+- the Apple frameworks SesameKit imports under `#if canImport(...)`, read from the stub modules of
+  `Tests/AppleTypeCheck/Stubs` (Apple's signatures with their `@available` lines, which the
+  Apple type-check compiles SesameKit against);
+- Foundation's and other frameworks', from the table `APPLE_APIS` below: the toolchain's
   Foundation is swift-corelibs-foundation, which carries no Apple availability.
 
+Types, free functions, initializers (`Type(label:`), members (`.name(label:`, and `.name {` where
+a trailing closure can be the whole call) and distinctive properties are seen. A name SesameKit
+declares itself passes only where it is SesameKit's: a member whose receiver's declared type is
+SesameKit's own (`store.data(for:)` on a `SecureStore`), not every use of the name.
+
 `--self-test` checks the checker against `Fixtures/`, whose lines say what must be caught
-(`// flags: NAME`) and everything else must not be.
+(`// flags: NAME`) and everything else must not be; a fixture may set its own floors
+(`// floors: iOS 12, macOS 10.14`).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ DEFAULT_SOURCES = [
     "Clients/SesameKit/Sources/SesameVault",
 ]
 INTERFACE_MODULES = ["Swift", "_Concurrency", "Synchronization", "Observation", "_StringProcessing", "RegexBuilder"]
+APPLE_STUBS = ROOT / "Tests/AppleTypeCheck/Stubs"
 
 Version = tuple[int, ...]
 ALWAYS: Version = (0,)
@@ -59,10 +69,21 @@ APPLE_APIS: list[tuple[str, str, Version, Version]] = [
     (r"\.(span|mutableSpan|bytes|mutableBytes)\b(?!\()", "Data.span and kin", (26,), (26,)),
     (r"\bHPKE\b", "CryptoKit HPKE", (17,), (14,)),
     (r"\b(MLKEM768|MLKEM1024|MLDSA65|MLDSA87|XWingMLKEM768X25519)\b", "CryptoKit post-quantum keys", (26,), (26,)),
-    (r"\bDCAppAttestService\b", "DCAppAttestService", (14,), (11,)),
-    (r"\bkSecUseDataProtectionKeychain\b", "kSecUseDataProtectionKeychain", (13,), (10, 15)),
     (r"\bURLSessionWebSocketTask\b|\.webSocketTask\(", "URLSessionWebSocketTask", (13,), (10, 15)),
     (r"\bNWPathMonitor\b|\bNWConnection\b", "Network framework", (12,), (10, 14)),
+    (r"\bURL\(\s*string:[^)\n]*encodingInvalidCharacters:", "URL(string:encodingInvalidCharacters:)", (17,), (14,)),
+    (r"\.appendingPathComponent\([^)\n]*conformingTo:", "URL.appendingPathComponent(_:conformingTo:)", (14,), (11,)),
+    (r"\.notifications\(\s*named:", "NotificationCenter.notifications(named:)", (15,), (12,)),
+    (r"\bURLSession\.AsyncBytes\b", "URLSession.AsyncBytes", (15,), (12,)),
+    (r"\bOSAllocatedUnfairLock\b", "OSAllocatedUnfairLock", (16,), (13,)),
+    (r"\bOSSignposter\b", "OSSignposter", (15,), (12,)),
+    (r"\bUTType\b", "UTType", (14,), (11,)),
+    (r"\bSecureEnclave\.P256\b", "SecureEnclave.P256", (13,), (10, 15)),
+    (r"\bDCDevice\b", "DCDevice", (11,), (10, 15)),
+    (r"\.withoutEscapingSlashes\b", "JSONEncoder.OutputFormatting.withoutEscapingSlashes", (13,), (10, 15)),
+    (r"\bNotificationCenter\.(MainActorMessage|AsyncMessage)\b", "NotificationCenter's typed messages", (26,), (26,)),
+    (r"\.cancelByProducingResumeData\b", "URLSessionUploadTask.cancelByProducingResumeData", (17,), (14,)),
+    (r"\bURLSessionConfiguration\.[^\n]*\.usesClassicLoadingMode\b|\.usesClassicLoadingMode\b", "URLSessionConfiguration.usesClassicLoadingMode", (18, 4), (15, 5)),
 ]
 
 
@@ -132,16 +153,9 @@ DECLARATION = re.compile(
 )
 
 
-def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
-    """Types, free functions and members of the standard library that are newer than the floors."""
-    types: dict[str, tuple[Version, Version]] = {}
-    members: dict[tuple[str, str | None, bool], tuple[Version, Version]] = {}
-
-    def keep(table: dict, key, introduced: tuple[Version, Version]) -> None:
-        # A name is only as new as its oldest declaration: an old overload makes the name safe.
-        known = table.get(key)
-        table[key] = introduced if known is None else (min(known[0], introduced[0]), min(known[1], introduced[1]))
-
+def interface_files(interface_dir: Path) -> list[Path]:
+    """The standard library's interfaces, then the Apple stubs'."""
+    files = []
     for module in INTERFACE_MODULES:
         interface = interface_dir / f"{module}.swiftmodule" / "x86_64-unknown-linux-gnu.swiftinterface"
         if not interface.exists():
@@ -150,8 +164,63 @@ def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
             if not candidates:
                 sys.exit(f"no interface for {module} in {interface_dir}: cannot read the standard library's availability")
             interface = candidates[0]
+        files.append(interface)
+    stubs = sorted(APPLE_STUBS.glob("*.swift"))
+    if not stubs:
+        sys.exit(f"no Apple stubs in {APPLE_STUBS}: cannot read the Apple frameworks' availability")
+    return files + stubs
+
+
+def split_parameters(rest: str) -> list[str]:
+    """The top-level parameters of the first parenthesised list in `rest`."""
+    opening = rest.find("(")
+    if opening < 0:
+        return []
+    depth, current, parameters = 0, "", []
+    # An arrow's `>` closes nothing.
+    for character in rest[opening:].replace("->", "\u2192"):
+        if character in "([<":
+            depth += 1
+            if depth == 1:
+                continue
+        elif character in ")]>":
+            depth -= 1
+            if depth == 0:
+                parameters.append(current)
+                break
+        if depth == 1 and character == ",":
+            parameters.append(current)
+            current = ""
+            continue
+        current += character
+    return [p.strip().replace("\u2192", "->") for p in parameters if p.strip()]
+
+
+def takes_trailing_closure_alone(rest: str) -> bool:
+    """Whether a call can be `.name { ... }`: the last parameter is a closure, every other defaulted."""
+    parameters = split_parameters(rest)
+    if not parameters or "->" not in parameters[-1]:
+        return False
+    return all("=" in parameter for parameter in parameters[:-1])
+
+
+def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
+    """Types, free functions, initializers and members of the standard library and the Apple stubs
+    that are newer than the floors."""
+    types: dict[str, tuple[Version, Version]] = {}
+    members: dict[tuple[str, str | None, bool], tuple[Version, Version]] = {}
+    initializers: dict[tuple[str, str], tuple[Version, Version]] = {}
+    trailing: dict[str, tuple[Version, Version]] = {}
+
+    def keep(table: dict, key, introduced: tuple[Version, Version]) -> None:
+        # A name is only as new as its oldest declaration: an old overload makes the name safe.
+        known = table.get(key)
+        table[key] = introduced if known is None else (min(known[0], introduced[0]), min(known[1], introduced[1]))
+
+    for interface in interface_files(interface_dir):
         pending: tuple[Version, Version] | None = None
-        scopes: list[tuple[int, tuple[Version, Version] | None, bool]] = []  # (indent, availability, is a type)
+        # (indent, availability, the type's name or None for an extension's, the extended type's)
+        scopes: list[tuple[int, tuple[Version, Version] | None, str | None]] = []
         for raw in interface.read_text().splitlines():
             stripped = raw.strip()
             if stripped.startswith("@available("):
@@ -163,7 +232,7 @@ def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
                 continue
             match = DECLARATION.match(raw)
             if not match:
-                if stripped and not stripped.startswith("#"):
+                if stripped and not stripped.startswith("#") and not stripped.startswith("//"):
                     pending = None
                 continue
             indent = len(match.group("indent"))
@@ -175,10 +244,18 @@ def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
             kind, name, rest = match.group("kind"), (match.group("name") or "").strip("`"), match.group("rest")
             top_level = not scopes
             if stripped.endswith("{"):
-                scopes.append((indent, introduced if introduced != (ALWAYS, ALWAYS) else None, kind != "extension"))
+                scope_name = name.split(".")[-1] if kind in ("struct", "class", "enum", "actor", "protocol", "extension") else None
+                scopes.append((indent, introduced if introduced != (ALWAYS, ALWAYS) else None, scope_name))
+            if kind == "init" and scopes and scopes[-1][2] and indent > scopes[-1][0]:
+                label = re.match(r"\s*[?!]?\s*(?:<[^>]*>)?\(\s*(\w+)", (match.group("name") or "") + rest)
+                if label and label.group(1) != "_" and not scopes[-1][2].startswith("_"):
+                    keep(initializers, (scopes[-1][2], label.group(1)), introduced)
+                continue
             if kind == "extension" or not name or name.startswith("_"):
                 continue
             if kind in ("struct", "class", "enum", "protocol", "actor", "typealias", "macro") and top_level:
+                keep(types, name, introduced)
+            elif kind in ("let", "var") and top_level:
                 keep(types, name, introduced)
             elif kind == "func" and top_level:
                 keep(types, name + "(", introduced)
@@ -187,23 +264,37 @@ def interface_rules(floors: Floors, interface_dir: Path) -> list[Rule]:
                 if kind == "func":
                     first = re.match(r"\s*(?:<[^>]*>)?\(\s*(\w+)", rest)
                     label = first.group(1) if first else None
+                    if takes_trailing_closure_alone(rest):
+                        keep(trailing, name, introduced)
                 keep(members, (name, label, kind != "func"), introduced)
+
+    def newer(introduced: tuple[Version, Version]) -> bool:
+        return introduced[0] > floors.ios or introduced[1] > floors.macos
 
     rules = []
     for name, (ios, macos) in types.items():
-        if ios > floors.ios or macos > floors.macos:
+        if newer((ios, macos)):
             if name.endswith("("):
                 rules.append(Rule(re.compile(r"(?<![\w.])" + re.escape(name[:-1]) + r"\b(?=\s*[({<])"), name + ")", ios, macos))
             else:
                 rules.append(Rule(re.compile(r"(?<![\w])@?" + re.escape(name) + r"\b"), name, ios, macos))
     for (name, label, is_property), (ios, macos) in members.items():
-        if ios > floors.ios or macos > floors.macos:
+        if newer((ios, macos)):
             if label and label != "_":
                 rules.append(Rule(re.compile(r"\." + re.escape(name) + r"\(\s*" + re.escape(label) + r":"), f".{name}({label}:)", ios, macos))
             elif is_property and re.search(r"[a-z][A-Z0-9]", name):
                 # Only distinctive (camelCase) properties: plain words (`.second`, `.kind`) are
                 # Foundation's and SesameKit's own too.
                 rules.append(Rule(re.compile(r"\." + re.escape(name) + r"\b(?!\s*[(:])"), f".{name}", ios, macos))
+    for name, (ios, macos) in trailing.items():
+        # Only when every overload callable this way is newer, and the name is distinctive.
+        if newer((ios, macos)) and re.search(r"[a-z][A-Z0-9]", name):
+            rules.append(Rule(re.compile(r"\." + re.escape(name) + r"\s*\{"), f".{name} {{ }}", ios, macos))
+    for (type_name, label), (ios, macos) in initializers.items():
+        if newer((ios, macos)):
+            rules.append(Rule(
+                re.compile(r"(?<![\w.])" + re.escape(type_name) + r"(?:<[^>()]*>)?(?:\.init)?\(\s*" + re.escape(label) + r":"),
+                f"{type_name}({label}:)", ios, macos))
     return rules
 
 
@@ -294,26 +385,68 @@ def guarded_regions(code: str) -> list[tuple[int, int, Version, Version]]:
     return regions
 
 
-def own_names(sources: list[Path]) -> set[str]:
-    """Names SesameKit declares itself, which are never the standard library's."""
-    names = set()
+@dataclass(frozen=True)
+class OwnNames:
+    """What SesameKit declares itself: its types, and the names of its members and functions."""
+
+    types: set[str]
+    names: set[str]
+
+
+def own_names(sources: list[Path]) -> OwnNames:
+    types, names = set(), set()
     for path in sources:
         code = blank_comments_and_strings(path.read_text())
-        names.update(re.findall(r"\b(?:struct|class|enum|actor|protocol|typealias|func|var|let|case)\s+(\w+)", code))
-    return names
+        types.update(re.findall(r"\b(?:struct|class|enum|actor|protocol|typealias)\s+(\w+)", code))
+        names.update(re.findall(r"\b(?:func|var|let|case)\s+(\w+)", code))
+    return OwnNames(types, names)
+
+
+def receiver_type(code: str, dot: int) -> str | None:
+    """The declared type of the receiver before the `.` at `dot`, as far as this file says: a type's
+    name itself, or a `let`/`var`/parameter's annotation or initializer. None when unknown (a
+    call's result, a chain)."""
+    before = re.search(r"([A-Za-z_]\w*)\s*$", code[:dot])
+    if not before:
+        return None
+    name = before.group(1)
+    if name[0].isupper():
+        return name
+    escaped = re.escape(name)
+    for pattern in (
+        r"\b(?:let|var)\s+" + escaped + r"\s*:\s*(?:any\s+|some\s+)?(\w+)",
+        r"\b(?:let|var)\s+" + escaped + r"\s*=\s*(?:try\s+)?(\w+)\s*[(<.]",
+        r"[(,]\s*(?:\w+\s+)?" + escaped + r"\s*:\s*(?:inout\s+|any\s+|some\s+|@escaping\s+)*(\w+)",
+    ):
+        found = re.search(pattern, code)
+        if found:
+            return found.group(1)
+    return None
+
+
+def is_own_use(code: str, match: re.Match[str], rule: Rule, own: OwnNames) -> bool:
+    """Whether this use of a rule's name is SesameKit's own declaration, not the framework's: a
+    member of a receiver whose type SesameKit declares, or a type or function SesameKit declares."""
+    member = re.match(r"\.(\w+)", match.group(0))
+    if member:
+        return member.group(1) in own.names and receiver_type(code, match.start()) in own.types
+    first = re.search(r"\w+", rule.name.split("(")[0].split(".")[0])
+    name = first.group(0) if first else ""
+    if rule.name.endswith("()"):
+        return name in own.names
+    return name in own.types
 
 
 def check(sources: list[Path], rules: list[Rule], floors: Floors, display_root: Path) -> list[Finding]:
-    declared = own_names(sources)
+    own = own_names(sources)
     findings = []
     for path in sources:
         code = blank_comments_and_strings(path.read_text())
         regions = guarded_regions(code)
         for rule in rules:
-            # A name SesameKit declares itself is its own, not the framework's.
-            if (re.findall(r"\w+", rule.name.split("(")[0]) or [""])[-1] in declared:
-                continue
             for match in rule.pattern.finditer(code):
+                if is_own_use(code, match, rule, own):
+                    continue
                 guards = [r for r in regions if r[0] <= match.start() <= r[1]]
                 covered_ios = max([floors.ios] + [r[2] for r in guards])
                 covered_macos = max([floors.macos] + [r[3] for r in guards if r[3] != ALWAYS])
@@ -333,7 +466,13 @@ def swift_files(directories: list[Path]) -> list[Path]:
     return files
 
 
-def self_test(rules: list[Rule], floors: Floors) -> int:
+def fixture_floors(path: Path, default: Floors) -> Floors:
+    """A fixture's own floors (`// floors: iOS 12, macOS 10.14`), or `default`."""
+    declared = re.search(r"// floors: iOS (\d+(?:\.\d+)*), macOS (\d+(?:\.\d+)*)", path.read_text())
+    return Floors(parse_version(declared.group(1)), parse_version(declared.group(2))) if declared else default
+
+
+def self_test(interface_dir: Path, default: Floors) -> int:
     """Every line of the fixtures marked `// flags: NAME` is caught, and no other line is."""
     fixtures = swift_files([HERE / "Fixtures"])
     expected = set()
@@ -341,7 +480,13 @@ def self_test(rules: list[Rule], floors: Floors) -> int:
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             for name in re.findall(r"// flags: (\S+)", line):
                 expected.add((path.name, number, name))
-    found = {(f.path.name, f.line, re.findall(r"\w+", f.name.split("(")[0])[-1]) for f in check(fixtures, rules, floors, HERE)}
+    groups: dict[Floors, list[Path]] = {}
+    for path in fixtures:
+        groups.setdefault(fixture_floors(path, default), []).append(path)
+    found = set()
+    for floors, paths in groups.items():
+        rules = interface_rules(floors, interface_dir) + apple_rules()
+        found |= {(f.path.name, f.line, re.findall(r"\w+", f.name.split("(")[0])[-1]) for f in check(paths, rules, floors, HERE)}
     missed, extra = expected - found, found - expected
     for item in sorted(missed):
         print(f"self-test: {item[0]}:{item[1]}: {item[2]} was not caught")
@@ -369,10 +514,10 @@ def main() -> int:
             sys.exit("swiftc is not on PATH: cannot find the toolchain's interfaces")
         interface_dir = Path(swiftc).resolve().parent.parent / "lib" / "swift" / "linux"
     floors = manifest_floors(ROOT / "Package.swift")
-    # The fixtures are written against iOS 16 / macOS 13, whatever the manifest says.
+    # The fixtures are written against iOS 16 / macOS 13 unless they say, whatever the manifest says.
     fixture_floors = Floors(ios=(16,), macos=(13,))
     if arguments.self_test:
-        return self_test(interface_rules(fixture_floors, interface_dir) + apple_rules(), fixture_floors)
+        return self_test(interface_dir, fixture_floors)
 
     rules = interface_rules(floors, interface_dir) + apple_rules()
     directories = arguments.sources or [ROOT / d for d in DEFAULT_SOURCES]

@@ -30,6 +30,8 @@ public actor SesameClient {
     /// older news and must not save the killed version's config again.
     private var versionPurges = 0
     private var disabledReason = ""
+    /// The kill switches remembered in the store, as last read or written (nil: not read yet).
+    private var knownKillSwitches: [String: String]?
 
     /// A client for the app `configuration` describes.
     /// - Parameters:
@@ -40,18 +42,26 @@ public actor SesameClient {
         configuration: SesameClient.Configuration, attestation: any AppAttestProvider, store: any SecureStore,
         transport: any HTTPTransport = URLSessionTransport()
     ) {
-        self.init(configuration: configuration, attestation: attestation, store: store, transport: transport, clock: ClientClock())
+        self.init(
+            configuration: configuration, attestation: attestation, store: store, transport: transport, clock: ClientClock(),
+            background: platformBackgroundActivity(), installMarker: ReinstallAwareStore.defaultMarker)
     }
 
-    init(
+    /// A client on a device the caller plays (`SesameKitTesting.DeviceLifecycle`, SesameKit's tests).
+    /// - Parameters:
+    ///   - background: how a token renewal asks for time to finish when the app leaves the foreground.
+    ///   - installMarker: the first-run marker's file (deleted with the app); nil for no reinstall check.
+    package init(
         configuration: SesameClient.Configuration, attestation: any AppAttestProvider, store: any SecureStore, transport: any HTTPTransport,
-        clock: ClientClock
+        clock: ClientClock, background: any BackgroundActivity = UnmanagedActivity(), installMarker: URL? = nil
     ) {
+        let store: any SecureStore = installMarker.map { ReinstallAwareStore(store, marker: $0) } ?? store
         self.configuration = configuration
         self.api = SesameAPI(baseURL: configuration.baseURL, transport: transport)
         self.store = store
         self.clock = clock
-        self.tokens = TokenSession(configuration: configuration, api: api, attestation: attestation, store: store, clock: clock)
+        self.tokens = TokenSession(
+            configuration: configuration, api: api, attestation: attestation, store: store, clock: clock, background: background)
     }
 
     /// The app's config at its version, or the part of it under the dot paths of `scope`.
@@ -61,8 +71,12 @@ public actor SesameClient {
     /// in the background (`CachePolicy.atLaunch`). Otherwise Sesame is asked (`If-None-Match`: an
     /// unchanged config costs a 304). When Sesame cannot be reached, answers 5xx or asks to wait,
     /// the saved copy is served as `CachePolicy` says: fresh as it is, stale as `onStaleConfig`
-    /// says, expired (past `maxStaleness`) never; then `fallbackConfig`.
-    /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version.
+    /// says, expired (past `maxStaleness`) never; then `fallbackConfig`. Ages are measured so that
+    /// setting the device's clock back does not make a saved copy younger, and a clock set back
+    /// sends the fetch to Sesame.
+    /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version,
+    ///   and is remembered: without a network it is thrown again (no saved or fallback config is
+    ///   served) until Sesame serves this version once more.
     public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
         let config = try await fetchConfigOnce(scope: scope)
         announceReadyOnce(config)
@@ -73,10 +87,10 @@ public actor SesameClient {
         let key = StoreKeys.config(version: configuration.appVersion, scope: scope)
         let saved = load(key)
         let now = clock.now()
-        if let saved, saved.isFresh(at: now) { return try config(from: saved, scope: scope, source: .cache, isStale: false) }
+        if let saved, isFresh(saved) { return try config(from: saved, scope: scope, source: .cache, isStale: false) }
         let launchesFirstAsk = askedThisLaunch.insert(key).inserted
         if launchesFirstAsk, configuration.cachePolicy.atLaunch == .serveSavedAndRevalidate, let saved,
-            case .stale(let marked) = usability(of: saved, at: now)
+            case .stale(let marked) = usability(of: saved)
         {
             let served = try config(from: saved, scope: scope, source: .cache, isStale: marked)
             revalidations.append(Task { await self.revalidate(scope: scope, key: key) })
@@ -102,7 +116,7 @@ public actor SesameClient {
     /// Forgets what this install holds (sign-out, "erase my data"): the App Attest key id, the
     /// refresh token, the access token and every saved config. The next fetch attests a new key.
     /// (Apple offers no call to delete an App Attest key from the Secure Enclave; an unused one
-    /// does no harm.)
+    /// does no harm.) A kill switch met is kept: it covers the app's version, not its user.
     /// - Throws: `SesameError.secureStore` when the store cannot delete.
     public func reset() async throws(SesameError) {
         for revalidation in revalidations { revalidation.cancel() }
@@ -209,6 +223,7 @@ public actor SesameClient {
             if sendScope { query.append(URLQueryItem(name: "scope", value: scope.joined(separator: ","))) }
             let response = try await authorized("GET", "v1/config", query: query, headers: saved?.etag.map { ["if-none-match": $0] } ?? [:])
             let now = clock.now()
+            let uptime = clock.uptime()
             if (response.status == 200 || response.status == 304) && versionPurges != purgesBefore {
                 throw .versionDisabled(reason: disabledReason)
             }
@@ -219,17 +234,20 @@ public actor SesameClient {
                 }
                 let fresh = SavedConfig(
                     body: reply.body, etag: response.headers["etag"], revision: reply.revision, matchedPattern: reply.matchedPattern,
-                    confirmedAt: now, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0, tier: reply.tier,
+                    confirmedAt: now, confirmedUptime: uptime, freshFor: reply.refreshAfter ?? maxAge(response.headers["cache-control"]) ?? 0, tier: reply.tier,
                     withheld: reply.withheld, rollout: reply.rollout)
                 let served = try config(from: fresh, scope: scope, source: .network, isStale: false)
                 save(fresh, as: key)
+                liftKillSwitch()
                 return served
             case 304:
                 // Only ever an answer to our If-None-Match, so there is a saved copy to confirm.
                 guard var confirmed = saved else { throw .server(code: "invalid_response", message: "Sesame confirmed a config this app does not hold.") }
                 confirmed.confirmedAt = now
+                confirmed.confirmedUptime = uptime
                 confirmed.freshFor = maxAge(response.headers["cache-control"]) ?? 0
                 save(confirmed, as: key)
+                liftKillSwitch()
                 return try config(from: confirmed, scope: scope, source: .network, isStale: false)
             default:
                 break
@@ -239,9 +257,11 @@ public actor SesameClient {
             case (403, "version_disabled"):
                 disabledReason = message
                 purgeVersion()
+                remember(killSwitch: message)
                 throw .versionDisabled(reason: message)
             case (404, "no_config"):
                 remove(key)
+                liftKillSwitch()
                 throw .noConfig
             case (400, "scope_unavailable_zero_knowledge"):
                 // Sesame cannot read it, so cannot cut it: fetch it whole and select here.
@@ -278,8 +298,10 @@ public actor SesameClient {
     // MARK: Serving without Sesame
 
     private func servedWithoutSesame(_ saved: SavedConfig?, scope: [String], because error: SesameError) throws(SesameError) -> SesameConfig {
+        // A kill switch met before stands until Sesame is heard again: no fallback lifts it.
+        if let reason = rememberedKillSwitch() { throw .versionDisabled(reason: reason) }
         if let saved {
-            switch usability(of: saved, at: clock.now()) {
+            switch usability(of: saved) {
             case .fresh: return try config(from: saved, scope: scope, source: .cache, isStale: false)
             case .stale(let marked): return try config(from: saved, scope: scope, source: .cache, isStale: marked)
             case .unusable: break
@@ -300,9 +322,12 @@ public actor SesameClient {
         case unusable
     }
 
-    private func usability(of saved: SavedConfig, at now: Date) -> Usability {
-        if saved.isFresh(at: now) { return .fresh }
-        guard saved.age(at: now) <= configuration.cachePolicy.maxStaleness else { return .unusable }
+    private func usability(of saved: SavedConfig) -> Usability {
+        if isFresh(saved) { return .fresh }
+        // An unknown age (the clock set back across a restart) counts as expired.
+        guard let age = saved.age(now: clock.now(), uptime: clock.uptime()), .seconds(age) <= configuration.cachePolicy.maxStaleness else {
+            return .unusable
+        }
         switch configuration.cachePolicy.onStaleConfig {
         case .warnAndUse:
             SesameLog.warning("serving a saved config past its freshness (CachePolicy.onStaleConfig: .warnAndUse)")
@@ -311,6 +336,8 @@ public actor SesameClient {
         case .failHard: return .unusable
         }
     }
+
+    private func isFresh(_ saved: SavedConfig) -> Bool { saved.isFresh(now: clock.now(), uptime: clock.uptime()) }
 
     private static func fallback(_ values: [String: SesameConfig.Value]) -> SesameConfig {
         SesameConfig(values: values, isStale: false, source: .fallback, revision: 0, matchedPattern: "")
@@ -394,6 +421,38 @@ public actor SesameClient {
         versionPurges += 1
         let prefix = StoreKeys.config(version: configuration.appVersion, scope: [])
         for key in savedKeys() where key == prefix || key.hasPrefix(prefix + "?") { remove(key) }
+    }
+
+    // MARK: Kill switches remembered
+
+    /// Keeps the reason of a kill switch over this version, so that a launch without a network
+    /// still shows it (and serves neither a saved nor the fallback config) until Sesame lifts it.
+    private func remember(killSwitch reason: String) {
+        var switches = killSwitches()
+        switches[configuration.appVersion] = reason
+        saveKillSwitches(switches)
+    }
+
+    /// Sesame served this version: a kill switch remembered over it is lifted.
+    private func liftKillSwitch() {
+        var switches = killSwitches()
+        guard switches.removeValue(forKey: configuration.appVersion) != nil else { return }
+        saveKillSwitches(switches)
+    }
+
+    private func rememberedKillSwitch() -> String? { killSwitches()[configuration.appVersion] }
+
+    private func killSwitches() -> [String: String] {
+        if let knownKillSwitches { return knownKillSwitches }
+        guard let data = try? store.data(for: StoreKeys.killSwitches) else { return [:] }
+        let switches = (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
+        knownKillSwitches = switches
+        return switches
+    }
+
+    private func saveKillSwitches(_ switches: [String: String]) {
+        knownKillSwitches = switches
+        try? store.set((try? JSONEncoder().encode(switches)) ?? Data(), for: StoreKeys.killSwitches)
     }
 
     private func savedKeys() -> [String] {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import SesameKit
@@ -8,9 +7,9 @@ import Testing
 /// `answer`, given how many were opened before, with a status and the events to send.
 final class StreamingSesame: HTTPStreamingTransport, Sendable {
     let sesame: ScriptedSesame
-    let opened = Mutex(0)
+    let opened = Locked(0)
     /// Streams whose connection the client closed.
-    let closed = Mutex(0)
+    let closed = Locked(0)
     /// Whether a stream stays open after its events, as a healthy one does, until the client closes it.
     let holdOpen: Bool
     let answer: @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)
@@ -48,7 +47,7 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
 /// seconds: a sleep that would pass it waits until cancelled, so what a follower does in the
 /// clock's first `limit` seconds can be counted exactly.
 final class VirtualClock: Sendable {
-    let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
     let started = Date(timeIntervalSince1970: 1_800_000_000)
     let limit: TimeInterval
 
@@ -92,7 +91,7 @@ struct LiveUpdateTests {
         let time = VirtualClock()
         let client = Self.client(transport, clock: time.clock)
         let updates = client.updates()
-        let finished = Mutex(false)
+        let finished = Locked(false)
         let watcher = Task { () -> (any Error)? in
             defer { finished.withLock { $0 = true } }
             do {

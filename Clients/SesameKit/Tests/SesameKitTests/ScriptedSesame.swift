@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 
 @testable import SesameKit
 
@@ -27,6 +26,16 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var retryAfter429: Int?
         var zeroKnowledge = false
         var refreshRefusal: String?
+        /// Codes the next refreshes are refused with, one each, before the token is looked at (so
+        /// it stays unspent): `assertion_invalid` for a lost counter race, `invalid_challenge`.
+        var refreshRefusalsOnce: [String] = []
+        /// The next refresh is carried out (the token rotated) but its reply is lost on the way.
+        var loseNextRefreshReply = false
+        /// The refresh token rotated last, with its key and successor: auth's grace window takes it
+        /// once more, with the key's assertion, if the successor's reply was lost.
+        var previousRefresh: (token: String, keyID: String, successor: String)?
+        /// Whether a renewal was inside a background activity, per refresh sent (set by the test).
+        var refreshesInsideActivity: [Bool] = []
         /// How long each refresh takes to answer (to let concurrent callers pile up).
         var refreshDelay: Duration = .zero
         /// The next config request is answered at once but the answer arrives this much later (a
@@ -52,7 +61,11 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var userDocuments: [String: (body: Data, version: Int)] = [:]
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
+    /// Tells, for each refresh, whether the app runs it inside a background activity.
+    let insideActivity: (@Sendable () -> Bool)?
+
+    init(insideActivity: (@Sendable () -> Bool)? = nil) { self.insideActivity = insideActivity }
 
     func with<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
     var requestPaths: [String] { with { $0.requests.map(\.url.path) } }
@@ -64,6 +77,10 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             return (state.offline, request.url.path == "/v1/auth/refresh" ? state.refreshDelay : .zero)
         }
         if offline { throw URLError(.notConnectedToInternet) }
+        if request.url.path == "/v1/auth/refresh", let insideActivity {
+            let inside = insideActivity()
+            with { $0.refreshesInsideActivity.append(inside) }
+        }
         let dropped = with { state -> Bool in
             guard request.url.path.hasSuffix("/content") else { return false }
             defer { state.rangeRequests += 1 }
@@ -77,6 +94,11 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             return (respond(to: request, state: &state), lateBy)
         }
         if lateBy > .zero { try await Task.sleep(for: lateBy) }
+        let lost = request.url.path == "/v1/auth/refresh" && response.status == 200 && with { state -> Bool in
+            defer { state.loseNextRefreshReply = false }
+            return state.loseNextRefreshReply
+        }
+        if lost { throw URLError(.networkConnectionLost) }
         return response
     }
 
@@ -137,7 +159,17 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         case ("POST", "/v1/auth/refresh"):
             let body = body(request)
             if let code = state.refreshRefusal { return refusal(401, code) }
-            guard let token = body["refreshToken"] as? String, let keyID = state.refreshTokens.removeValue(forKey: token) else {
+            if !state.refreshRefusalsOnce.isEmpty { return refusal(401, state.refreshRefusalsOnce.removeFirst()) }
+            guard let token = body["refreshToken"] as? String else { return refusal(401, "invalid_token") }
+            let keyID: String
+            var graceFor: String?
+            if let current = state.refreshTokens[token] {
+                keyID = current
+            } else if let previous = state.previousRefresh, previous.token == token {
+                // The previous token once more: its successor's reply was lost (auth's grace window).
+                keyID = previous.keyID
+                graceFor = previous.successor
+            } else {
                 return refusal(401, "refresh_token_reused")
             }
             guard let clientData = (body["clientData"] as? String).flatMap({ Data(base64Encoded: $0) }),
@@ -146,7 +178,12 @@ final class ScriptedSesame: HTTPTransport, Sendable {
                 (body["assertion"] as? String).flatMap({ Data(base64Encoded: $0) })
                     == FakeAppAttest.assertion(keyID: keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
             else { return refusal(401, "assertion_invalid") }
-            return issue(for: keyID, state: &state)
+            // The pair whose reply was lost stops working; the grace is spent.
+            if let graceFor { state.refreshTokens[graceFor] = nil }
+            state.refreshTokens[token] = nil
+            let response = issue(for: keyID, state: &state)
+            state.previousRefresh = graceFor == nil ? (token, keyID, "refresh-\(state.issued)") : nil
+            return response
         case ("GET", "/v1/blob/model.bin"), ("GET", "/v1/blob/missing.bin"):
             guard state.accessTokens.contains(request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? "") else {
                 return refusal(401, "invalid_token")
@@ -223,10 +260,13 @@ final class FakeAppAttest: AppAttestProvider, Sendable {
         var attestCalls: [(keyID: String, clientDataHash: Data)] = []
         var assertions = 0
         var attestFailures: [AppAttestProviderError] = []
+        /// Failures of the next assertions and key generations, one each.
+        var assertionFailures: [AppAttestProviderError] = []
+        var generateKeyFailures: [AppAttestProviderError] = []
     }
 
     let supported: Bool
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(supported: Bool = true) { self.supported = supported }
 
@@ -234,7 +274,8 @@ final class FakeAppAttest: AppAttestProvider, Sendable {
 
     func generateKey() async throws -> String {
         guard supported else { throw AppAttestProviderError.unsupported }
-        return state.withLock { state in
+        return try state.withLock { state in
+            if !state.generateKeyFailures.isEmpty { throw state.generateKeyFailures.removeFirst() }
             state.generated += 1
             return Data(SHA256.hash(data: Data("key-\(state.generated)".utf8))).base64EncodedString()
         }
@@ -249,7 +290,10 @@ final class FakeAppAttest: AppAttestProvider, Sendable {
     }
 
     func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        state.withLock { $0.assertions += 1 }
+        try state.withLock { state in
+            if !state.assertionFailures.isEmpty { throw state.assertionFailures.removeFirst() }
+            state.assertions += 1
+        }
         return Self.assertion(keyID: keyID, clientDataHash: clientDataHash)
     }
 

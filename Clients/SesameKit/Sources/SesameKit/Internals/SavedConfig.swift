@@ -8,8 +8,10 @@ struct SavedConfig: Codable, Sendable {
     var etag: String?
     var revision: Int64
     var matchedPattern: String
-    /// When Sesame last sent or confirmed it.
+    /// When Sesame last sent or confirmed it, by the wall clock.
     var confirmedAt: Date
+    /// The system's uptime then (absent from configs saved before it was kept).
+    var confirmedUptime: TimeInterval?
     /// Seconds after `confirmedAt` it counts as fresh (`Cache-Control: max-age`, `refreshAfter`).
     var freshFor: Int
     /// The tier it was served at (absent from configs saved before tiers existed: attested).
@@ -18,8 +20,29 @@ struct SavedConfig: Codable, Sendable {
     /// Where a staged rollout placed the install (absent from configs saved before rollouts existed).
     var rollout: SesameConfig.Rollout?
 
-    func isFresh(at now: Date) -> Bool { now < confirmedAt.addingTimeInterval(TimeInterval(freshFor)) }
-    func age(at now: Date) -> Duration { .seconds(max(0, now.timeIntervalSince(confirmedAt))) }
+    /// How far behind `confirmedAt` the wall clock may read before it counts as set back (clock
+    /// corrections by the network are smaller).
+    static let clockTolerance: TimeInterval = 60
+
+    /// Its age: by the wall clock or by the uptime since, whichever is longer, so that setting the
+    /// clock back does not make it younger. Nil when the wall clock reads more than
+    /// `clockTolerance` before `confirmedAt` and the device has restarted since (no uptime to
+    /// measure by): its age is unknown.
+    func age(now: Date, uptime: TimeInterval) -> TimeInterval? {
+        let byWallClock = now.timeIntervalSince(confirmedAt)
+        // An uptime below the one recorded means the device restarted: it measures nothing then.
+        let byUptime = confirmedUptime.flatMap { uptime >= $0 ? uptime - $0 : nil }
+        if byWallClock < -Self.clockTolerance { return byUptime }
+        return max(byWallClock, byUptime ?? 0)
+    }
+
+    /// Whether it may be served without asking Sesame: younger than `freshFor`, and the wall clock
+    /// not set back before it (a clock moved back always sends the app to Sesame, which may have a
+    /// kill switch to tell).
+    func isFresh(now: Date, uptime: TimeInterval) -> Bool {
+        guard now.timeIntervalSince(confirmedAt) >= -Self.clockTolerance, let age = age(now: now, uptime: uptime) else { return false }
+        return age < TimeInterval(freshFor)
+    }
 }
 
 /// `GET /v1/config`'s reply.

@@ -6,29 +6,46 @@ import Foundation
 ///
 /// Getting a new access token is single-flight: however many callers need one at once, one
 /// refresh (or attestation) runs and they all get its result, so assertions never race over the
-/// key's counter and a refresh token is never presented twice. The new pair is saved before it is
-/// used. A refresh Sesame refuses for good (`refresh_token_reused`, `token_revoked`, an expired
-/// token) or a key that cannot assert leads to a new key and a new attestation, with nothing for
-/// the app to do.
+/// key's counter and a refresh token is never presented twice. It runs as an expiring background
+/// activity, so that an app leaving the foreground mid-renewal is rarely suspended before the reply
+/// is saved (and if it is, auth's grace window takes the previous token once more). The new pair
+/// is saved before it is used. A refresh Sesame refuses for good (`refresh_token_reused`,
+/// `token_revoked`, an expired token), a key that cannot assert or one whose App Attest calls keep
+/// failing on the device leads to a new key and a new attestation, with nothing for the app to do.
 actor TokenSession {
     private let configuration: SesameClient.Configuration
     private let api: SesameAPI
     private let attestation: any AppAttestProvider
     private let store: any SecureStore
     private let clock: ClientClock
+    private let background: any BackgroundActivity
 
     private var access: (token: String, expiresAt: Date)?
     private var inFlight: Task<String, any Error>?
+    /// The stored key's App Attest failures in a row, as last read or written (nil: not read yet).
+    private var keyFailures: Int?
 
     /// How many times one attestation is tried when Apple's servers are unavailable.
     static let attestAttempts = 3
+    /// How many App Attest calls in a row may fail on the device with the key kept (`invalidInput`,
+    /// a system failure) before the key is given up for a new one: a key that can no longer assert
+    /// would otherwise strand the install. Counted across launches; a success starts it over.
+    static let keyFailuresBeforeNewKey = 3
+    /// How many times one refresh is sent: a second time, with a new challenge and assertion, when
+    /// the first lost a race over the key's counter or its challenge expired while the app was
+    /// suspended (the refresh token is not spent by either).
+    static let refreshAttempts = 2
 
-    init(configuration: SesameClient.Configuration, api: SesameAPI, attestation: any AppAttestProvider, store: any SecureStore, clock: ClientClock) {
+    init(
+        configuration: SesameClient.Configuration, api: SesameAPI, attestation: any AppAttestProvider, store: any SecureStore, clock: ClientClock,
+        background: any BackgroundActivity
+    ) {
         self.configuration = configuration
         self.api = api
         self.attestation = attestation
         self.store = store
         self.clock = clock
+        self.background = background
     }
 
     /// A usable access token: the one held while it has a minute left, else a new one.
@@ -45,18 +62,12 @@ actor TokenSession {
         _ = try await accessToken()
         if let inFlight { _ = try? await inFlight.value }
         guard let keyID = try store.string(for: StoreKeys.keyID) else { throw SesameError.unsupportedDevice }
-        do {
-            return (keyID, try await attestation.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: data))))
-        } catch AppAttestProviderError.serverUnavailable {
-            throw SesameError.network(underlying: "App Attest is unavailable")
-        } catch AppAttestProviderError.invalidKey {
-            // The key is gone: the next request attests a new one; this action is asked again.
+        guard let assertion = try await sign(keyID, over: Data(SHA256.hash(data: data))) else {
+            // The key is gone or given up: the next request attests a new one; this action is asked again.
             access = nil
-            try forgetKey()
-            throw SesameError.network(underlying: "App Attest's key was lost; try the action again")
-        } catch {
-            throw Self.appAttestFailure(error)
+            throw SesameError.network(underlying: "App Attest's key could not sign and was replaced; try the action again")
         }
+        return (keyID, assertion)
     }
 
     /// Sesame refused `token` (401 `invalid_token` or `token_revoked`): the next caller gets a new
@@ -74,7 +85,7 @@ actor TokenSession {
     /// One new access token, shared by every caller asking while it is obtained.
     private func renew() async throws -> String {
         if let inFlight { return try await inFlight.value }
-        let task = Task { try await self.obtain() }
+        let task = Task { try await self.background.run(named: "SesameKit token renewal") { try await self.obtain() } }
         inFlight = task
         defer { inFlight = nil }
         return try await task.value
@@ -92,36 +103,84 @@ actor TokenSession {
 
     /// The refreshed access token, or nil when only a new attestation will do.
     private func refresh(_ refreshToken: String, keyID: String) async throws -> String? {
-        let nonce = try await challenge()
-        let clientData = try JSONEncoder().encode(AuthMessages.ClientData(challenge: nonce))
+        for attempt in 1...Self.refreshAttempts {
+            let nonce = try await challenge()
+            let clientData = try JSONEncoder().encode(AuthMessages.ClientData(challenge: nonce))
+            guard let assertion = try await sign(keyID, over: Data(SHA256.hash(data: clientData))) else { return nil }
+            let response = try await api.send(
+                "POST", "v1/auth/refresh",
+                json: AuthMessages.Refresh(
+                    refreshToken: refreshToken, assertion: assertion.base64EncodedString(), clientData: clientData.base64EncodedString(),
+                    appVersion: configuration.appVersion))
+            if response.status == 200 { return try keep(response) }
+            let (code, message) = SesameAPI.refusal(of: response)
+            switch (response.status, code) {
+            case (401, "assertion_invalid"), (401, "invalid_challenge"):
+                // A counter race lost to another assertion by this key, or a challenge that expired
+                // while the app was suspended: the token is unspent, so ask once more.
+                if attempt < Self.refreshAttempts { continue }
+                if code == "invalid_challenge" { throw Self.failure(response, code: code, message: message) }
+                try forgetKey()
+                return nil
+            case (401, _), (403, "environment_not_allowed"):
+                // Reused, revoked, expired or refused: the family is over. A new key starts a new one.
+                try forgetKey()
+                return nil
+            default:
+                // Never retried blindly: a refresh token presented twice revokes its whole family.
+                throw Self.failure(response, code: code, message: message)
+            }
+        }
+        return nil
+    }
+
+    /// An assertion by `keyID` over `clientDataHash`, or nil when the key is gone, or has now
+    /// failed `keyFailuresBeforeNewKey` times in a row: then it is forgotten, and the next renewal
+    /// attests a new one.
+    private func sign(_ keyID: String, over clientDataHash: Data) async throws -> Data? {
         let assertion: Data
         do {
-            assertion = try await attestation.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+            assertion = try await attestation.generateAssertion(keyID, clientDataHash: clientDataHash)
         } catch AppAttestProviderError.serverUnavailable {
-            throw SesameError.network(underlying: "App Attest is unavailable")
+            throw Self.appAttestFailure(AppAttestProviderError.serverUnavailable, while: .asserting)
         } catch AppAttestProviderError.invalidKey, AppAttestProviderError.unsupported {
             // The key is gone (a restore to another device, a reset): a new key and attestation.
             try forgetKey()
             return nil
         } catch {
-            throw Self.appAttestFailure(error)
+            if try keyFailed() { return nil }
+            throw Self.appAttestFailure(error, while: .asserting)
         }
-        let response = try await api.send(
-            "POST", "v1/auth/refresh",
-            json: AuthMessages.Refresh(
-                refreshToken: refreshToken, assertion: assertion.base64EncodedString(), clientData: clientData.base64EncodedString(),
-                appVersion: configuration.appVersion))
-        if response.status == 200 { return try keep(response) }
-        let (code, message) = SesameAPI.refusal(of: response)
-        switch (response.status, code) {
-        case (401, _), (403, "environment_not_allowed"):
-            // Reused, revoked, expired or refused: the family is over. A new key starts a new one.
+        try keyWorked()
+        return assertion
+    }
+
+    /// Counts a failure of the stored key on the device; true when it was one too many and the
+    /// key is forgotten.
+    private func keyFailed() throws -> Bool {
+        let failures = try storedKeyFailures() + 1
+        if failures >= Self.keyFailuresBeforeNewKey {
+            SesameLog.warning("App Attest failed \(failures) times in a row with this key: a new key will be attested")
             try forgetKey()
-            return nil
-        default:
-            // Never retried blindly: a refresh token presented twice revokes its whole family.
-            throw Self.failure(response, code: code, message: message)
+            return true
         }
+        try store.set(Data(String(failures).utf8), for: StoreKeys.keyFailures)
+        keyFailures = failures
+        return false
+    }
+
+    /// The key worked: its count of failures starts over.
+    private func keyWorked() throws {
+        guard try storedKeyFailures() > 0 else { return }
+        try store.remove(StoreKeys.keyFailures)
+        keyFailures = 0
+    }
+
+    private func storedKeyFailures() throws -> Int {
+        if let keyFailures { return keyFailures }
+        let stored = try store.string(for: StoreKeys.keyFailures).flatMap { Int($0) } ?? 0
+        keyFailures = stored
+        return stored
     }
 
     // MARK: Attestation
@@ -137,6 +196,7 @@ actor TokenSession {
             let attestationObject: Data
             do {
                 attestationObject = try await attestWithRetries(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)))
+                try keyWorked()
             } catch AppAttestProviderError.invalidKey {
                 // This key will not attest (Apple's `invalidKey`). One new key, then give up.
                 guard !madeNewKey else { throw SesameError.server(code: "attestation_failed", message: "App Attest could not attest a key.") }
@@ -163,8 +223,8 @@ actor TokenSession {
     /// Apple's attestation of `keyID` over `clientDataHash`. Apple's guidance for
     /// `serverUnavailable`: try again later with the same key and the same `clientDataHash` (a new
     /// challenge would make a new hash), here after 2 and 4 seconds, inside the challenge's lifetime.
-    /// Only `invalidKey` leads to a new key (every key counts against the device with Apple);
-    /// other failures keep it and end this attempt.
+    /// Only `invalidKey`, or `keyFailuresBeforeNewKey` failures in a row, lead to a new key (every
+    /// key counts against the device with Apple); other failures keep it and end this attempt.
     private func attestWithRetries(_ keyID: String, clientDataHash: Data) async throws -> Data {
         var unavailable = 0
         while true {
@@ -172,25 +232,40 @@ actor TokenSession {
                 return try await attestation.attestKey(keyID, clientDataHash: clientDataHash)
             } catch AppAttestProviderError.serverUnavailable {
                 unavailable += 1
-                guard unavailable < Self.attestAttempts else { throw SesameError.network(underlying: "App Attest is unavailable") }
+                guard unavailable < Self.attestAttempts else {
+                    throw Self.appAttestFailure(AppAttestProviderError.serverUnavailable, while: .attesting)
+                }
                 try await clock.sleep(.seconds(1 << unavailable))
             } catch AppAttestProviderError.unsupported {
                 throw SesameError.unsupportedDevice
             } catch AppAttestProviderError.invalidKey {
                 throw AppAttestProviderError.invalidKey
             } catch {
-                throw Self.appAttestFailure(error)
+                // A key that keeps failing here is given up as if Apple had called it invalid.
+                if try keyFailed() { throw AppAttestProviderError.invalidKey }
+                throw Self.appAttestFailure(error, while: .attesting)
             }
         }
     }
 
-    /// An App Attest failure that keeps the key, as the app sees it: try again later.
-    static func appAttestFailure(_ error: any Error) -> SesameError {
-        switch error {
-        case AppAttestProviderError.invalidInput: .network(underlying: "App Attest refused the request as malformed; the key is kept")
-        case AppAttestProviderError.systemFailure(let code): .network(underlying: "App Attest failed on this device (code \(code)); the key is kept")
-        default: .network(underlying: "App Attest failed on this device; the key is kept")
-        }
+    /// The App Attest call that failed, as an error message names it.
+    enum AppAttestStep: String {
+        case creatingKey = "create a key"
+        case attesting = "attest the key"
+        case asserting = "sign with the key"
+    }
+
+    /// An App Attest failure on the device, as the app sees it: which step failed and why; the app
+    /// tries again later.
+    static func appAttestFailure(_ error: any Error, while step: AppAttestStep) -> SesameError {
+        let why =
+            switch error {
+            case AppAttestProviderError.serverUnavailable: "Apple's App Attest servers are unavailable"
+            case AppAttestProviderError.invalidInput: "the call was refused as malformed (invalidInput)"
+            case AppAttestProviderError.systemFailure(let code): "a failure on this device (DCError code \(code))"
+            default: "\(error)"
+            }
+        return .network(underlying: "App Attest could not \(step.rawValue): \(why)")
     }
 
     // MARK: The tiers below attested
@@ -228,6 +303,8 @@ actor TokenSession {
             keyID = try await attestation.generateKey()
         } catch AppAttestProviderError.unsupported {
             throw SesameError.unsupportedDevice
+        } catch {
+            throw Self.appAttestFailure(error, while: .creatingKey)
         }
         try store.set(Data(keyID.utf8), for: StoreKeys.keyID)
         return keyID
@@ -236,6 +313,8 @@ actor TokenSession {
     private func forgetKey() throws {
         try store.remove(StoreKeys.keyID)
         try store.remove(StoreKeys.refreshToken)
+        try store.remove(StoreKeys.keyFailures)
+        keyFailures = 0
     }
 
     // MARK: Shared steps
@@ -270,26 +349,4 @@ actor TokenSession {
         default: .server(code: code, message: message)
         }
     }
-}
-
-/// What SesameKit keeps in the `SecureStore`.
-enum StoreKeys {
-    static let keyID = "sesame.appAttestKeyID"
-    static let refreshToken = "sesame.refreshToken"
-    static func config(version: String, scope: [String]) -> String {
-        "sesame.config." + version + (scope.isEmpty ? "" : "?" + scope.sorted().joined(separator: ","))
-    }
-    static let configIndex = "sesame.configIndex"
-}
-
-extension SecureStore {
-    func string(for key: String) throws -> String? {
-        try data(for: key).map { String(decoding: $0, as: UTF8.self) }
-    }
-}
-
-/// Time, made a parameter so tests need not wait.
-struct ClientClock: Sendable {
-    var now: @Sendable () -> Date = { Date() }
-    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Type-checks SesameKit's Apple-only lines on Linux, against stub modules of Apple's frameworks.
+
+Nothing here compiles for an Apple platform, so the lines under `#if canImport(DeviceCheck)`,
+`canImport(Security)`, `canImport(os)` and `canImport(Darwin)` were never compiled at all. The
+modules in `Stubs/` declare what SesameKit calls there with Apple's published signatures (and
+their `@available` lines, which `Tests/Availability` reads); with them on the import path those
+`canImport`s are true, and `swiftc -typecheck` compiles every such line: a wrong argument label,
+a missing `try`, a wrong type is an error here as it would be in Xcode.
+
+The compiler's flags (the dependencies' modules, the C modules of swift-crypto, the language mode)
+are read from the debug build's own manifest, `.build/debug.yaml`: run after `swift build`.
+
+`--self-test` seeds mistakes into a copy of the sources and fails unless each is caught.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SOURCES = ROOT / "Clients/SesameKit/Sources/SesameKit"
+STUB_MODULES = ["DeviceCheck", "Security", "os", "Darwin"]
+
+# (file, text, replaced by, what the compiler must say): mistakes the type-check must catch.
+SEEDED_MISTAKES = [
+    ("Platform/DeviceCheckAppAttest.swift", "attestKey(keyID, clientDataHash: clientDataHash)", "attestKey(keyID, hash: clientDataHash)",
+     "incorrect argument label"),
+    ("Platform/DeviceCheckAppAttest.swift", "return try await DCAppAttestService.shared.generateKey()",
+     "return await DCAppAttestService.shared.generateKey()", "throw"),
+    ("Platform/KeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
+     "extra argument"),
+    ("Platform/BackgroundActivity.swift", "performExpiringActivity(withReason: name)", "performExpiringActivity(reason: name)",
+     "incorrect argument label"),
+]
+
+
+def compiler_flags(build_manifest: Path) -> list[str]:
+    """SesameKit's compile flags from the build's manifest, minus what makes outputs."""
+    command = None
+    for line in build_manifest.read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("args:") and '"-module-name","SesameKit",' in stripped:
+            command = json.loads(stripped[len("args:") :])
+            break
+    if command is None:
+        sys.exit(f"{build_manifest} has no compile command for SesameKit: run `swift build` first")
+    kept: list[str] = []
+    with_value = {"-I", "-Xcc", "-module-cache-path", "-enable-upcoming-feature", "-package-name", "-swift-version", "-target"}
+    index = 1
+    while index < len(command):
+        argument = command[index]
+        if argument in with_value and index + 1 < len(command):
+            kept += [argument, command[index + 1]]
+            index += 2
+            continue
+        if argument.startswith("-D"):
+            kept.append(argument)
+        index += 1
+    return [command[0]] + kept
+
+
+def build_stubs(swiftc: str, output: Path) -> None:
+    for module in STUB_MODULES:
+        subprocess.run(
+            [swiftc, "-emit-module", "-parse-as-library", "-swift-version", "6", "-module-name", module,
+             "-emit-module-path", str(output / f"{module}.swiftmodule"), str(HERE / "Stubs" / f"{module}.swift")],
+            check=True)
+
+
+def typecheck(flags: list[str], stubs: Path, sources: Path) -> subprocess.CompletedProcess[str]:
+    files = sorted(str(path) for path in sources.rglob("*.swift"))
+    return subprocess.run(
+        flags + ["-typecheck", "-module-name", "SesameKit", "-parse-as-library", "-I", str(stubs)] + files,
+        capture_output=True, text=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--self-test", action="store_true", help="seed mistakes into a copy of the sources; each must be caught")
+    parser.add_argument("--build", type=Path, default=ROOT / ".build", help="the build folder whose debug.yaml gives the flags")
+    arguments = parser.parse_args()
+
+    flags = compiler_flags(arguments.build / "debug.yaml")
+    with tempfile.TemporaryDirectory(prefix="sesamekit-apple-typecheck-") as scratch:
+        stubs = Path(scratch) / "stubs"
+        stubs.mkdir()
+        build_stubs(flags[0], stubs)
+        if not arguments.self_test:
+            result = typecheck(flags, stubs, SOURCES)
+            if result.returncode != 0:
+                print(result.stdout + result.stderr)
+                print("SesameKit's Apple-only lines do not compile against Apple's signatures (Tests/AppleTypeCheck/Stubs)")
+                return 1
+            print(f"apple type-check: SesameKit compiles against {', '.join(STUB_MODULES)} as Apple declares them")
+            return 0
+
+        failures = 0
+        for file, text, mistake, expected in SEEDED_MISTAKES:
+            copy = Path(scratch) / "sources"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(SOURCES, copy)
+            target = copy / file
+            source = target.read_text()
+            if text not in source:
+                print(f"self-test: {file} no longer contains {text!r}: update SEEDED_MISTAKES")
+                failures += 1
+                continue
+            target.write_text(source.replace(text, mistake, 1))
+            result = typecheck(flags, stubs, copy)
+            output = result.stdout + result.stderr
+            if result.returncode == 0 or expected not in output or Path(file).name not in output:
+                print(f"self-test: {file}: `{mistake}` was not caught as {expected!r}\n{output[-2000:]}")
+                failures += 1
+        if failures:
+            return 1
+        print(f"apple type-check self-test: the {len(SEEDED_MISTAKES)} seeded mistakes in Apple-only lines caught")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
