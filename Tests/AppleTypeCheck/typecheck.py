@@ -2,7 +2,9 @@
 """Type-checks SesameKit's Apple-only lines on Linux, against stub modules of Apple's frameworks.
 
 Nothing here compiles for an Apple platform, so the lines under `#if canImport(DeviceCheck)`,
-`canImport(Security)`, `canImport(os)` and `canImport(Darwin)` were never compiled at all. The
+`canImport(Security)`, `canImport(os)` and `canImport(Darwin)` in SesameKit and SesamePinning
+were never compiled at all, nor Apple's branch where a file has one for Linux too (selected here
+by `-DSESAME_APPLE_TYPECHECK`). The
 modules in `Stubs/` declare what SesameKit calls there with Apple's published signatures (and
 their `@available` lines, which `Tests/Availability` reads); with them on the import path those
 `canImport`s are true, and `swiftc -typecheck` compiles every such line: a wrong argument label,
@@ -26,32 +28,41 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-SOURCES = ROOT / "Clients/SesameKit/Sources/SesameKit"
+# The SDK's modules with Apple-only lines, and their sources.
+MODULES = {
+    "SesameKit": ROOT / "Clients/SesameKit/Sources/SesameKit",
+    "SesamePinning": ROOT / "Clients/SesameKit/Sources/SesamePinning",
+}
 STUB_MODULES = ["DeviceCheck", "Security", "os", "Darwin"]
 
-# (file, text, replaced by, what the compiler must say): mistakes the type-check must catch.
+# (module, file, text, replaced by, what the compiler must say): mistakes the type-check must catch.
 SEEDED_MISTAKES = [
-    ("Platform/DeviceCheckAppAttest.swift", "attestKey(keyID, clientDataHash: clientDataHash)", "attestKey(keyID, hash: clientDataHash)",
+    ("SesameKit", "Platform/DeviceCheckAppAttest.swift", "attestKey(keyID, clientDataHash: clientDataHash)", "attestKey(keyID, hash: clientDataHash)",
      "incorrect argument label"),
-    ("Platform/DeviceCheckAppAttest.swift", "return try await DCAppAttestService.shared.generateKey()",
+    ("SesameKit", "Platform/DeviceCheckAppAttest.swift", "return try await DCAppAttestService.shared.generateKey()",
      "return await DCAppAttestService.shared.generateKey()", "throw"),
-    ("Platform/KeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
+    ("SesameKit", "Platform/KeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
      "extra argument"),
-    ("Platform/BackgroundActivity.swift", "performExpiringActivity(withReason: name)", "performExpiringActivity(reason: name)",
+    ("SesameKit", "Platform/BackgroundActivity.swift", "performExpiringActivity(withReason: name)", "performExpiringActivity(reason: name)",
      "incorrect argument label"),
+    ("SesameKit", "Platform/HTTPStreaming.swift", "try await session.bytes(for: request)", "try await session.bytes(request)",
+     "missing argument label"),
+    ("SesamePinning", "PinnedSessionDelegate.swift", "SecCertificateCopyData(leaf) as Data", "SecCertificateCopyData(trust) as Data",
+     "cannot convert value"),
 ]
 
 
-def compiler_flags(build_manifest: Path) -> list[str]:
-    """SesameKit's compile flags from the build's manifest, minus what makes outputs."""
+def compiler_flags(build_manifest: Path, module: str) -> list[str]:
+    """`module`'s compile flags from the build's manifest, minus what makes outputs, plus the
+    define that selects Apple's branch where a file has one for Linux too."""
     command = None
     for line in build_manifest.read_text().splitlines():
         stripped = line.strip()
-        if stripped.startswith("args:") and '"-module-name","SesameKit",' in stripped:
+        if stripped.startswith("args:") and f'"-module-name","{module}",' in stripped:
             command = json.loads(stripped[len("args:") :])
             break
     if command is None:
-        sys.exit(f"{build_manifest} has no compile command for SesameKit: run `swift build` first")
+        sys.exit(f"{build_manifest} has no compile command for {module}: run `swift build` first")
     kept: list[str] = []
     with_value = {"-I", "-Xcc", "-module-cache-path", "-enable-upcoming-feature", "-package-name", "-swift-version", "-target"}
     index = 1
@@ -64,7 +75,7 @@ def compiler_flags(build_manifest: Path) -> list[str]:
         if argument.startswith("-D"):
             kept.append(argument)
         index += 1
-    return [command[0]] + kept
+    return [command[0]] + kept + ["-DSESAME_APPLE_TYPECHECK"]
 
 
 def build_stubs(swiftc: str, output: Path) -> None:
@@ -75,10 +86,10 @@ def build_stubs(swiftc: str, output: Path) -> None:
             check=True)
 
 
-def typecheck(flags: list[str], stubs: Path, sources: Path) -> subprocess.CompletedProcess[str]:
+def typecheck(flags: list[str], module: str, stubs: Path, sources: Path) -> subprocess.CompletedProcess[str]:
     files = sorted(str(path) for path in sources.rglob("*.swift"))
     return subprocess.run(
-        flags + ["-typecheck", "-module-name", "SesameKit", "-parse-as-library", "-I", str(stubs)] + files,
+        flags + ["-typecheck", "-module-name", module, "-parse-as-library", "-I", str(stubs)] + files,
         capture_output=True, text=True)
 
 
@@ -88,25 +99,26 @@ def main() -> int:
     parser.add_argument("--build", type=Path, default=ROOT / ".build", help="the build folder whose debug.yaml gives the flags")
     arguments = parser.parse_args()
 
-    flags = compiler_flags(arguments.build / "debug.yaml")
+    flags = {module: compiler_flags(arguments.build / "debug.yaml", module) for module in MODULES}
     with tempfile.TemporaryDirectory(prefix="sesamekit-apple-typecheck-") as scratch:
         stubs = Path(scratch) / "stubs"
         stubs.mkdir()
-        build_stubs(flags[0], stubs)
+        build_stubs(flags["SesameKit"][0], stubs)
         if not arguments.self_test:
-            result = typecheck(flags, stubs, SOURCES)
-            if result.returncode != 0:
-                print(result.stdout + result.stderr)
-                print("SesameKit's Apple-only lines do not compile against Apple's signatures (Tests/AppleTypeCheck/Stubs)")
-                return 1
-            print(f"apple type-check: SesameKit compiles against {', '.join(STUB_MODULES)} as Apple declares them")
+            for module, sources in MODULES.items():
+                result = typecheck(flags[module], module, stubs, sources)
+                if result.returncode != 0:
+                    print(result.stdout + result.stderr)
+                    print(f"{module}'s Apple-only lines do not compile against Apple's signatures (Tests/AppleTypeCheck/Stubs)")
+                    return 1
+            print(f"apple type-check: {' and '.join(MODULES)} compile against {', '.join(STUB_MODULES)} as Apple declares them")
             return 0
 
         failures = 0
-        for file, text, mistake, expected in SEEDED_MISTAKES:
+        for module, file, text, mistake, expected in SEEDED_MISTAKES:
             copy = Path(scratch) / "sources"
             shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(SOURCES, copy)
+            shutil.copytree(MODULES[module], copy)
             target = copy / file
             source = target.read_text()
             if text not in source:
@@ -114,7 +126,7 @@ def main() -> int:
                 failures += 1
                 continue
             target.write_text(source.replace(text, mistake, 1))
-            result = typecheck(flags, stubs, copy)
+            result = typecheck(flags[module], module, stubs, copy)
             output = result.stdout + result.stderr
             if result.returncode == 0 or expected not in output or Path(file).name not in output:
                 print(f"self-test: {file}: `{mistake}` was not caught as {expected!r}\n{output[-2000:]}")

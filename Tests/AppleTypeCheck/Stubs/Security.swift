@@ -4,6 +4,12 @@
 // and result types checked. Bodies never run. Not a product; nothing links it.
 import Foundation
 
+#if canImport(FoundationNetworking)
+// URLSession and its kin are Foundation's on Apple platforms, FoundationNetworking's on Linux:
+// files written for Apple import Foundation and Security only.
+@_exported import FoundationNetworking
+#endif
+
 public typealias OSStatus = Int32
 public typealias CFTypeRef = AnyObject
 public typealias CFString = String
@@ -44,3 +50,37 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 
 @available(iOS 2.0, macOS 10.6, *)
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus { fatalError("a type-checking stub") }
+
+// MARK: Server trust (SesamePinning)
+
+public typealias CFData = Data
+public typealias CFArray = [Any]
+public typealias CFError = NSError
+
+public final class SecTrust: @unchecked Sendable {}
+public final class SecCertificate: @unchecked Sendable {}
+
+@available(iOS 12.0, macOS 10.14, *)
+public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool { fatalError("a type-checking stub") }
+
+@available(iOS 15.0, macOS 12.0, *)
+public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? { fatalError("a type-checking stub") }
+
+@available(iOS 2.0, macOS 10.6, *)
+public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData { fatalError("a type-checking stub") }
+
+// Foundation's declarations about server trust (Foundation's on Apple platforms; Linux's
+// FoundationNetworking marks this one unavailable, and this module, which imports it, shadows it).
+@available(iOS 3.0, macOS 10.6, *)
+public let NSURLAuthenticationMethodServerTrust: String = "NSURLAuthenticationMethodServerTrust"
+
+// Foundation's members that carry a `SecTrust` (declared by Foundation on Apple platforms).
+extension URLProtectionSpace {
+    @available(iOS 3.0, macOS 10.6, *)
+    public var serverTrust: SecTrust? { fatalError("a type-checking stub") }
+}
+
+extension URLCredential {
+    @available(iOS 3.0, macOS 10.6, *)
+    public convenience init(trust: SecTrust) { fatalError("a type-checking stub") }
+}

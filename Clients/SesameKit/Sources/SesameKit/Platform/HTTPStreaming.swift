@@ -3,6 +3,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Darwin)
+// A no-op on Apple platforms; Tests/AppleTypeCheck's stub declares `bytes(for:)` there for Linux.
+import Darwin
+#endif
 
 /// A transport that can hand a response's body over as it arrives: what live config
 /// (`SesameClient.updates(scope:)`) reads Sesame's server-sent events with. A transport that cannot
@@ -56,7 +60,8 @@ extension URLSessionTransport: HTTPStreamingTransport {
         return HTTPExchange.Response(status: http.statusCode, headers: headers)
     }
 
-    #if canImport(FoundationNetworking)
+    // The Apple type-check (Tests/AppleTypeCheck) compiles Apple's branch on Linux.
+    #if canImport(FoundationNetworking) && !SESAME_APPLE_TYPECHECK
     /// swift-corelibs-foundation has no `bytes(for:)`: a data task whose delegate passes chunks on.
     private static func read(
         _ request: URLRequest, on session: URLSession, heads: AsyncThrowingStream<HTTPExchange.Response, any Error>.Continuation,
