@@ -14,7 +14,8 @@ import SesameKit
 /// try device.reinstall()        // deleted and installed again: the Keychain stays
 /// ```
 ///
-/// Sleeps SesameKit asks for (a backoff, a retry) return at once and are recorded in `sleeps`.
+/// Sleeps SesameKit asks for (a backoff, a retry) return at once and are recorded in `sleeps`;
+/// after `letSleepsPassTime(for:)` they move the device's time on instead, up to a limit.
 public final class DeviceLifecycle: Sendable {
     private struct State {
         var now: Date
@@ -22,6 +23,8 @@ public final class DeviceLifecycle: Sendable {
         var sleeps: [Duration] = []
         var activitiesOpen = 0
         var activities: [String] = []
+        /// While set, sleeps move the time on, and one that would pass this instant waits until cancelled.
+        var sleepsPassTimeUntil: Date?
     }
 
     private let state: Locked<State>
@@ -42,15 +45,35 @@ public final class DeviceLifecycle: Sendable {
     }
 
     /// A `SesameClient` as the app on this device makes it at a launch: its store is the device's
-    /// Keychain, its clock the device's, its renewals run as the device's background activities.
-    public func client(configuration: SesameClient.Configuration, attestation: any AppAttestProvider, transport: any HTTPTransport) -> SesameClient {
+    /// Keychain (or `store`), its clock the device's, its renewals run as the device's background
+    /// activities.
+    public func client(
+        configuration: SesameClient.Configuration, attestation: any AppAttestProvider, transport: any HTTPTransport,
+        store: (any SecureStore)? = nil
+    ) -> SesameClient {
         SesameClient(
-            configuration: configuration, attestation: attestation, store: keychain, transport: transport,
+            configuration: configuration, attestation: attestation, store: store ?? keychain, transport: transport,
             clock: ClientClock(
                 now: { [state] in state.withLock { $0.now } }, uptime: { [state] in state.withLock { $0.uptime } },
-                sleep: { [state] duration in state.withLock { $0.sleeps.append(duration) } }),
+                sleep: { [state] duration in try await Self.sleep(duration, on: state) }),
             background: RecordedActivity(state: state),
             installMarker: container.appendingPathComponent("Library/Application Support/SesameKit/installed"))
+    }
+
+    private static func sleep(_ duration: Duration, on state: Locked<State>) async throws {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let passesLimit = state.withLock { state -> Bool? in
+            state.sleeps.append(duration)
+            guard let limit = state.sleepsPassTimeUntil else { return nil }
+            let step = min(seconds, max(0, limit.timeIntervalSince(state.now)))
+            state.now.addTimeInterval(step)
+            state.uptime += step
+            return step < seconds || state.now >= limit
+        }
+        guard let passesLimit else { return }
+        // Past the limit nothing more happens in the device's time: the sleep lasts until cancelled.
+        if passesLimit { try await Task.sleep(for: .seconds(3600)) }
+        await Task.yield()
     }
 
     // MARK: Time
@@ -73,6 +96,13 @@ public final class DeviceLifecycle: Sendable {
         state.withLock { $0.now.addTimeInterval(seconds) }
     }
 
+    /// From now on, SesameKit's sleeps move the device's time on (a minute of backoff passes at
+    /// once) for `seconds`; a sleep that would pass that waits until its task is cancelled, so what
+    /// a client does in that time can be counted exactly.
+    public func letSleepsPassTime(for seconds: TimeInterval) {
+        state.withLock { $0.sleepsPassTimeUntil = $0.now.addingTimeInterval(seconds) }
+    }
+
     /// The device restarts: its uptime starts over (the wall clock goes on).
     public func restart() {
         state.withLock { $0.uptime = 5 }
@@ -88,12 +118,12 @@ public final class DeviceLifecycle: Sendable {
 
     /// The app goes to the background, as UIKit tells it (`didEnterBackgroundNotification`).
     public func enterBackground() {
-        for name in SesameClient.backgroundNotifications { NotificationCenter.default.post(name: name, object: nil) }
+        NotificationCenter.default.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: nil)
     }
 
-    /// The app returns to the foreground (`willEnterForegroundNotification`).
+    /// The app returns to the foreground, as UIKit tells it (`willEnterForegroundNotification`).
     public func enterForeground() {
-        for name in SesameClient.foregroundNotifications { NotificationCenter.default.post(name: name, object: nil) }
+        NotificationCenter.default.post(name: Notification.Name("UIApplicationWillEnterForegroundNotification"), object: nil)
     }
 
     /// How many background activities (token renewals) are running now: work the system would let

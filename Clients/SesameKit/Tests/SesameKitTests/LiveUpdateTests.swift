@@ -1,4 +1,5 @@
 import Foundation
+import SesameKitTesting
 import Testing
 
 @testable import SesameKit
@@ -43,53 +44,24 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
     }
 }
 
-/// A clock whose sleeps move its time on (a minute of backoff passes at once), up to `limit`
-/// seconds: a sleep that would pass it waits until cancelled, so what a follower does in the
-/// clock's first `limit` seconds can be counted exactly.
-final class VirtualClock: Sendable {
-    let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-    let started = Date(timeIntervalSince1970: 1_800_000_000)
-    let limit: TimeInterval
-
-    init(limit: TimeInterval = 60) { self.limit = limit }
-
-    var clock: ClientClock {
-        ClientClock(
-            now: { self.current.withLock { $0 } },
-            sleep: { duration in
-                let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-                let passes = self.current.withLock { now -> Bool in
-                    let next = now.addingTimeInterval(seconds)
-                    guard next.timeIntervalSince(self.started) < self.limit else {
-                        now = self.started.addingTimeInterval(self.limit)
-                        return true
-                    }
-                    now = next
-                    return false
-                }
-                if passes { try await Task.sleep(for: .seconds(3600)) }
-                await Task.yield()
-            })
-    }
-    var elapsed: TimeInterval { current.withLock { $0.timeIntervalSince(started) } }
-}
-
 // Serialized: the lifecycle test posts app-wide notifications, which every follower hears.
 @Suite("SesameKit's live updates through failures and the app's lifecycle", .serialized, .timeLimit(.minutes(1)))
 struct LiveUpdateTests {
-    static func client(_ transport: StreamingSesame, store: InMemorySecureStore = InMemorySecureStore(), clock: ClientClock) -> SesameClient {
-        SesameClient(
+    static func client(_ transport: StreamingSesame, on device: DeviceLifecycle) -> SesameClient {
+        device.client(
             configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
-            attestation: FakeAppAttest(), store: store, transport: transport, clock: clock)
+            attestation: FakeAppAttest(), transport: transport)
     }
 
-    /// Runs `updates()` until the virtual clock passes a minute (or far too many streams were
+    /// Runs `updates()` until the device's clock passes a minute (or far too many streams were
     /// opened: the hot loop); returns how many streams were opened and what ended the sequence.
     static func aMinuteOf(_ answer: @escaping @Sendable (Int, ScriptedSesame) -> (status: Int, events: String)) async throws -> (streams: Int, ended: (any Error)?) {
         let transport = StreamingSesame(ScriptedSesame(), answer: answer)
-        let time = VirtualClock()
-        let client = Self.client(transport, clock: time.clock)
+        let device = try DeviceLifecycle()
+        let start = device.now
+        device.letSleepsPassTime(for: 60)
+        let client = Self.client(transport, on: device)
         let updates = client.updates()
         let finished = Locked(false)
         let watcher = Task { () -> (any Error)? in
@@ -102,7 +74,7 @@ struct LiveUpdateTests {
             }
         }
         // Real time runs only to let the loop turn; the clock's minute passes in its sleeps.
-        while time.elapsed < 60, transport.opened.withLock({ $0 }) < 200, !finished.withLock({ $0 }) {
+        while device.now.timeIntervalSince(start) < 60, transport.opened.withLock({ $0 }) < 200, !finished.withLock({ $0 }) {
             try await Task.sleep(for: .milliseconds(2))
         }
         watcher.cancel()
@@ -142,20 +114,19 @@ struct LiveUpdateTests {
     func revalidatedConfigIsEmitted() async throws {
         let sesame = ScriptedSesame()
         sesame.with { $0.refreshAfter = 60 }
-        let store = InMemorySecureStore()
-        let time = TestClock()
+        let device = try DeviceLifecycle()
         let transport = StreamingSesame(sesame) { _, sesame in
             let revision = sesame.with { $0.revision }
             return (200, "event: config\nid: \"\(revision)-etag\"\ndata: {}\n\n")
         }
-        _ = try await Self.client(transport, store: store, clock: time.clock).fetchConfig()
+        _ = try await Self.client(transport, on: device).fetchConfig()
         // The next launch, past the saved copy's freshness, with a new config published meanwhile.
-        time.advance(61)
+        device.advance(61)
         sesame.with {
             $0.config = #"{"api_keys":{"stripe":"sk_live_2"}}"#
             $0.revision = 2
         }
-        let launch = Self.client(transport, store: store, clock: time.clock)
+        let launch = Self.client(transport, on: device)
         var updates = launch.updates().makeAsyncIterator()
         let first = try #require(try await updates.next())
         #expect(first.source == .cache && first.string("api_keys.stripe") == "sk_live_1")
@@ -170,8 +141,10 @@ struct LiveUpdateTests {
             let revision = sesame.with { $0.revision }
             return (200, "event: config\nid: \"\(revision)-etag\"\ndata: {}\n\n")
         }
-        let time = VirtualClock()
-        let client = Self.client(transport, clock: time.clock)
+        let device = try DeviceLifecycle()
+        let start = device.now
+        device.letSleepsPassTime(for: 60)
+        let client = Self.client(transport, on: device)
         var updates = client.updates().makeAsyncIterator()
         _ = try await updates.next()
         func until(_ what: String, _ condition: () -> Bool) async throws {
@@ -180,13 +153,14 @@ struct LiveUpdateTests {
         }
         try await until("the stream open") { transport.opened.withLock { $0 } == 1 }
 
-        NotificationCenter.default.post(name: SesameClient.backgroundNotifications[0], object: nil)
+        device.enterBackground()
         try await until("the stream closed for the background") { transport.closed.withLock { $0 } == 1 }
         try await Task.sleep(for: .milliseconds(50))
         #expect(transport.opened.withLock { $0 } == 1, "a stream opened in the background")
 
-        NotificationCenter.default.post(name: SesameClient.foregroundNotifications[0], object: nil)
+        device.enterForeground()
         try await until("a stream open again in the foreground") { transport.opened.withLock { $0 } == 2 }
-        #expect(time.elapsed == 0, "waited \(time.elapsed) s of backoff before reopening")
+        let waited = device.now.timeIntervalSince(start)
+        #expect(waited == 0, "waited \(waited) s of backoff before reopening")
     }
 }

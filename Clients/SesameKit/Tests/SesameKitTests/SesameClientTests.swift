@@ -1,48 +1,33 @@
 import Crypto
 import Foundation
+import SesameKitTesting
 import SesameVault
 import Testing
 
 @testable import SesameKit
 
-/// Time the tests move by hand; sleeping only records how long was asked.
-final class TestClock: Sendable {
-    let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-    let uptime = Locked<TimeInterval>(1_000)
-    let slept = Locked<[Duration]>([])
-    /// Time passes: the wall clock and the uptime move on together.
-    func advance(_ seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-        uptime.withLock { $0 += seconds }
-    }
-    /// The user sets the wall clock (the uptime does not move).
-    func setClock(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    /// The device restarts: the uptime starts over.
-    func restart() { uptime.withLock { $0 = 5 } }
-    var clock: ClientClock {
-        ClientClock(
-            now: { self.current.withLock { $0 } }, uptime: { self.uptime.withLock { $0 } },
-            sleep: { duration in self.slept.withLock { $0.append(duration) } })
-    }
-}
-
+/// A scripted Sesame and an app on a device (`DeviceLifecycle`): its Keychain, its clock (sleeps
+/// only recorded), its launches.
 struct Harness {
     let sesame = ScriptedSesame()
     let attest: FakeAppAttest
-    let store = InMemorySecureStore()
-    let time = TestClock()
+    let device = try! DeviceLifecycle()
     var cachePolicy = CachePolicy()
     var fallback: [String: SesameConfig.Value]?
     var password: String?
 
     init(attest: FakeAppAttest = FakeAppAttest()) { self.attest = attest }
 
-    func client() -> SesameClient {
-        SesameClient(
+    /// The device's Keychain.
+    var store: InMemorySecureStore { device.keychain }
+
+    /// The app launched (again): a new client on the device.
+    func client(attestation: (any AppAttestProvider)? = nil, store: (any SecureStore)? = nil) -> SesameClient {
+        device.client(
             configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3",
                 cachePolicy: cachePolicy, fallbackConfig: fallback, zeroKnowledgePassword: password),
-            attestation: attest, store: store, transport: sesame, clock: time.clock)
+            attestation: attestation ?? attest, transport: sesame, store: store)
     }
 }
 
@@ -81,7 +66,7 @@ struct SesameClientTests {
         let cached = try await client.fetchConfig()
         #expect(cached.source == .cache && !cached.isStale)
         #expect(harness.sesame.count("/v1/config") == 1)
-        harness.time.advance(61)
+        harness.device.advance(61)
         harness.sesame.with { $0.refreshAfter = nil }
         let revalidated = try await client.fetchConfig()
         #expect(revalidated.source == .network && revalidated.string("api_keys.stripe") == "sk_live_1")
@@ -95,7 +80,7 @@ struct SesameClientTests {
         var harness = Harness()
         harness.sesame.with { $0.refreshAfter = 60 }
         _ = try await harness.client().fetchConfig()
-        harness.time.advance(61)
+        harness.device.advance(61)
         harness.sesame.with { $0.refreshAfter = 600 }
         let launch = harness.client()
         let first = try await launch.fetchConfig()
@@ -109,12 +94,12 @@ struct SesameClientTests {
             $0.config = #"{"api_keys":{"stripe":"sk_live_2"}}"#
             $0.revision = 2
         }
-        harness.time.advance(601)
+        harness.device.advance(601)
         let second = try await launch.fetchConfig()
         #expect(second.source == .network && second.string("api_keys.stripe") == "sk_live_2")
 
         // A kill switch met in the background: this fetch got the saved copy, the next one the reason.
-        harness.time.advance(601)
+        harness.device.advance(601)
         harness.sesame.with { $0.killSwitchReason = "Update, please." }
         let killed = harness.client()
         #expect(try await killed.fetchConfig().source == .cache)
@@ -125,7 +110,7 @@ struct SesameClientTests {
         // askSesameFirst: the first fetch of a launch meets the kill switch itself.
         harness.sesame.with { $0.killSwitchReason = nil }
         _ = try await harness.client().fetchConfig()
-        harness.time.advance(601)
+        harness.device.advance(601)
         harness.sesame.with { $0.killSwitchReason = "Update, please." }
         harness.cachePolicy.atLaunch = .askSesameFirst
         await #expect(throws: SesameError.versionDisabled(reason: "Update, please.")) { try await harness.client().fetchConfig() }
@@ -169,7 +154,7 @@ struct SesameClientTests {
         let fallback = try await harness.client().fetchConfig()
         #expect(fallback.source == .fallback && fallback.string("mode") == "safe")
         // Past maxStaleness the cache has expired: no policy serves it.
-        harness.time.advance(3601)
+        harness.device.advance(3601)
         harness.fallback = nil
         for policy in [StaleConfigBehavior.warnAndUse, .useSilently, .failHard] {
             harness.cachePolicy.onStaleConfig = policy
@@ -268,7 +253,7 @@ struct SesameClientTests {
         let asked = harness.sesame.count("/v1/config")
         _ = try? await client.fetchConfig()
         #expect(harness.sesame.count("/v1/config") == asked)
-        harness.time.advance(32)
+        harness.device.advance(32)
         harness.sesame.with { $0.retryAfter429 = nil }
         #expect(try await client.fetchConfig().source == .network)
     }
@@ -292,7 +277,7 @@ struct SesameClientTests {
         // Apple's guidance: the same key and the same clientDataHash, so one challenge.
         #expect(calls.count == 2 && calls[0].keyID == calls[1].keyID && calls[0].clientDataHash == calls[1].clientDataHash)
         #expect(harness.sesame.count("/v1/auth/challenge") == 1)
-        #expect(harness.time.slept.withLock { $0 } == [.seconds(2)])
+        #expect(harness.device.sleeps == [.seconds(2)])
 
         // A failure that is not the key's (a malformed call, a system failure) keeps the key for the next try.
         for failure in [AppAttestProviderError.invalidInput, .systemFailure(code: 0)] {
@@ -349,10 +334,7 @@ struct SesameClientTests {
 
         let unsupported = Harness(attest: FakeAppAttest(supported: false))
         await #expect(throws: SesameError.unsupportedDevice) { try await unsupported.client().assertion(for: order) }
-        let debug = SesameClient(
-            configuration: SesameClient.Configuration(
-                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
-            attestation: DebugTokenAttest(token: "sesame_debug_ci"), store: harness.store, transport: harness.sesame, clock: harness.time.clock)
+        let debug = harness.client(attestation: DebugTokenAttest(token: "sesame_debug_ci"))
         await #expect(throws: SesameError.unsupportedDevice) { try await debug.assertion(for: order) }
     }
 
@@ -363,10 +345,7 @@ struct SesameClientTests {
             $0.debugTokens = ["sesame_debug_ci"]
             $0.openKeys = ["features", "limits"]
         }
-        let client = SesameClient(
-            configuration: SesameClient.Configuration(
-                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
-            attestation: DebugTokenAttest(token: "sesame_debug_ci"), store: harness.store, transport: harness.sesame, clock: harness.time.clock)
+        let client = harness.client(attestation: DebugTokenAttest(token: "sesame_debug_ci"))
         let config = try await client.fetchConfig()
         #expect(config.tier == .debug && config.withheld == ["api_keys"] && config.int("limits.n") == 5)
         let exchange = try #require(harness.sesame.with { $0.requests.first { $0.url.path == "/v1/auth/debug" } })
@@ -395,10 +374,7 @@ struct SesameClientTests {
             func remove(_ key: String) throws { throw Locked() }
         }
         let harness = Harness()
-        let client = SesameClient(
-            configuration: SesameClient.Configuration(
-                baseURL: URL(string: "https://sesame.example.com")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
-            attestation: harness.attest, store: LockedStore(), transport: harness.sesame, clock: harness.time.clock)
+        let client = harness.client(store: LockedStore())
         await #expect(throws: SesameError.secureStore("errSecInteractionNotAllowed")) { try await client.fetchConfig() }
         #expect(harness.sesame.requestPaths.isEmpty)
     }
