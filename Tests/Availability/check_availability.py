@@ -41,6 +41,10 @@ DEFAULT_SOURCES = [
     "Clients/SesameKit/Sources/SesameKitTesting",
     "Clients/SesameKit/Sources/SesamePinning",
     "Clients/SesameKit/Sources/SesameVault",
+    # The SDK's tests build for its floor too: an app's team runs them on a device or Simulator.
+    "Clients/SesameKit/Tests/SesameKitTests",
+    "Clients/SesameKit/Tests/SesamePinningTests",
+    "Clients/SesameKit/Tests/SesameVaultTests",
 ]
 INTERFACE_MODULES = ["Swift", "_Concurrency", "Synchronization", "Observation", "_StringProcessing", "RegexBuilder"]
 APPLE_STUBS = ROOT / "Tests/AppleTypeCheck/Stubs"
@@ -402,34 +406,40 @@ def own_names(sources: list[Path]) -> OwnNames:
     return OwnNames(types, names)
 
 
-def receiver_type(code: str, dot: int) -> str | None:
-    """The declared type of the receiver before the `.` at `dot`, as far as this file says: a type's
-    name itself, or a `let`/`var`/parameter's annotation or initializer. None when unknown (a
-    call's result, a chain)."""
+SELF = "Self"
+
+
+def receiver_type(code: str, dot: int, declarations: str) -> str | None:
+    """The declared type of the receiver before the `.` at `dot`, as far as the checked files say
+    (`declarations`: all of them): a type's name itself, `self`/`Self` (the type being declared),
+    or a `let`/`var`/parameter's annotation or initializer. None when unknown (a call's result)."""
     before = re.search(r"([A-Za-z_]\w*)\s*$", code[:dot])
     if not before:
         return None
     name = before.group(1)
+    if name in ("self", "Self"):
+        return SELF
     if name[0].isupper():
         return name
     escaped = re.escape(name)
     for pattern in (
         r"\b(?:let|var)\s+" + escaped + r"\s*:\s*(?:any\s+|some\s+)?(\w+)",
-        r"\b(?:let|var)\s+" + escaped + r"\s*=\s*(?:try\s+)?(\w+)\s*[(<.]",
+        r"\b(?:let|var)\s+" + escaped + r"\s*=\s*(?:try\s+)?(?:await\s+)?([A-Z]\w*)\s*[(<.]",
         r"[(,]\s*(?:\w+\s+)?" + escaped + r"\s*:\s*(?:inout\s+|any\s+|some\s+|@escaping\s+)*(\w+)",
     ):
-        found = re.search(pattern, code)
+        found = re.search(pattern, declarations)
         if found:
             return found.group(1)
     return None
 
 
-def is_own_use(code: str, match: re.Match[str], rule: Rule, own: OwnNames) -> bool:
+def is_own_use(code: str, match: re.Match[str], rule: Rule, own: OwnNames, declarations: str) -> bool:
     """Whether this use of a rule's name is SesameKit's own declaration, not the framework's: a
     member of a receiver whose type SesameKit declares, or a type or function SesameKit declares."""
     member = re.match(r"\.(\w+)", match.group(0))
     if member:
-        return member.group(1) in own.names and receiver_type(code, match.start()) in own.types
+        receiver = receiver_type(code, match.start(), declarations)
+        return member.group(1) in own.names and (receiver == SELF or receiver in own.types)
     first = re.search(r"\w+", rule.name.split("(")[0].split(".")[0])
     name = first.group(0) if first else ""
     if rule.name.endswith("()"):
@@ -439,13 +449,15 @@ def is_own_use(code: str, match: re.Match[str], rule: Rule, own: OwnNames) -> bo
 
 def check(sources: list[Path], rules: list[Rule], floors: Floors, display_root: Path) -> list[Finding]:
     own = own_names(sources)
+    codes = {path: blank_comments_and_strings(path.read_text()) for path in sources}
+    declarations = "\n".join(codes.values())
     findings = []
     for path in sources:
-        code = blank_comments_and_strings(path.read_text())
+        code = codes[path]
         regions = guarded_regions(code)
         for rule in rules:
             for match in rule.pattern.finditer(code):
-                if is_own_use(code, match, rule, own):
+                if is_own_use(code, match, rule, own, declarations):
                     continue
                 guards = [r for r in regions if r[0] <= match.start() <= r[1]]
                 covered_ios = max([floors.ios] + [r[2] for r in guards])
@@ -502,7 +514,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--self-test", action="store_true", help="check the checker against Fixtures/")
     parser.add_argument("--toolchain", type=Path, help="the toolchain's lib/swift/linux folder (found from swiftc otherwise)")
-    parser.add_argument("sources", nargs="*", type=Path, help="folders of Swift files (SesameKit's library targets by default)")
+    parser.add_argument("sources", nargs="*", type=Path, help="folders of Swift files (SesameKit's targets and tests by default)")
     arguments = parser.parse_args()
 
     interface_dir = arguments.toolchain
