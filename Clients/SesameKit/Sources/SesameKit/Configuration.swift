@@ -36,6 +36,46 @@ extension SesameClient {
 
         /// `TEAMID.bundle.id`, as App Attest binds keys to it.
         public var appID: String { "\(teamID).\(bundleID)" }
+
+        /// The Info.plist keys `init(bundle:)` reads.
+        public enum InfoKey {
+            /// Sesame's address (`https://sesame.example.com`).
+            public static let baseURL = "SesameBaseURL"
+            /// The Apple team id.
+            public static let teamID = "SesameTeamID"
+        }
+
+        /// The app `bundle` describes: `SesameBaseURL` and `SesameTeamID` from its Info.plist, its
+        /// bundle id, and its version (`CFBundleShortVersionString`); the rest as `init`'s defaults.
+        /// - Throws: `SesameClient.ConfigurationError` naming the key that is missing or malformed.
+        public init(bundle: Bundle) throws(SesameClient.ConfigurationError) {
+            let info = bundle.infoDictionary ?? [:]
+            guard let address = info[InfoKey.baseURL] as? String, !address.isEmpty else { throw .missing(InfoKey.baseURL) }
+            guard let baseURL = URL(string: address), let scheme = baseURL.scheme, ["https", "http"].contains(scheme), baseURL.host != nil else {
+                throw .malformed(InfoKey.baseURL, "an https:// address")
+            }
+            guard let teamID = info[InfoKey.teamID] as? String, !teamID.isEmpty else { throw .missing(InfoKey.teamID) }
+            guard let bundleID = bundle.bundleIdentifier, !bundleID.isEmpty else { throw .missing("CFBundleIdentifier") }
+            guard let version = info["CFBundleShortVersionString"] as? String, !version.isEmpty else {
+                throw .missing("CFBundleShortVersionString")
+            }
+            self.init(baseURL: baseURL, teamID: teamID, bundleID: bundleID, appVersion: version)
+        }
+    }
+
+    /// Why a `Configuration` could not be read from a bundle.
+    public enum ConfigurationError: Error, Sendable, Equatable, LocalizedError {
+        /// The Info.plist has no value for this key.
+        case missing(String)
+        /// The key's value is not what it must be (the second value says what).
+        case malformed(String, String)
+
+        public var errorDescription: String? {
+            switch self {
+            case .missing(let key): "the app's Info.plist has no \(key); add it (SesameBaseURL: your Sesame's address, SesameTeamID: your Apple team id)."
+            case .malformed(let key, let expected): "the app's Info.plist has a \(key) that is not \(expected)."
+            }
+        }
     }
 }
 

@@ -77,8 +77,10 @@ public actor SesameClient {
     /// - Throws: `SesameError`. `versionDisabled(reason:)` purges every saved config of the version,
     ///   and is remembered: without a network it is thrown again (no saved or fallback config is
     ///   served) until Sesame serves this version once more.
-    public func fetchConfig(scope: [String] = []) async throws(SesameError) -> SesameConfig {
-        let config = try await fetchConfigOnce(scope: scope)
+    /// - Parameter forceRefresh: ask Sesame now whatever the saved copy's freshness (for the rare
+    ///   decision that must see the newest config); served as above when Sesame cannot be reached.
+    public func fetchConfig(scope: [String] = [], forceRefresh: Bool = false) async throws(SesameError) -> SesameConfig {
+        let config = forceRefresh ? try await refetch(scope: scope) : try await fetchConfigOnce(scope: scope)
         announceReadyOnce(config)
         return config
     }
@@ -149,21 +151,6 @@ public actor SesameClient {
         guard !announcedReady else { return }
         announcedReady = true
         NotificationCenter.default.post(name: Self.readyNotification, object: self, userInfo: [Self.configKey: config])
-    }
-
-    // MARK: The shared client
-
-    private static let sharedClient = Locked<SesameClient?>(nil)
-
-    /// The client `configureShared` made, for apps that want one everywhere (as `KiskisClient.shared`);
-    /// nil until then.
-    public static var shared: SesameClient? { sharedClient.withLock { $0 } }
-
-    /// Makes `client` the shared one (`SesameClient.shared`) and returns it.
-    @discardableResult
-    public static func configureShared(_ client: SesameClient) -> SesameClient {
-        sharedClient.withLock { $0 = client }
-        return client
     }
 
     // MARK: Network

@@ -27,6 +27,41 @@ public enum SesameError: Error, Sendable, Equatable {
     case secureStore(String)
 }
 
+extension SesameError {
+    /// A stable code for programs and analytics: Sesame's own code for `.server`, else the case's
+    /// name in snake case (`version_disabled`, `no_config`, `stale_cache_expired`,
+    /// `unsupported_device`, `rate_limited`, `network`, `zero_knowledge_config`, `secure_store`).
+    public var code: String {
+        switch self {
+        case .versionDisabled: "version_disabled"
+        case .noConfig: "no_config"
+        case .staleCacheExpired: "stale_cache_expired"
+        case .unsupportedDevice: "unsupported_device"
+        case .rateLimited: "rate_limited"
+        case .server(let code, _): code
+        case .network: "network"
+        case .zeroKnowledgeConfig: "zero_knowledge_config"
+        case .secureStore: "secure_store"
+        }
+    }
+
+    /// The text the team wrote for the kill switch over this version (`versionDisabled`), as data
+    /// for the update screen; nil for every other error.
+    public var killSwitchReason: String? {
+        if case .versionDisabled(let reason) = self { return reason }
+        return nil
+    }
+
+    /// Whether trying again later may succeed with nothing else changed (the network, Sesame's
+    /// availability, a wait it asked for, a locked Keychain); false when the app must act.
+    public var isTransient: Bool {
+        switch self {
+        case .network, .rateLimited, .secureStore, .staleCacheExpired: true
+        case .versionDisabled, .noConfig, .unsupportedDevice, .server, .zeroKnowledgeConfig: false
+        }
+    }
+}
+
 extension SesameError: LocalizedError {
     public var errorDescription: String? {
         switch self {
@@ -39,6 +74,30 @@ extension SesameError: LocalizedError {
         case .network(let underlying): "Sesame cannot be reached: \(underlying)"
         case .zeroKnowledgeConfig(let problem): "The encrypted configuration cannot be opened: \(problem)"
         case .secureStore(let detail): "The device's secure storage is unavailable: \(detail)"
+        }
+    }
+
+    /// What the app should do next.
+    public var recoverySuggestion: String? {
+        switch self {
+        case .versionDisabled:
+            "This app version was switched off: show the update screen with `killSwitchReason` and a link to the App Store."
+        case .noConfig:
+            "Publish a config for this version (`sesame config upload`), or ship a `fallbackConfig`."
+        case .staleCacheExpired:
+            "Retry when the network is back; a `fallbackConfig` lets the app run meanwhile."
+        case .unsupportedDevice:
+            "Use `DebugTokenAttest` on the Simulator and in CI; for real devices without App Attest, let the app's policy admit unattested installs."
+        case .rateLimited(let wait):
+            "Wait \(wait.components.seconds) seconds before asking Sesame again."
+        case .server(let code, _):
+            "Sesame refused the request (\(code)); the message says why. Retrying unchanged will not help."
+        case .network:
+            "Retry later; SesameKit serves the saved config meanwhile when its cache policy allows."
+        case .zeroKnowledgeConfig:
+            "Set `SesameClient.Configuration.zeroKnowledgePassword` to the password the config was encrypted with."
+        case .secureStore:
+            "Retry after the device is unlocked (the Keychain is unreadable before the first unlock)."
         }
     }
 }
