@@ -422,14 +422,17 @@ def receiver_type(code: str, dot: int, declarations: str) -> str | None:
     if name[0].isupper():
         return name
     escaped = re.escape(name)
-    for pattern in (
+    patterns = (
         r"\b(?:let|var)\s+" + escaped + r"\s*:\s*(?:any\s+|some\s+)?(\w+)",
         r"\b(?:let|var)\s+" + escaped + r"\s*=\s*(?:try\s+)?(?:await\s+)?([A-Z]\w*)\s*[(<.]",
         r"[(,]\s*(?:\w+\s+)?" + escaped + r"\s*:\s*(?:inout\s+|any\s+|some\s+|@escaping\s+)*(\w+)",
-    ):
-        found = re.search(pattern, declarations)
-        if found:
-            return found.group(1)
+    )
+    # The receiver's own file first: a name is declared nearest where it is used.
+    for text in (code, declarations):
+        for pattern in patterns:
+            found = re.search(pattern, text)
+            if found:
+                return found.group(1)
     return None
 
 

@@ -36,10 +36,22 @@ extension SesameClient {
     /// a stream closed at once) do not end it: the last config stands and the stream is tried
     /// again, backing off 1, 2, 4 … 60 s with jitter (a connection that lasted 30 s starts the
     /// backoff over). Stop iterating (or cancel the task) to close the stream.
+    ///
+    /// Every sequence of one scope shares one connection: a second observer (another view) joins
+    /// the first's, and gets the last config at once.
     public nonisolated func updates(scope: [String] = []) -> AsyncThrowingStream<SesameConfig, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SesameConfig.self)
-        let follower = Task { await self.follow(scope: scope, emitter: ConfigEmitter(continuation)) }
-        continuation.onTermination = { _ in follower.cancel() }
+        let key = scope.sorted().joined(separator: ",")
+        let id = UUID()
+        let (emitter, isNew) = liveConfigs.withLock { emitters -> (ConfigEmitter, Bool) in
+            if let running = emitters[key], running.add(id, continuation) { return (running, false) }
+            let emitter = ConfigEmitter()
+            _ = emitter.add(id, continuation)
+            emitters[key] = emitter
+            return (emitter, true)
+        }
+        continuation.onTermination = { _ in emitter.remove(id) }
+        if isNew { emitter.start(Task { await self.follow(scope: scope, emitter: emitter) }) }
         return stream
     }
 
@@ -209,7 +221,9 @@ extension SesameClient {
     /// the last config standing.
     private func refetch(scope: [String], into emitter: ConfigEmitter) async {
         do {
-            emitter.emit(try await refetch(scope: scope))
+            let config = try await refetch(scope: scope)
+            remember(config, scope: scope)
+            emitter.emit(config)
         } catch {
             if case .versionDisabled = error { emitter.finish(throwing: error) }
         }
@@ -233,33 +247,4 @@ private final class Observers: @unchecked Sendable {
     // @unchecked: set once at init, only read after.
     let tokens: [any NSObjectProtocol]
     init(_ tokens: [any NSObjectProtocol]) { self.tokens = tokens }
-}
-
-/// Yields configs that differ from the last one yielded, and finishes once.
-final class ConfigEmitter: Sendable {
-    private let continuation: AsyncThrowingStream<SesameConfig, any Error>.Continuation
-    private let state = Locked<(last: SesameConfig?, finished: Bool)>((nil, false))
-
-    init(_ continuation: AsyncThrowingStream<SesameConfig, any Error>.Continuation) {
-        self.continuation = continuation
-    }
-
-    var isFinished: Bool { state.withLock { $0.finished } }
-
-    func emit(_ config: SesameConfig) {
-        let fresh = state.withLock { state -> Bool in
-            guard !state.finished, state.last != config else { return false }
-            state.last = config
-            return true
-        }
-        if fresh { continuation.yield(config) }
-    }
-
-    func finish(throwing error: (any Error)?) {
-        let first = state.withLock { state -> Bool in
-            defer { state.finished = true }
-            return !state.finished
-        }
-        if first { continuation.finish(throwing: error) }
-    }
 }

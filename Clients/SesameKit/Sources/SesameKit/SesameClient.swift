@@ -32,6 +32,10 @@ public actor SesameClient {
     private var disabledReason = ""
     /// The kill switches remembered in the store, as last read or written (nil: not read yet).
     private var knownKillSwitches: [String: String]?
+    /// The live configs being followed, by scope: one connection each, however many observers.
+    nonisolated let liveConfigs = Locked<[String: ConfigEmitter]>([:])
+    /// The whole config last fetched or pushed, for `current`.
+    private nonisolated let latest = Locked<SesameConfig?>(nil)
 
     /// A client for the app `configuration` describes.
     /// - Parameters:
@@ -81,8 +85,36 @@ public actor SesameClient {
     ///   decision that must see the newest config); served as above when Sesame cannot be reached.
     public func fetchConfig(scope: [String] = [], forceRefresh: Bool = false) async throws(SesameError) -> SesameConfig {
         let config = forceRefresh ? try await refetch(scope: scope) : try await fetchConfigOnce(scope: scope)
-        announceReadyOnce(config)
+        remember(config, scope: scope)
+        await announceReadyOnce(config)
         return config
+    }
+
+    /// Keeps `config` for `current` when it is the whole config, from Sesame or the saved copy.
+    func remember(_ config: SesameConfig, scope: [String]) {
+        guard scope.isEmpty, config.source != .fallback else { return }
+        latest.withLock { $0 = config }
+    }
+
+    /// The config to show now, without waiting (a view's first frame): the whole config last
+    /// fetched or pushed to this client; before any, the saved copy, as the cache policy allows
+    /// serving it offline; else `fallbackConfig`. Nil when there is none, or a kill switch covers
+    /// this version.
+    public nonisolated var current: SesameConfig? {
+        if let latest = latest.withLock({ $0 }) { return latest }
+        if let killSwitches = try? store.data(for: StoreKeys.killSwitches),
+            let versions = try? JSONDecoder().decode([String: String].self, from: killSwitches), versions[configuration.appVersion] != nil
+        {
+            return nil
+        }
+        if let saved = load(StoreKeys.config(version: configuration.appVersion, scope: [])) {
+            switch usability(of: saved) {
+            case .fresh: return try? config(from: saved, scope: [], source: .cache, isStale: false)
+            case .stale(let marked): return try? config(from: saved, scope: [], source: .cache, isStale: marked)
+            case .unusable: break
+            }
+        }
+        return configuration.fallbackConfig.map(Self.fallback)
     }
 
     private func fetchConfigOnce(scope: [String]) async throws(SesameError) -> SesameConfig {
@@ -125,6 +157,7 @@ public actor SesameClient {
         revalidations.removeAll()
         askedThisLaunch.removeAll()
         quietUntil = nil
+        latest.withLock { $0 = nil }
         do {
             try await tokens.forgetAll()
             for key in savedKeys() { try store.remove(key) }
@@ -139,18 +172,19 @@ public actor SesameClient {
     /// Whether this client has posted `SesameClient.readyNotification`.
     private var announcedReady = false
 
-    /// Posted once per client (once per launch, for the shared one) when a `fetchConfig` first
-    /// returns a config, whatever its source (Sesame, the saved copy, the fallback): screens that
-    /// waited for configuration can show. `object` is the client; `userInfo[SesameClient.configKey]`
+    /// Posted once per client (once per launch, for the shared one), on the main actor, when a
+    /// `fetchConfig` first returns a config, whatever its source (Sesame, the saved copy, the
+    /// fallback): screens that waited for configuration can show. `object` is the client; `userInfo[SesameClient.configKey]`
     /// the `SesameConfig` that fetch returned.
     public static let readyNotification = Notification.Name("SesameKit.SesameClient.ready")
     /// The `userInfo` key of the config in `readyNotification`.
     public static let configKey = "config"
 
-    private func announceReadyOnce(_ config: SesameConfig) {
+    /// Posts `readyNotification` the first time, on the main actor, before the fetch returns.
+    private func announceReadyOnce(_ config: SesameConfig) async {
         guard !announcedReady else { return }
         announcedReady = true
-        NotificationCenter.default.post(name: Self.readyNotification, object: self, userInfo: [Self.configKey: config])
+        await MainActor.run { NotificationCenter.default.post(name: Self.readyNotification, object: self, userInfo: [Self.configKey: config]) }
     }
 
     // MARK: Network
@@ -309,7 +343,7 @@ public actor SesameClient {
         case unusable
     }
 
-    private func usability(of saved: SavedConfig) -> Usability {
+    private nonisolated func usability(of saved: SavedConfig) -> Usability {
         if isFresh(saved) { return .fresh }
         // An unknown age (the clock set back across a restart) counts as expired.
         guard let age = saved.age(now: clock.now(), uptime: clock.uptime()), .seconds(age) <= configuration.cachePolicy.maxStaleness else {
@@ -324,7 +358,7 @@ public actor SesameClient {
         }
     }
 
-    private func isFresh(_ saved: SavedConfig) -> Bool { saved.isFresh(now: clock.now(), uptime: clock.uptime()) }
+    private nonisolated func isFresh(_ saved: SavedConfig) -> Bool { saved.isFresh(now: clock.now(), uptime: clock.uptime()) }
 
     private static func fallback(_ values: [String: SesameConfig.Value]) -> SesameConfig {
         SesameConfig(values: values, isStale: false, source: .fallback, revision: 0, matchedPattern: "")
@@ -333,7 +367,7 @@ public actor SesameClient {
     // MARK: Reading a config
 
     /// The app's view of `saved`: a zero-knowledge config opened with the password, cut to `scope`.
-    private func config(from saved: SavedConfig, scope: [String], source: SesameConfig.Source, isStale: Bool) throws(SesameError) -> SesameConfig {
+    private nonisolated func config(from saved: SavedConfig, scope: [String], source: SesameConfig.Source, isStale: Bool) throws(SesameError) -> SesameConfig {
         var body = saved.body
         let envelope: VaultEnvelope?
         do { envelope = try VaultEnvelope.decode(body) } catch {
@@ -381,7 +415,7 @@ public actor SesameClient {
 
     // MARK: The saved configs
 
-    private func load(_ key: String) -> SavedConfig? {
+    private nonisolated func load(_ key: String) -> SavedConfig? {
         guard let data = try? store.data(for: key) else { return nil }
         return try? JSONDecoder().decode(SavedConfig.self, from: data)
     }
@@ -406,6 +440,7 @@ public actor SesameClient {
     /// never served from the cache again.
     private func purgeVersion() {
         versionPurges += 1
+        latest.withLock { $0 = nil }
         let prefix = StoreKeys.config(version: configuration.appVersion, scope: [])
         for key in savedKeys() where key == prefix || key.hasPrefix(prefix + "?") { remove(key) }
     }

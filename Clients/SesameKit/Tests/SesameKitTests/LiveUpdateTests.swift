@@ -14,6 +14,8 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
     /// Whether a stream stays open after its events, as a healthy one does, until the client closes it.
     let holdOpen: Bool
     let answer: @Sendable (_ index: Int, _ sesame: ScriptedSesame) -> (status: Int, events: String)
+    /// The streams held open now, for `push`.
+    let open = Locked<[UUID: AsyncThrowingStream<Data, any Error>.Continuation]>([:])
 
     init(
         _ sesame: ScriptedSesame, holdOpen: Bool = false,
@@ -26,6 +28,11 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
 
     func send(_ request: HTTPExchange.Request) async throws -> HTTPExchange.Response { try await sesame.send(request) }
 
+    /// Sends `events` down every stream held open (a publish reaching the app).
+    func push(_ events: String) {
+        for stream in open.withLock({ Array($0.values) }) { stream.yield(Data(events.utf8)) }
+    }
+
     func stream(_ request: HTTPExchange.Request) async throws -> (HTTPExchange.Response, AsyncThrowingStream<Data, any Error>) {
         let index = opened.withLock { count in
             defer { count += 1 }
@@ -35,7 +42,12 @@ final class StreamingSesame: HTTPStreamingTransport, Sendable {
         let body = AsyncThrowingStream<Data, any Error> { continuation in
             continuation.yield(Data(events.utf8))
             if holdOpen {
-                continuation.onTermination = { _ in self.closed.withLock { $0 += 1 } }
+                let id = UUID()
+                self.open.withLock { $0[id] = continuation }
+                continuation.onTermination = { _ in
+                    self.open.withLock { $0[id] = nil }
+                    self.closed.withLock { $0 += 1 }
+                }
             } else {
                 continuation.finish()
             }
