@@ -42,7 +42,7 @@ SEEDED_MISTAKES = [
      "incorrect argument label"),
     ("SesameKit", "Platform/DeviceCheckAppAttest.swift", "return try await DCAppAttestService.shared.generateKey()",
      "return await DCAppAttestService.shared.generateKey()", "throw"),
-    ("SesameKit", "Platform/KeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
+    ("SesameKit", "Platform/SesameKeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
      "extra argument"),
     ("SesameKit", "Platform/BackgroundActivity.swift", "performExpiringActivity(withReason: name)", "performExpiringActivity(reason: name)",
      "incorrect argument label"),
@@ -122,9 +122,9 @@ def main() -> int:
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(MODULES[module], copy)
             target = copy / file
-            source = target.read_text()
+            source = target.read_text() if target.exists() else ""
             if text not in source:
-                print(f"self-test: {file} no longer contains {text!r}: update SEEDED_MISTAKES")
+                print(f"self-test: {module}/{file} is gone or no longer contains {text!r}: update SEEDED_MISTAKES")
                 failures += 1
                 continue
             target.write_text(source.replace(text, mistake, 1))

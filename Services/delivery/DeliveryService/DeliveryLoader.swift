@@ -242,7 +242,7 @@ struct DeliveryLoader: Sendable {
     /// Each app's pins and active signing key, signed into the registry it serves. Returns the rows read.
     private func loadPinRegistries(only: [String]?, into states: inout [String: AppState], failures: inout [String: String]) async throws -> Int {
         var rowsRead = 0
-        var pins: [String: [Pin]] = [:]
+        var pins: [String: [PinRegistry.Pin]] = [:]
         let pinRows = try await database.client.query(
             """
             SELECT app_id, domain_name, spki_sha256, fqdn, expire, created_at FROM pins
@@ -251,7 +251,7 @@ struct DeliveryLoader: Sendable {
         for try await (appID, domain, key, fqdn, expire, created) in pinRows.decode((String, String, String, String?, Int64?, Date).self) {
             rowsRead += 1
             pins[appID, default: []].append(
-                Pin(domainName: domain, key: key, fqdn: fqdn, expire: expire, date: created.formatted(.iso8601)))
+                PinRegistry.Pin(domainName: domain, key: key, fqdn: fqdn, expire: expire, date: created.formatted(.iso8601)))
         }
         guard !pins.isEmpty else { return rowsRead }
         let keyRows = try await database.client.query(

@@ -17,7 +17,7 @@ final class ServedPinRegistry: Sendable {
         /// When its first pin expires (Unix seconds): from then it is signed again without it.
         let nextExpiry: Int64?
 
-        init(pins: [Pin], signingKey: _RSA.Signing.PrivateKey, sequence: Int64, now: Date) throws {
+        init(pins: [PinRegistry.Pin], signingKey: _RSA.Signing.PrivateKey, sequence: Int64, now: Date) throws {
             let live = pins.filter { !$0.isExpired(at: now) }
             bytes = try PinRegistry(keys: live, sequence: sequence).signedDocument(with: signingKey)
             etag = "\"" + Hex.encode(SHA256.hash(data: bytes).prefix(16)) + "\""
@@ -26,13 +26,13 @@ final class ServedPinRegistry: Sendable {
     }
 
     /// Every pin, expired ones included.
-    private let pins: [Pin]
+    private let pins: [PinRegistry.Pin]
     private let signingKey: _RSA.Signing.PrivateKey
     /// The app's pin sequence when loaded.
     private let sequence: Int64
     private let document: Mutex<Document>
 
-    init(pins: [Pin], signingKey: _RSA.Signing.PrivateKey, sequence: Int64, now: Date = Date()) throws {
+    init(pins: [PinRegistry.Pin], signingKey: _RSA.Signing.PrivateKey, sequence: Int64, now: Date = Date()) throws {
         self.pins = pins
         self.signingKey = signingKey
         self.sequence = sequence

@@ -79,50 +79,64 @@ extension SesameClient {
     }
 }
 
-/// How long a saved config may stand in for Sesame. A saved config is *fresh* for as long as Sesame
-/// said (`refreshAfter`, `max-age`), *stale* after that, and *expired* past `maxStaleness`: an
-/// expired config is never served (the fallback config, or `SesameError.staleCacheExpired`).
-public struct CachePolicy: Sendable, Equatable {
-    /// Past this age (since Sesame last confirmed it) a saved config has expired and is not served,
-    /// whatever `onStaleConfig` says. Seven days by default.
-    public var maxStaleness: Duration
-    /// What happens to a stale (not yet expired) config while Sesame cannot be reached.
-    public var onStaleConfig: StaleConfigBehavior
-    /// Whether a launch's first fetch waits for Sesame when its saved config is stale.
-    public var atLaunch: LaunchRevalidation
+extension SesameClient {
+    /// How long a saved config may stand in for Sesame. A saved config is *fresh* for as long as Sesame
+    /// said (`refreshAfter`, `max-age`), *stale* after that, and *expired* past `maxStaleness`: an
+    /// expired config is never served (the fallback config, or `SesameError.staleCacheExpired`).
+    public struct CachePolicy: Sendable, Equatable {
+        /// Past this age (since Sesame last confirmed it) a saved config has expired and is not served,
+        /// whatever `onStaleConfig` says. Seven days by default.
+        public var maxStaleness: Duration
+        /// What happens to a stale (not yet expired) config while Sesame cannot be reached.
+        public var onStaleConfig: StaleConfigBehavior
+        /// Whether a launch's first fetch waits for Sesame when its saved config is stale.
+        public var atLaunch: LaunchRevalidation
 
-    /// A policy; by default a saved config serves for a week, marked stale with a warning once past
-    /// its freshness, and a launch starts from its saved config while Sesame is asked in the background.
-    public init(
-        maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse,
-        atLaunch: LaunchRevalidation = .serveSavedAndRevalidate
-    ) {
-        self.maxStaleness = maxStaleness
-        self.onStaleConfig = onStaleConfig
-        self.atLaunch = atLaunch
+        /// A policy; by default a saved config serves for a week, marked stale with a warning once past
+        /// its freshness, and a launch starts from its saved config while Sesame is asked in the background.
+        public init(
+            maxStaleness: Duration = .seconds(7 * 86_400), onStaleConfig: StaleConfigBehavior = .warnAndUse,
+            atLaunch: LaunchRevalidation = .serveSavedAndRevalidate
+        ) {
+            self.maxStaleness = maxStaleness
+            self.onStaleConfig = onStaleConfig
+            self.atLaunch = atLaunch
+        }
+    }
+
+    /// What a launch's first `fetchConfig` does with a saved config that is stale (past its freshness,
+    /// within `CachePolicy.maxStaleness`).
+    public enum LaunchRevalidation: Sendable, Equatable {
+        /// Return it at once (as `onStaleConfig` says) and ask Sesame in the background with
+        /// `If-None-Match`; the next fetch gets what Sesame said. A kill switch or revocation then takes
+        /// effect on the next fetch rather than this one. The default: a launch never waits for the network.
+        case serveSavedAndRevalidate
+        /// Ask Sesame first and serve the saved copy only when Sesame cannot be reached: a kill switch
+        /// takes effect on the launch's first fetch, at the cost of a round trip.
+        case askSesameFirst
+    }
+
+    /// What to do with a stale saved config (past its freshness, not yet past `CachePolicy.maxStaleness`)
+    /// while Sesame cannot be reached.
+    public enum StaleConfigBehavior: Sendable, Equatable {
+        /// Serve it marked `isStale`, and log a warning. For most apps.
+        case warnAndUse
+        /// Serve it without marking it stale or warning. For games and media apps.
+        case useSilently
+        /// Do not serve it: the fallback config if there is one, else `SesameError.staleCacheExpired`.
+        /// For apps that must never act on an old config (finance).
+        case failHard
     }
 }
 
-/// What a launch's first `fetchConfig` does with a saved config that is stale (past its freshness,
-/// within `CachePolicy.maxStaleness`).
-public enum LaunchRevalidation: Sendable, Equatable {
-    /// Return it at once (as `onStaleConfig` says) and ask Sesame in the background with
-    /// `If-None-Match`; the next fetch gets what Sesame said. A kill switch or revocation then takes
-    /// effect on the next fetch rather than this one. The default: a launch never waits for the network.
-    case serveSavedAndRevalidate
-    /// Ask Sesame first and serve the saved copy only when Sesame cannot be reached: a kill switch
-    /// takes effect on the launch's first fetch, at the cost of a round trip.
-    case askSesameFirst
-}
+// The names before 0.9.0, kept for a release so that apps migrate with a fix-it.
 
-/// What to do with a stale saved config (past its freshness, not yet past `CachePolicy.maxStaleness`)
-/// while Sesame cannot be reached.
-public enum StaleConfigBehavior: Sendable, Equatable {
-    /// Serve it marked `isStale`, and log a warning. For most apps.
-    case warnAndUse
-    /// Serve it without marking it stale or warning. For games and media apps.
-    case useSilently
-    /// Do not serve it: the fallback config if there is one, else `SesameError.staleCacheExpired`.
-    /// For apps that must never act on an old config (finance).
-    case failHard
-}
+/// Renamed `SesameClient.CachePolicy`, so that an app's own `CachePolicy` does not collide with it.
+@available(*, deprecated, renamed: "SesameClient.CachePolicy")
+public typealias CachePolicy = SesameClient.CachePolicy
+/// Renamed `SesameClient.LaunchRevalidation`.
+@available(*, deprecated, renamed: "SesameClient.LaunchRevalidation")
+public typealias LaunchRevalidation = SesameClient.LaunchRevalidation
+/// Renamed `SesameClient.StaleConfigBehavior`.
+@available(*, deprecated, renamed: "SesameClient.StaleConfigBehavior")
+public typealias StaleConfigBehavior = SesameClient.StaleConfigBehavior

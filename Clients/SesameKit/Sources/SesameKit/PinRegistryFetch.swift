@@ -18,7 +18,7 @@ extension SesameClient {
     /// shares no connection, and (ephemeral) no stored TLS session, with the pinned session the app
     /// builds next. Pass the pinned session's own transport only once it exists.
     ///
-    /// With a `store` (the app's `KeychainStore`), SesameKit remembers the highest registry
+    /// With a `store` (the app's `SesameKeychainStore`), SesameKit remembers the highest registry
     /// sequence it accepted for the app and refuses an older registry replayed to it, and one
     /// without a sequence once it has seen one.
     /// - Throws: `SesameError.network` when the registry cannot be fetched; `.server(code:

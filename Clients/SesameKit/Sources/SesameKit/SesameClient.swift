@@ -7,7 +7,7 @@ import SesameVault
 /// ```swift
 /// let client = SesameClient(
 ///     configuration: SesameClient.Configuration(baseURL: url, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3"),
-///     attestation: DeviceCheckAppAttest(), store: KeychainStore())
+///     attestation: DeviceCheckAppAttest(), store: SesameKeychainStore())
 /// let config = try await client.fetchConfig(scope: ["api_keys.stripe"])
 /// let stripeKey = config.string("api_keys.stripe")
 /// ```
@@ -40,7 +40,7 @@ public actor SesameClient {
     /// A client for the app `configuration` describes.
     /// - Parameters:
     ///   - attestation: `DeviceCheckAppAttest()` in the app; `SoftwareAppAttest` in tests.
-    ///   - store: `KeychainStore()` in the app; `InMemorySecureStore()` in tests.
+    ///   - store: `SesameKeychainStore()` in the app; `InMemorySecureStore()` in tests.
     ///   - transport: how requests travel; `URLSessionTransport()` unless a test scripts them.
     public init(
         configuration: SesameClient.Configuration, attestation: any AppAttestProvider, store: any SecureStore,

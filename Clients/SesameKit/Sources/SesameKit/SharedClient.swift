@@ -44,7 +44,7 @@ extension SesameClient {
 extension SesameClient {
     /// The one line an app starts with: the shared client for the app `bundle` describes
     /// (`Configuration(bundle:)`: `SesameBaseURL` and `SesameTeamID` from its Info.plist, its bundle
-    /// id and version), with App Attest (`DeviceCheckAppAttest`) and the Keychain (`KeychainStore`).
+    /// id and version), with App Attest (`DeviceCheckAppAttest`) and the Keychain (`SesameKeychainStore`).
     ///
     /// ```swift
     /// @main struct ShopApp: App {
@@ -63,7 +63,7 @@ extension SesameClient {
         } catch {
             preconditionFailure("SesameClient.configure(): \(error.localizedDescription)")
         }
-        return configure(configuration, attestation: DeviceCheckAppAttest(), store: KeychainStore())
+        return configure(configuration, attestation: DeviceCheckAppAttest(), store: SesameKeychainStore())
     }
 }
 #endif

@@ -2,38 +2,6 @@ import Crypto
 import Foundation
 import CryptoExtras
 
-/// One pinned key: `key` is base64 SHA-256 of a TLS leaf certificate's SubjectPublicKeyInfo, for
-/// hosts matching `domainName` (`api.example.com`, or `*.example.com` for one label, never the apex).
-public struct Pin: Sendable, Equatable, Codable {
-    public var domainName: String
-    public var key: String
-    /// The host the key was read from, when known.
-    public var fqdn: String?
-    /// Unix time (seconds) after which the pin no longer counts.
-    public var expire: Int64?
-    /// When it was added, ISO 8601 (`2025-12-14T21:02:11Z`).
-    public var date: String
-
-    public init(domainName: String, key: String, fqdn: String? = nil, expire: Int64? = nil, date: String) {
-        self.domainName = domainName
-        self.key = key
-        self.fqdn = fqdn
-        self.expire = expire
-        self.date = date
-    }
-
-    /// The pin as the registry's payload writes it: optional fields absent, never null (the
-    /// SslPinning client rebuilds each key from these five fields before it checks the signature).
-    var canonical: CanonicalJSON {
-        var members: [String: CanonicalJSON] = ["domainName": .string(domainName), "key": .string(key), "date": .string(date)]
-        if let fqdn { members["fqdn"] = .string(fqdn) }
-        if let expire { members["expire"] = .number(Double(expire)) }
-        return .object(members)
-    }
-
-    /// Whether the pin has expired at `now`.
-    public func isExpired(at now: Date) -> Bool { expire.map { Double($0) <= now.timeIntervalSince1970 } ?? false }
-}
 
 /// The signed key registry the SslPinning SDK reads:
 /// `{"payload": {"keys": [Pin…]}, "signature": base64(RSA PKCS#1 v1.5 SHA-512 over JCS(payload))}`,
@@ -42,11 +10,11 @@ public struct Pin: Sendable, Equatable, Codable {
 /// signing key, so a client that remembers the highest it saw refuses an older registry replayed
 /// to it. The SslPinning SDK ignores the member; SesameKit checks it.
 public struct PinRegistry: Sendable, Equatable {
-    public var keys: [Pin]
+    public var keys: [PinRegistry.Pin]
     /// Where the registry stands in the app's history; nil for a registry without freshness.
     public var sequence: Int64?
 
-    public init(keys: [Pin], sequence: Int64? = nil) {
+    public init(keys: [PinRegistry.Pin], sequence: Int64? = nil) {
         self.keys = keys
         self.sequence = sequence
     }
@@ -98,7 +66,7 @@ public struct PinRegistry: Sendable, Equatable {
     /// The pins of `document` once its signature verifies with `signingKey`, without the expired ones.
     /// As the SslPinning client does, each key is rebuilt from its five fields and the payload is
     /// canonicalised again before the check: extra members cannot change what was signed.
-    public static func verified(_ document: Data, signingKey: _RSA.Signing.PublicKey, now: Date = Date()) throws(Refusal) -> [Pin] {
+    public static func verified(_ document: Data, signingKey: _RSA.Signing.PublicKey, now: Date = Date()) throws(Refusal) -> [PinRegistry.Pin] {
         try verifiedRegistry(document, signingKey: signingKey, now: now).keys
     }
 
@@ -109,7 +77,7 @@ public struct PinRegistry: Sendable, Equatable {
         guard let object = try? JSONSerialization.jsonObject(with: document) as? [String: Any],
             let payload = object["payload"] as? [String: Any], let entries = payload["keys"] as? [[String: Any]]
         else { throw .malformed("not {\"payload\": {\"keys\": […]}, \"signature\": …}") }
-        var pins: [Pin] = []
+        var pins: [PinRegistry.Pin] = []
         for entry in entries {
             guard let domainName = entry["domainName"] as? String, let key = entry["key"] as? String, let date = entry["date"] as? String else {
                 throw .malformed("a key lacks domainName, key or date")
@@ -146,3 +114,42 @@ public struct PinRegistry: Sendable, Equatable {
         throw .unusableSigningKey
     }
 }
+
+extension PinRegistry {
+    /// One pinned key: `key` is base64 SHA-256 of a TLS leaf certificate's SubjectPublicKeyInfo, for
+    /// hosts matching `domainName` (`api.example.com`, or `*.example.com` for one label, never the apex).
+    public struct Pin: Sendable, Equatable, Codable {
+        public var domainName: String
+        public var key: String
+        /// The host the key was read from, when known.
+        public var fqdn: String?
+        /// Unix time (seconds) after which the pin no longer counts.
+        public var expire: Int64?
+        /// When it was added, ISO 8601 (`2025-12-14T21:02:11Z`).
+        public var date: String
+
+        public init(domainName: String, key: String, fqdn: String? = nil, expire: Int64? = nil, date: String) {
+            self.domainName = domainName
+            self.key = key
+            self.fqdn = fqdn
+            self.expire = expire
+            self.date = date
+        }
+
+        /// The pin as the registry's payload writes it: optional fields absent, never null (the
+        /// SslPinning client rebuilds each key from these five fields before it checks the signature).
+        var canonical: CanonicalJSON {
+            var members: [String: CanonicalJSON] = ["domainName": .string(domainName), "key": .string(key), "date": .string(date)]
+            if let fqdn { members["fqdn"] = .string(fqdn) }
+            if let expire { members["expire"] = .number(Double(expire)) }
+            return .object(members)
+        }
+
+        /// Whether the pin has expired at `now`.
+        public func isExpired(at now: Date) -> Bool { expire.map { Double($0) <= now.timeIntervalSince1970 } ?? false }
+    }
+}
+
+/// Renamed `PinRegistry.Pin`, so that an app's own `Pin` does not collide with it.
+@available(*, deprecated, renamed: "PinRegistry.Pin")
+public typealias Pin = PinRegistry.Pin

@@ -4,11 +4,11 @@ import Foundation
 /// Which SPKI hashes a host may present, from a verified registry: the check a pinned TLS session
 /// makes on the server's leaf certificate. Kept free of Security.framework so it runs everywhere.
 public struct PinnedHosts: Sendable, Equatable {
-    public let pins: [Pin]
+    public let pins: [PinRegistry.Pin]
     /// The registry's sequence, when it carried Sesame's freshness.
     public let sequence: Int64?
 
-    public init(pins: [Pin], sequence: Int64? = nil) {
+    public init(pins: [PinRegistry.Pin], sequence: Int64? = nil) {
         self.pins = pins
         self.sequence = sequence
     }

@@ -19,7 +19,7 @@ struct PinRegistryFetchTests {
     @Test("a registry that verifies gives its hosts; one signed by another key, or refused, gives an error")
     func fetch() async throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let pins = [Pin(domainName: "sesame.example.com", key: Data(repeating: 7, count: 32).base64EncodedString(), date: "2026-11-23T00:00:00Z")]
+        let pins = [PinRegistry.Pin(domainName: "sesame.example.com", key: Data(repeating: 7, count: 32).base64EncodedString(), date: "2026-11-23T00:00:00Z")]
         let document = Data(try PinRegistry(keys: pins).signedDocument(with: key))
         let signingKey = Data(key.publicKey.pemRepresentation.utf8).base64EncodedString()
         let url = URL(string: "https://sesame.example.com")!
@@ -46,7 +46,7 @@ struct PinRegistryFetchTests {
     func staleRegistriesAreRefused() async throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let signingKey = Data(key.publicKey.pemRepresentation.utf8).base64EncodedString()
-        let pins = [Pin(domainName: "sesame.example.com", key: Data(repeating: 7, count: 32).base64EncodedString(), date: "2026-11-23T00:00:00Z")]
+        let pins = [PinRegistry.Pin(domainName: "sesame.example.com", key: Data(repeating: 7, count: 32).base64EncodedString(), date: "2026-11-23T00:00:00Z")]
         let store = InMemorySecureStore()
         func fetch(_ sequence: Int64?) async throws(SesameError) -> PinnedHosts {
             let document = Data(try! PinRegistry(keys: pins, sequence: sequence).signedDocument(with: key))

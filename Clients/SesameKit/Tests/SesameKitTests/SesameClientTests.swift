@@ -12,7 +12,7 @@ struct Harness {
     let sesame = ScriptedSesame()
     let attest: FakeAppAttest
     let device = try! DeviceLifecycle()
-    var cachePolicy = CachePolicy()
+    var cachePolicy = SesameClient.CachePolicy()
     var fallback: [String: SesameConfig.Value]?
     var password: String?
 
@@ -138,7 +138,7 @@ struct SesameClientTests {
     @Test("offline: a stale config is served as the policy says (.useSilently unmarked, .failHard not at all); past maxStaleness it has expired whatever the policy")
     func offline() async throws {
         var harness = Harness()
-        harness.cachePolicy = CachePolicy(maxStaleness: .seconds(3600), onStaleConfig: .warnAndUse)
+        harness.cachePolicy = SesameClient.CachePolicy(maxStaleness: .seconds(3600), onStaleConfig: .warnAndUse)
         _ = try await harness.client().fetchConfig()
         harness.sesame.with { $0.offline = true }
         let stale = try await harness.client().fetchConfig()
@@ -156,7 +156,7 @@ struct SesameClientTests {
         // Past maxStaleness the cache has expired: no policy serves it.
         harness.device.advance(3601)
         harness.fallback = nil
-        for policy in [StaleConfigBehavior.warnAndUse, .useSilently, .failHard] {
+        for policy in [SesameClient.StaleConfigBehavior.warnAndUse, .useSilently, .failHard] {
             harness.cachePolicy.onStaleConfig = policy
             await #expect(throws: SesameError.staleCacheExpired) { try await harness.client().fetchConfig() }
         }
@@ -436,7 +436,7 @@ struct ReadyNotificationTests {
     @Test("posted once, with the config, when the first fetch returns; not on a failed fetch and not again")
     func postedOnceWithTheConfig() async throws {
         var harness = Harness()
-        harness.cachePolicy = CachePolicy(atLaunch: .askSesameFirst)
+        harness.cachePolicy = SesameClient.CachePolicy(atLaunch: .askSesameFirst)
         let client = harness.client()
         let observed = Observed()
         let token = NotificationCenter.default.addObserver(forName: SesameClient.readyNotification, object: client, queue: nil) { note in

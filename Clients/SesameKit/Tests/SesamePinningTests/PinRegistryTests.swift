@@ -11,9 +11,9 @@ import CryptoExtras
 struct PinRegistryTests {
     static let signingKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     static let pins = [
-        Pin(domainName: "api.example.com", key: Data(repeating: 1, count: 32).base64EncodedString(), fqdn: "api.example.com", date: "2026-11-23T10:00:00Z"),
-        Pin(domainName: "*.example.com", key: Data(repeating: 2, count: 32).base64EncodedString(), expire: 4_000_000_000, date: "2026-11-23T10:00:00Z"),
-        Pin(domainName: "old.example.com", key: Data(repeating: 3, count: 32).base64EncodedString(), expire: 1_000, date: "2001-01-01T00:00:00Z"),
+        PinRegistry.Pin(domainName: "api.example.com", key: Data(repeating: 1, count: 32).base64EncodedString(), fqdn: "api.example.com", date: "2026-11-23T10:00:00Z"),
+        PinRegistry.Pin(domainName: "*.example.com", key: Data(repeating: 2, count: 32).base64EncodedString(), expire: 4_000_000_000, date: "2026-11-23T10:00:00Z"),
+        PinRegistry.Pin(domainName: "old.example.com", key: Data(repeating: 3, count: 32).base64EncodedString(), expire: 1_000, date: "2001-01-01T00:00:00Z"),
     ]
 
     @Test("a signed registry verifies with the public key in each form an app may hold; expired pins are left out")
@@ -73,7 +73,7 @@ struct PinRegistryTests {
         #expect(!PinnedHosts.pattern("*.example.com", covers: "evilexample.com"))
         #expect(PinnedHosts.pattern("api.example.com", covers: "api.example.com") && !PinnedHosts.pattern("api.example.com", covers: "x.api.example.com"))
         let spki = Data("a SubjectPublicKeyInfo".utf8)
-        let hosts = PinnedHosts(pins: [Pin(domainName: "*.example.com", key: Data(SHA256.hash(data: spki)).base64EncodedString(), date: "d")])
+        let hosts = PinnedHosts(pins: [PinRegistry.Pin(domainName: "*.example.com", key: Data(SHA256.hash(data: spki)).base64EncodedString(), date: "d")])
         #expect(hosts.accepts(spki: spki, for: "api.example.com"))
         #expect(!hosts.accepts(spki: Data("another key".utf8), for: "api.example.com"))
         #expect(hosts.accepts(spki: Data("another key".utf8), for: "unpinned.org") && !hosts.isPinned("unpinned.org"))

@@ -13,7 +13,7 @@ struct App {
         let client = SesameClient(
             configuration: SesameClient.Configuration(
                 baseURL: URL(string: "https://127.0.0.1:9")!, teamID: "A1B2C3D4E5", bundleID: "com.example.app", appVersion: "2.1.3",
-                cachePolicy: CachePolicy(maxStaleness: .seconds(7 * 86_400), onStaleConfig: .warnAndUse),
+                cachePolicy: SesameClient.CachePolicy(maxStaleness: .seconds(7 * 86_400), onStaleConfig: .warnAndUse),
                 fallbackConfig: ["features": .object(["checkout": .bool(false)])]),
             attestation: SoftwareAppAttest(appID: "A1B2C3D4E5.com.example.app", authority: authority), store: InMemorySecureStore())
         let config = try await client.fetchConfig(scope: ["features"])
@@ -23,7 +23,7 @@ struct App {
         }
         #if canImport(DeviceCheck) && canImport(Security)
         // What ships: App Attest in the Secure Enclave and the Keychain.
-        _ = SesameClient(configuration: client.configuration, attestation: DeviceCheckAppAttest(), store: KeychainStore())
+        _ = SesameClient(configuration: client.configuration, attestation: DeviceCheckAppAttest(), store: SesameKeychainStore())
         #endif
         print("an app built SesameKit by URL and launched on its fallback config")
     }

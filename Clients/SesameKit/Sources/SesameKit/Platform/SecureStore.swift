@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where SesameKit keeps what must survive a relaunch: the App Attest key id, the refresh token and
-/// the saved configs. `KeychainStore` on Apple platforms; `InMemorySecureStore` in tests.
+/// the saved configs. `SesameKeychainStore` on Apple platforms; `InMemorySecureStore` in tests.
 public protocol SecureStore: Sendable {
     /// The data saved under `key`, or nil.
     func data(for key: String) throws -> Data?

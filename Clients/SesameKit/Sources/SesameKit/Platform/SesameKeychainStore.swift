@@ -10,7 +10,7 @@ import Security
 /// The service defaults to `SesameKit.<bundle id>`, so an app and its extensions keep apart their
 /// App Attest keys (each has its own App ID) and refresh tokens (presenting one twice revokes it)
 /// even when they share a keychain access group.
-public struct KeychainStore: SecureStore {
+public struct SesameKeychainStore: SecureStore {
     /// The Keychain service the items are filed under.
     public let service: String
     /// The keychain access group the items live in (`TEAMID.com.example.shared`); nil for the
@@ -30,7 +30,7 @@ public struct KeychainStore: SecureStore {
         var result: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess else { throw KeychainError(status: status) }
+        guard status == errSecSuccess else { throw SesameKeychainError(status: status) }
         return result as? Data
     }
 
@@ -44,12 +44,12 @@ public struct KeychainStore: SecureStore {
             // Another thread added it between the update and the add: update what it added.
             if status == errSecDuplicateItem { status = SecItemUpdate(item(key) as CFDictionary, attributes as CFDictionary) }
         }
-        guard status == errSecSuccess else { throw KeychainError(status: status) }
+        guard status == errSecSuccess else { throw SesameKeychainError(status: status) }
     }
 
     public func remove(_ key: String) throws {
         let status = SecItemDelete(item(key) as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw SesameKeychainError(status: status) }
     }
 
     private func item(_ key: String) -> [String: Any] {
@@ -64,8 +64,15 @@ public struct KeychainStore: SecureStore {
 }
 
 /// A Keychain call failed with `status` (an `OSStatus`).
-public struct KeychainError: Error, Sendable, Equatable {
+public struct SesameKeychainError: Error, Sendable, Equatable {
     /// The Keychain's result code.
     public let status: OSStatus
 }
+
+/// Renamed `SesameKeychainStore`, so that an app's own `KeychainStore` does not collide with it.
+@available(*, deprecated, renamed: "SesameKeychainStore")
+public typealias KeychainStore = SesameKeychainStore
+/// Renamed `SesameKeychainError`.
+@available(*, deprecated, renamed: "SesameKeychainError")
+public typealias KeychainError = SesameKeychainError
 #endif
