@@ -2,7 +2,8 @@
 """Type-checks SesameKit's Apple-only lines on Linux, against stub modules of Apple's frameworks.
 
 Nothing here compiles for an Apple platform, so the lines under `#if canImport(DeviceCheck)`,
-`canImport(Security)`, `canImport(os)`, `canImport(Darwin)` and `canImport(Combine)` in SesameKit
+`canImport(Security)`, `canImport(os)`, `canImport(Darwin)`, `canImport(Combine)` and
+`canImport(SwiftUI)` in SesameKit
 and SesamePinning
 were never compiled at all, nor Apple's branch where a file has one for Linux too (selected here
 by `-DSESAME_APPLE_TYPECHECK`). The
@@ -34,7 +35,7 @@ MODULES = {
     "SesameKit": ROOT / "Clients/SesameKit/Sources/SesameKit",
     "SesamePinning": ROOT / "Clients/SesameKit/Sources/SesamePinning",
 }
-STUB_MODULES = ["DeviceCheck", "Security", "os", "Darwin", "Combine"]
+STUB_MODULES = ["DeviceCheck", "Security", "os", "Darwin", "Combine", "SwiftUI"]
 
 # (module, file, text, replaced by, what the compiler must say): mistakes the type-check must catch.
 SEEDED_MISTAKES = [
@@ -49,6 +50,8 @@ SEEDED_MISTAKES = [
     ("SesameKit", "Platform/HTTPStreaming.swift", "try await session.bytes(for: request)", "try await session.bytes(request)",
      "missing argument label"),
     ("SesameKit", "LiveConfig.swift", "objectWillChange.send()", "objectWillChange.send(self)", "argument passed to call that takes no arguments"),
+    ("SesameKit", "SwiftUI/SesameValue.swift", "StateObject(wrappedValue: SesameLiveConfig(client: client))",
+     "StateObject(SesameLiveConfig(client: client))", "missing argument label"),
     ("SesamePinning", "PinnedSessionDelegate.swift", "SecCertificateCopyData(leaf) as Data", "SecCertificateCopyData(trust) as Data",
      "cannot convert value"),
 ]
@@ -83,7 +86,8 @@ def compiler_flags(build_manifest: Path, module: str) -> list[str]:
 def build_stubs(swiftc: str, output: Path) -> None:
     for module in STUB_MODULES:
         subprocess.run(
-            [swiftc, "-emit-module", "-parse-as-library", "-swift-version", "6", "-module-name", module,
+            # Built in order, each seeing the ones before (SwiftUI re-exports Combine).
+            [swiftc, "-emit-module", "-parse-as-library", "-swift-version", "6", "-module-name", module, "-I", str(output),
              "-emit-module-path", str(output / f"{module}.swiftmodule"), str(HERE / "Stubs" / f"{module}.swift")],
             check=True)
 

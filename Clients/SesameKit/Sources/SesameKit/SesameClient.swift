@@ -137,9 +137,10 @@ public actor SesameClient {
     }
 
     /// Returns once every background revalidation started so far has finished; the next
-    /// `fetchConfig` then serves what Sesame said. For tests, and for an app that wants the newest
-    /// config before a decision that matters.
-    public func waitForBackgroundRevalidation() async {
+    /// `fetchConfig` then serves what Sesame said. For tests (`SesameKitTesting` makes it public as
+    /// `waitForBackgroundRevalidation()`); an app that needs the newest config before a decision
+    /// that matters uses `fetchConfig(forceRefresh: true)`.
+    package func backgroundRevalidationsFinished() async {
         while !revalidations.isEmpty {
             let started = revalidations
             revalidations.removeAll()
