@@ -232,4 +232,24 @@ struct SesameKitLiveTests {
             }
         }
     }
+
+    @Test("a view's SesameLiveConfig, on the main actor, follows a publish from the live suite; two of them share one stream")
+    func liveObject() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+            _ = try await harness.upload(["features": ["checkout": false]], version: "2.*")
+            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            try await eventually(timeout: .seconds(10), "the upload reaches delivery") { (try? await client.fetchConfig()) != nil }
+
+            let (first, second) = await MainActor.run { (SesameLiveConfig(client: client), SesameLiveConfig(client: client)) }
+            #expect(await MainActor.run { first.config?.bool("features.checkout") == false })
+            let revision = try await harness.upload(["features": ["checkout": true]], version: "2.*")
+            try await eventually(timeout: .seconds(5), "the publish reaches both views") {
+                await MainActor.run { first.config?.revision == Int64(revision) && second.config?.revision == Int64(revision) }
+            }
+            #expect(await MainActor.run { first.bool("features.checkout", default: false) && second.bool("features.checkout", default: false) })
+            #expect(client.liveConfigs.withLock { $0.count } == 1)
+        }
+    }
 }
