@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 
 #if canImport(Combine)
 import Combine
@@ -7,7 +8,8 @@ import Combine
 /// The app's live config for SwiftUI and UIKit, on the main actor: `config` starts as the client's
 /// `current` (the saved copy or the fallback, for the first frame) and follows `updates(scope:)`,
 /// sharing the client's one connection with every other observer of the scope. An
-/// `ObservableObject` where Combine exists, so a view that holds one redraws when it changes.
+/// `ObservableObject` where Combine exists (iOS 16), and `Observable` from iOS 17 and macOS 14, so
+/// a view that holds one (`@StateObject`, or `@State` with Observation) redraws when it changes.
 ///
 /// ```swift
 /// struct CheckoutButton: View {
@@ -20,16 +22,30 @@ import Combine
 @MainActor
 public final class SesameLiveConfig {
     /// The newest config; nil until there is one (nothing saved, no fallback, no answer yet).
-    public private(set) var config: SesameConfig?
+    public var config: SesameConfig? {
+        observed(\.config)
+        return newestConfig
+    }
     /// Why the updates stopped: `versionDisabled` (show the update screen with its
     /// `killSwitchReason`), a lasting refusal, or the first fetch's failure. Nil while they run.
-    public private(set) var error: SesameError?
+    public var error: SesameError? {
+        observed(\.error)
+        return stopError
+    }
 
+    private var newestConfig: SesameConfig?
+    private var stopError: SesameError?
     private let follower = Locked<Task<Void, Never>?>(nil)
+    /// Observation's registrar from iOS 17 and macOS 14 (a stored property cannot be newer than
+    /// its type, so it is held untyped); nil before.
+    private let registrar: (any Sendable)? = {
+        if #available(iOS 17, macOS 14, *) { return ObservationRegistrar() }
+        return nil
+    }()
 
     /// Follows `scope` of `client`'s config (the shared client's by default).
     public init(client: SesameClient = .shared, scope: [String] = []) {
-        config = scope.isEmpty ? client.current : nil
+        newestConfig = scope.isEmpty ? client.current : nil
         let task = Task { [weak self] in
             do {
                 for try await config in client.updates(scope: scope) {
@@ -55,22 +71,34 @@ public final class SesameLiveConfig {
     public func int(_ path: String, default defaultValue: Int) -> Int { config?.int(path) ?? defaultValue }
 
     private func apply(_ newConfig: SesameConfig) {
-        guard newConfig != config else { return }
-        willChange()
-        config = newConfig
+        guard newConfig != newestConfig else { return }
+        changing(\.config) { newestConfig = newConfig }
     }
 
     private func stop(with stopped: SesameError) {
-        willChange()
-        error = stopped
+        changing(\.error) { stopError = stopped }
     }
 
-    private func willChange() {
+    /// Tells Observation that `keyPath` was read (iOS 17, macOS 14).
+    private func observed<Member>(_ keyPath: KeyPath<SesameLiveConfig, Member>) {
+        if #available(iOS 17, macOS 14, *), let registrar = registrar as? ObservationRegistrar { registrar.access(self, keyPath: keyPath) }
+    }
+
+    /// Makes a change, telling Combine's observers before and Observation's around it.
+    private func changing<Member>(_ keyPath: KeyPath<SesameLiveConfig, Member>, _ change: () -> Void) {
         #if canImport(Combine)
         objectWillChange.send()
         #endif
+        if #available(iOS 17, macOS 14, *), let registrar = registrar as? ObservationRegistrar {
+            registrar.withMutation(of: self, keyPath: keyPath, change)
+        } else {
+            change()
+        }
     }
 }
+
+@available(iOS 17, macOS 14, *)
+extension SesameLiveConfig: Observable {}
 
 #if canImport(Combine)
 extension SesameLiveConfig: ObservableObject {}

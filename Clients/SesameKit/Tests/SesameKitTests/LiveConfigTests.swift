@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import SesameKitTesting
 import Testing
 
@@ -110,5 +111,27 @@ extension LiveUpdateTests {
         transport.push("event: version_disabled\ndata: {}\n\n")
         try await Self.eventually("the kill switch seen") { await MainActor.run { live.error != nil } }
         #expect(live.error?.killSwitchReason == "Update, please.")
+    }
+
+    @Test("SesameLiveConfig is Observable: a view that read its config is told of the next publish")
+    @MainActor
+    @available(iOS 17, macOS 14, *)
+    func observable() async throws {
+        let device = try DeviceLifecycle()
+        let sesame = ScriptedSesame()
+        let transport = StreamingSesame(sesame, holdOpen: true, answer: Self.announceRevision)
+        let live = SesameLiveConfig(client: Self.viewClient(transport, on: device))
+        try await Self.eventually("the first config") { await MainActor.run { live.config != nil } }
+        try await Self.eventually("the stream open") { transport.opened.withLock { $0 } == 1 }
+        let changed = Locked(false)
+        withObservationTracking { _ = live.config } onChange: { changed.withLock { $0 = true } }
+        #expect(!changed.withLock { $0 })
+        sesame.with {
+            $0.config = #"{"features":{"checkout":true}}"#
+            $0.revision = 2
+        }
+        transport.push("event: config\nid: \"2-etag\"\ndata: {}\n\n")
+        try await Self.eventually("Observation told of the change") { changed.withLock { $0 } }
+        #expect(live.config?.revision == 2)
     }
 }
