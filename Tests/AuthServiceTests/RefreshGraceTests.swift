@@ -28,10 +28,10 @@ struct RefreshGraceTests {
         return false
     }
 
-    @Test("the held token with an assertion rotates again; the lost pair is then refused and the family revoked")
+    @Test("the held token with an assertion rotates again, and the device goes on from the new pair (the lost pair: lostPairRefused)")
     func lostReplyRecovers() async throws {
         try await AuthHarness.run { harness in
-            let (held, lost, key) = try await Self.lostReply(harness)
+            let (held, _, key) = try await Self.lostReply(harness)
             let recovered = try await harness.refresh(held, extra: try await harness.assertionFields(key, counter: 2))
             #expect(recovered.status == .ok, "\(recovered.json)")
             let current = try #require(recovered["refreshToken"])

@@ -45,9 +45,11 @@ struct InstallGate: Sendable {
         let rules = try await loaded
         // A rule that does not parse could be the one that covers this install: refuse.
         guard rules.failures[appID] == nil else { throw Refusal.revoked }
+        // A token is no older than its key: an install attested after an emergency revocation is
+        // not covered by it, though its API tokens' whole-second `iat` may read a moment earlier.
         let (version, issuedAt): (String?, Date) =
             switch subject {
-            case .token(let version, let issuedAt): (version, issuedAt)
+            case .token(let version, let issuedAt): (version, max(issuedAt, key.attestedAt))
             case .key: (key.appVersion, key.attestedAt)
             }
         switch (rules.rules[appID] ?? AccessRules()).verdict(requestedVersion: nil, tokenVersionText: version, issuedAt: issuedAt, now: now) {
