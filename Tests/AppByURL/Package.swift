@@ -17,6 +17,9 @@ let package = Package(
                 .product(name: "SesameKit", package: "sesame"),
                 .product(name: "SesameKitTesting", package: "sesame"),
                 .product(name: "SesamePinning", package: "sesame"),
-            ])
+            ]),
+        // The README's quick start, copied verbatim by ./sesame-dev test (it prints what it read);
+        // the end-to-end walk runs it against the local suite.
+        .executableTarget(name: "QuickStart", dependencies: [.product(name: "SesameKit", package: "sesame")]),
     ]
 )

@@ -17,6 +17,7 @@ struct EndToEnd: AsyncParsableCommand {
 
     @Option(help: "The sesame CLI executable.") var cli: String
     @Option(help: "The sesame-device executable.") var device: String
+    @Option(help: "The README's quick start, built by URL in Tests/AppByURL (its QuickStart executable).") var quickStart: String
     @Option(help: "A folder for this run's files.") var work: String
 
     /// Delivery replicas the walk runs, each checked on its own.
@@ -39,7 +40,7 @@ struct EndToEnd: AsyncParsableCommand {
         let suite = LocalSuite(
             suite: DevelopmentSuite(
                 layout: layout, extraEnvironment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken]),
-            cli: cli, device: device, gateway: gatewayURL)
+            cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
 
         let replicas = Replicas(delivery: Self.deliveryReplicas)
         // Where the suite puts each delivery replica: the first on its port, the others ten apart.

@@ -79,9 +79,9 @@ struct KitWalk: Sendable {
                 return try current.store.data(for: "sesame.appAttestKeyID") != keyID
             }
         }
-        try await step(17, "a CI job with a debug token reads the flags opened to its tier and is told which keys were withheld") {
+        try await step(17, "a CI job with a debug token reads the flags opened to its tier and is told which keys were withheld; so does the README's quick start, built by URL") {
             let config = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-e2e-tiers-\(UUID().uuidString).json")
-            try Data(#"{"api_keys":{"stripe":"sk-5"},"features":{"chat":true}}"#.utf8).write(to: config)
+            try Data(#"{"api_keys":{"stripe":"sk-5"},"features":{"chat":true,"checkout":true}}"#.utf8).write(to: config)
             defer { try? FileManager.default.removeItem(at: config) }
             _ = try await suite.sesame(["upload", "--file", config.path, "--ver", "5.*", "--tier", "features=debug"], key: key)
             let token = try await suite.sesame(["debug-tokens", "create", "--name", "e2e-ci", "--ttl", "1h"], key: key)
@@ -101,6 +101,16 @@ struct KitWalk: Sendable {
                     && ci.output.contains("Withheld at this tier: api_keys") && !ci.output.contains("sk-5"), "sesame-device --debug-token: \(ci.output)")
             let audit = try await suite.sesame(["debug-tokens", "list"], key: key)
             try expect(audit.contains("e2e-ci"), "debug-tokens list: \(audit)")
+
+            // The README's quick start, verbatim, as an app on this machine: `configure()` reads the
+            // Info.plist and takes the debug token from the environment.
+            let quick = try await suite.runQuickStart(
+                info: [
+                    "CFBundleIdentifier": bundle, "CFBundleShortVersionString": "5.0", "SesameBaseURL": gateway.absoluteString,
+                    "SesameTeamID": team,
+                ],
+                extra: ["SESAME_DEBUG_TOKEN": token])
+            try expect(quick.status == 0 && quick.output.contains("checkoutEnabled=true"), "the README's quick start: \(quick.status) \(quick.output)")
         }
         try await step(18, "a purchase protected by a single-use token and by an assertion, checked by the shop's backend with a backend key; replays refused") {
             _ = try await suite.sesame(["policy", "set", #"apiAudiences=["https://shop.example.com"]"#], key: key)

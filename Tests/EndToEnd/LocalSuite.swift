@@ -13,6 +13,8 @@ struct LocalSuite: Sendable {
     let cli: String
     /// The `sesame-device` executable.
     let device: String
+    /// The README's quick start, built by URL (`Tests/AppByURL`'s QuickStart).
+    let quickStart: String
     let gateway: URL
     /// Extra environment for the suite's services and the CLI.
     var environment: [String: String] { suite.extraEnvironment }
@@ -31,6 +33,14 @@ struct LocalSuite: Sendable {
     /// Runs `sesame-device ARGS` (with `extra` in its environment); returns its exit status and standard output.
     func sesameDevice(_ arguments: [String], extra: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         try await run(device, arguments, capture: true, environment: extra)
+    }
+
+    /// Runs the README's quick start as an app with `info` as its Info.plist (written beside the
+    /// executable, where Foundation looks for a flat bundle's) and `extra` in its environment.
+    func runQuickStart(info: [String: String], extra: [String: String]) async throws -> (status: Int32, output: String) {
+        let plist = URL(fileURLWithPath: quickStart).deletingLastPathComponent().appendingPathComponent("Info.plist")
+        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0).write(to: plist)
+        return try await run(quickStart, [], capture: true, includingErrors: true, environment: extra)
     }
 
     /// Runs a process to its end with the suite's environment (and `extra`).

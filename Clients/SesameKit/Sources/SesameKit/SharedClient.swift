@@ -40,11 +40,20 @@ extension SesameClient {
     }
 }
 
-#if canImport(DeviceCheck) && canImport(Security)
 extension SesameClient {
+    /// The environment variable `configure()` takes a debug token from where App Attest is
+    /// unavailable (the Simulator, a CI job, Linux): a token from `sesame debug-tokens create`. Xcode
+    /// sets it from the scheme; a shipped app has no such environment, and a device that can attest
+    /// ignores it.
+    public static let debugTokenEnvironmentKey = "SESAME_DEBUG_TOKEN"
+
     /// The one line an app starts with: the shared client for the app `bundle` describes
     /// (`Configuration(bundle:)`: `SesameBaseURL` and `SesameTeamID` from its Info.plist, its bundle
-    /// id and version), with App Attest (`DeviceCheckAppAttest`) and the Keychain (`SesameKeychainStore`).
+    /// id and version), with App Attest (`DeviceCheckAppAttest`) and the Keychain
+    /// (`SesameKeychainStore`). Where App Attest is unavailable, a debug token in
+    /// `SESAME_DEBUG_TOKEN` is used instead (`DebugTokenAttest`); without one the Simulator asks for
+    /// the `unattested` tier. Off Apple platforms (a Linux tool, CI) the token is required and the
+    /// store is in memory.
     ///
     /// ```swift
     /// @main struct ShopApp: App {
@@ -56,14 +65,27 @@ extension SesameClient {
     /// A missing Info.plist key stops the app with a message naming it, as a misconfigured
     /// `FirebaseApp.configure()` does.
     @discardableResult
-    public static func configure(bundle: Bundle = .main) -> SesameClient {
+    public static func configure(bundle: Bundle = .main, environment: [String: String] = ProcessInfo.processInfo.environment) -> SesameClient {
         let configuration: Configuration
         do {
             configuration = try Configuration(bundle: bundle)
         } catch {
             preconditionFailure("SesameClient.configure(): \(error.localizedDescription)")
         }
-        return configure(configuration, attestation: DeviceCheckAppAttest(), store: SesameKeychainStore())
+        let debugToken = environment[debugTokenEnvironmentKey].flatMap { $0.isEmpty ? nil : DebugTokenAttest(token: $0) }
+        #if canImport(DeviceCheck) && canImport(Security)
+        let appAttest = DeviceCheckAppAttest()
+        if !appAttest.isSupported, let debugToken {
+            return configure(configuration, attestation: debugToken, store: SesameKeychainStore())
+        }
+        return configure(configuration, attestation: appAttest, store: SesameKeychainStore())
+        #else
+        guard let debugToken else {
+            preconditionFailure(
+                "SesameClient.configure(): App Attest is not available on this platform; set \(debugTokenEnvironmentKey) to a token from `sesame debug-tokens create`, or use configure(_:attestation:store:)."
+            )
+        }
+        return configure(configuration, attestation: debugToken, store: InMemorySecureStore())
+        #endif
     }
 }
-#endif

@@ -50,6 +50,16 @@ struct StartingTests {
         #expect(SesameClient.ConfigurationError.missing("SesameTeamID").localizedDescription.contains("SesameTeamID"))
     }
 
+    @Test("configure() makes the shared client from the Info.plist; off Apple platforms with the debug token, and stops without one")
+    func configureFromTheBundle() async throws {
+        let bundle = try Self.bundle(Self.info)
+        let client = SesameClient.configure(bundle: bundle, environment: ["SESAME_DEBUG_TOKEN": "sesame_debug_ci"])
+        #expect(SesameClient.shared === client && client.configuration.appID == "A1B2C3D4E5.com.example.shop")
+        await #expect(processExitsWith: .failure) {
+            SesameClient.configure(bundle: try StartingTests.bundle(StartingTests.info), environment: [:])
+        }
+    }
+
     @Test("reading SesameClient.shared before configure stops the app with a message")
     func sharedBeforeConfigure() async {
         await #expect(processExitsWith: .failure) {
