@@ -10,10 +10,8 @@ import PackageDescription
 /// `SesameKitTesting`, `SesamePinning`, `SesameVault`, in `Clients/SesameKit`): SwiftPM reads only
 /// this root manifest for a package fetched by URL, and resolves only what the products an app
 /// uses depend on (swift-crypto, and swift-certificates for `SesameKitTesting`), so none of the
-/// server's packages are fetched or built for an app. The platforms are the SDK's contract: iOS 16
-/// (App Attest needs 14; `Duration` and `Clock` 16) and macOS 15 (what the server's own code,
-/// built for macOS by developers, needs: `Synchronization`). Nothing the SDK's library targets use
-/// is newer without `#available`: `Tests/Availability` checks it in every test run.
+/// server's packages are fetched or built for an app. The platforms (`sdkPlatforms`, below) are
+/// the SDK's contract.
 
 // MARK: Products of the packages Sesame depends on, named once
 
@@ -58,9 +56,15 @@ case "all": true
 default: Context.packageDirectory != "/" && !Context.packageDirectory.contains("/checkouts/")
 }
 
+/// The lowest platforms the SDK's code needs, as `Tests/Availability` measures them (it reads this
+/// line): iOS 16 (App Attest needs 14; `Duration` and `Clock` 16) and macOS 13. The server's own
+/// code, built for macOS by developers, needs macOS 15 (`Synchronization`): declared only with it.
+let sdkPlatforms: [SupportedPlatform] = [.iOS(.v16), .macOS(.v13)]
+let serverPlatforms: [SupportedPlatform] = [.iOS(.v16), .macOS(.v15)]
+
 let package = Package(
     name: "Sesame",
-    platforms: [.iOS(.v16), .macOS(.v15)],
+    platforms: declaresServer ? serverPlatforms : sdkPlatforms,
     products: [
         // The client SDK, for apps.
         .library(name: "SesameKit", targets: ["SesameKit"]),

@@ -6,7 +6,7 @@ import PackageDescription
 /// builds this and runs it, and checks that resolving it fetched none of the server's packages.
 let package = Package(
     name: "AppByURL",
-    platforms: [.iOS(.v16), .macOS(.v15)],
+    platforms: [.iOS(.v16), .macOS(.v13)],
     dependencies: [
         .package(url: Context.environment["SESAME_REPOSITORY_URL"] ?? "https://github.com/sesame/sesame.git", branch: "main")
     ],

@@ -126,7 +126,11 @@ def parse_version(text: str) -> Version:
 
 
 def manifest_floors(manifest: Path) -> Floors:
-    text = manifest.read_text()
+    """The SDK's floors: the manifest's `let sdkPlatforms` line (the server declares its own)."""
+    declared = re.search(r"^let sdkPlatforms\b.*$", manifest.read_text(), re.M)
+    if not declared:
+        sys.exit(f"{manifest}: declares no `let sdkPlatforms`")
+    text = declared.group(0)
 
     def floor(platform: str) -> Version:
         found = re.search(r"\." + platform + r"\(\.v(\d+)(?:_(\d+))?\)", text)
