@@ -48,7 +48,7 @@ public actor SesameClient {
     ) {
         self.init(
             configuration: configuration, attestation: attestation, store: store, transport: transport, clock: ClientClock(),
-            background: platformBackgroundActivity(), installMarker: ReinstallAwareStore.defaultMarker)
+            background: platformBackgroundActivity(), installMarker: ReinstallAwareStore.defaultMarker(bundleID: configuration.bundleID))
     }
 
     /// A client on a device the caller plays (`SesameKitTesting.DeviceLifecycle`, SesameKit's tests).

@@ -53,13 +53,14 @@ final class ReinstallAwareStore: SecureStore {
         }
     }
 
-    /// The marker's place when the app does not say: `SesameKit/installed` in Application Support
-    /// on Apple platforms (inside the app's container, deleted with it); none elsewhere (a Linux
+    /// The marker's place when the app does not say: `SesameKit/installed-<bundle id>` in
+    /// Application Support on Apple platforms (inside the app's container, deleted with it; named
+    /// for the app, since a Mac app outside the sandbox shares the folder); none elsewhere (a Linux
     /// tool has no reinstall to detect).
-    static var defaultMarker: URL? {
+    static func defaultMarker(bundleID: String) -> URL? {
         #if canImport(Darwin)
         FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?
-            .appendingPathComponent("SesameKit", isDirectory: true).appendingPathComponent("installed")
+            .appendingPathComponent("SesameKit", isDirectory: true).appendingPathComponent("installed-" + bundleID)
         #else
         nil
         #endif
