@@ -58,6 +58,5 @@ struct ConfigReadingTests {
         _ = try await client.fetchConfig()
         #expect(harness.sesame.count("/v1/auth/attest") == 2)
         #expect(try harness.store.string(for: StoreKeys.keyID) != keyID)
-        #expect(SesameClient.configure(client) === SesameClient.shared && SesameClient.isConfigured)
     }
 }

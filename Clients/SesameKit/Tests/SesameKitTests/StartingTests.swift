@@ -52,9 +52,10 @@ struct StartingTests {
 
     @Test("configure() makes the shared client from the Info.plist; off Apple platforms with the debug token, and stops without one")
     func configureFromTheBundle() async throws {
+        // The only test that sets the shared client (others running meanwhile never replace it).
         let bundle = try Self.bundle(Self.info)
         let client = SesameClient.configure(bundle: bundle, environment: ["SESAME_DEBUG_TOKEN": "sesame_debug_ci"])
-        #expect(SesameClient.shared === client && client.configuration.appID == "A1B2C3D4E5.com.example.shop")
+        #expect(SesameClient.isConfigured && SesameClient.shared === client && client.configuration.appID == "A1B2C3D4E5.com.example.shop")
         await #expect(processExitsWith: .failure) {
             SesameClient.configure(bundle: try StartingTests.bundle(StartingTests.info), environment: [:])
         }
