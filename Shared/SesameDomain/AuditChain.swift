@@ -39,7 +39,9 @@ public enum AuditChain {
     /// The hash of `link` following `previous`: SHA-256 over a version label, `previous` and each
     /// field length-prefixed (so no two different entries hash the same bytes), the details as
     /// JSON with sorted keys (what they read back as from the database, whatever its own format).
-    public static func hash(of link: Link, following previous: [UInt8]) -> [UInt8] {
+    /// - Throws: `UnencodableDetails` when the details cannot be written as JSON (a number that is
+    ///   not finite): such an entry is refused, never hashed as something else.
+    public static func hash(of link: Link, following previous: [UInt8]) throws(UnencodableDetails) -> [UInt8] {
         var hasher = SHA256()
         func add(_ bytes: some Collection<UInt8>) {
             withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
@@ -55,15 +57,26 @@ public enum AuditChain {
         add(Array(link.action.utf8))
         add(link.pattern.map { [1] + Array($0.utf8) } ?? [0])
         add(link.revision.map { number in [1] + withUnsafeBytes(of: number.bigEndian) { Array($0) } } ?? [0])
-        add(canonicalDetails(link.details))
+        add(try canonicalDetails(link.details))
         return Array(hasher.finalize())
     }
 
     /// The details as the chain hashes them: JSON with sorted keys and unescaped slashes.
-    public static func canonicalDetails(_ details: [String: JSONValue]) -> [UInt8] {
+    /// - Throws: `UnencodableDetails` when they cannot be written as JSON.
+    public static func canonicalDetails(_ details: [String: JSONValue]) throws(UnencodableDetails) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array((try? encoder.encode(details)) ?? Data("{}".utf8))
+        do {
+            return Array(try encoder.encode(details))
+        } catch {
+            throw UnencodableDetails(reason: String(describing: error))
+        }
+    }
+
+    /// An entry's details that JSON cannot carry (a number that is not finite).
+    public struct UnencodableDetails: Error, Sendable, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "the audit entry's details cannot be written as JSON: \(reason)" }
     }
 
     /// Walks an app's entries in id order and finds the first that breaks the chain.
@@ -104,7 +117,11 @@ public enum AuditChain {
                     ?? "the first chained entry does not start the chain: entries before it were removed or stripped of their hashes")
                 return
             }
-            guard AuditChain.hash(of: link, following: previousHash) == entryHash else {
+            guard let hash = try? AuditChain.hash(of: link, following: previousHash) else {
+                broken = (link.id, "the entry's details cannot be written as JSON, so its hash cannot be checked")
+                return
+            }
+            guard hash == entryHash else {
                 broken = (link.id, "the entry was changed after it was written: its hash does not cover what it says")
                 return
             }

@@ -58,10 +58,10 @@ public struct AuditLog: Sendable {
         let link = AuditChain.Link(
             appID: appID, id: next.id, atMicroseconds: next.at, actor: entry.actor, action: entry.action, pattern: entry.pattern,
             revision: entry.revision, details: entry.details)
-        let hashBytes = AuditChain.hash(of: link, following: next.previous)
+        let hashBytes = try AuditChain.hash(of: link, following: next.previous)
         let hash = ByteBuffer(bytes: hashBytes)
         let seal = AuditSeal.bound.map { ByteBuffer(bytes: $0.seal(hashBytes)) }
-        let details = String(decoding: AuditChain.canonicalDetails(entry.details), as: UTF8.self)
+        let details = String(decoding: try AuditChain.canonicalDetails(entry.details), as: UTF8.self)
         try await connection.query(
             """
             INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)

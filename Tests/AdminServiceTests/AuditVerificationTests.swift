@@ -149,7 +149,7 @@ struct AuditVerificationTests {
                 let link = AuditChain.Link(
                     appID: AdminHarness.appID, id: lastID + 1, atMicroseconds: at, actor: "operator", action: "key.create", pattern: nil, revision: nil,
                     details: [:])
-                let hash = Data(AuditChain.hash(of: link, following: Array(lastHash)))
+                let hash = Data(try AuditChain.hash(of: link, following: Array(lastHash)))
                 try await harness.database.query(
                     """
                     INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)

@@ -10,11 +10,11 @@ struct AuditChainTests {
     }
 
     /// Links 1…count with their stored hashes, as `AuditLog.append` writes them.
-    static func chain(_ count: Int) -> [(link: AuditChain.Link, previous: [UInt8], hash: [UInt8])] {
+    static func chain(_ count: Int) throws -> [(link: AuditChain.Link, previous: [UInt8], hash: [UInt8])] {
         var previous = AuditChain.genesis
-        return (1...Int64(count)).map { id in
+        return try (1...Int64(count)).map { id in
             let link = link(id)
-            let hash = AuditChain.hash(of: link, following: previous)
+            let hash = try AuditChain.hash(of: link, following: previous)
             defer { previous = hash }
             return (link, previous, hash)
         }
@@ -27,11 +27,11 @@ struct AuditChainTests {
     }
 
     @Test("every field of an entry, and the entry before it, changes its hash")
-    func everyFieldCounts() {
+    func everyFieldCounts() throws {
         let base = Self.link(7)
-        let hash = AuditChain.hash(of: base, following: AuditChain.genesis)
+        let hash = try AuditChain.hash(of: base, following: AuditChain.genesis)
         #expect(hash.count == 32)
-        #expect(AuditChain.hash(of: base, following: AuditChain.genesis) == hash)
+        #expect(try AuditChain.hash(of: base, following: AuditChain.genesis) == hash)
         let variants = [
             AuditChain.Link(appID: "OTHER.app", id: 7, atMicroseconds: base.atMicroseconds, actor: "key:ci", action: base.action, pattern: "2.*", revision: 7, details: base.details),
             AuditChain.Link(appID: base.appID, id: 8, atMicroseconds: base.atMicroseconds, actor: "key:ci", action: base.action, pattern: "2.*", revision: 7, details: base.details),
@@ -43,38 +43,49 @@ struct AuditChainTests {
             AuditChain.Link(appID: base.appID, id: 7, atMicroseconds: base.atMicroseconds, actor: "key:ci", action: base.action, pattern: "2.*", revision: 7, details: ["bytes": .integer(43)]),
         ]
         var hashes: Set<[UInt8]> = [hash]
-        for variant in variants { hashes.insert(AuditChain.hash(of: variant, following: AuditChain.genesis)) }
-        hashes.insert(AuditChain.hash(of: base, following: [UInt8](repeating: 1, count: 32)))
+        for variant in variants { hashes.insert(try AuditChain.hash(of: variant, following: AuditChain.genesis)) }
+        hashes.insert(try AuditChain.hash(of: base, following: [UInt8](repeating: 1, count: 32)))
         #expect(hashes.count == variants.count + 2)
     }
 
     @Test("fields are length-prefixed: moving bytes between actor and action changes the hash")
-    func lengthPrefixed() {
+    func lengthPrefixed() throws {
         let one = AuditChain.Link(appID: "A", id: 1, atMicroseconds: 0, actor: "ab", action: "c", pattern: nil, revision: nil, details: [:])
         let two = AuditChain.Link(appID: "A", id: 1, atMicroseconds: 0, actor: "a", action: "bc", pattern: nil, revision: nil, details: [:])
         let emptyPattern = AuditChain.Link(appID: "A", id: 1, atMicroseconds: 0, actor: "ab", action: "c", pattern: "", revision: nil, details: [:])
-        #expect(AuditChain.hash(of: one, following: AuditChain.genesis) != AuditChain.hash(of: two, following: AuditChain.genesis))
-        #expect(AuditChain.hash(of: one, following: AuditChain.genesis) != AuditChain.hash(of: emptyPattern, following: AuditChain.genesis))
+        #expect(try AuditChain.hash(of: one, following: AuditChain.genesis) != AuditChain.hash(of: two, following: AuditChain.genesis))
+        #expect(try AuditChain.hash(of: one, following: AuditChain.genesis) != AuditChain.hash(of: emptyPattern, following: AuditChain.genesis))
     }
 
     @Test("details hash the same whatever order their keys come in")
-    func canonicalDetails() {
+    func canonicalDetails() throws {
         let details: [String: JSONValue] = ["z": .string("a/b"), "a": .object(["y": .integer(1), "b": .array([.bool(true), .null])]), "n": .number(0.5)]
-        let text = String(decoding: AuditChain.canonicalDetails(details), as: UTF8.self)
+        let text = String(decoding: try AuditChain.canonicalDetails(details), as: UTF8.self)
         #expect(text == #"{"a":{"b":[true,null],"y":1},"n":0.5,"z":"a/b"}"#)
     }
 
+    @Test("details JSON cannot carry (a number that is not finite) are an error, never hashed or stored as {}")
+    func unencodableDetails() throws {
+        let infinite = Self.link(1, details: ["ratio": .number(.infinity)])
+        #expect(throws: AuditChain.UnencodableDetails.self) { try AuditChain.canonicalDetails(infinite.details) }
+        #expect(throws: AuditChain.UnencodableDetails.self) { try AuditChain.hash(of: infinite, following: AuditChain.genesis) }
+        // Read back with such details (they cannot be, from PostgreSQL's jsonb; a defect elsewhere), the chain says so.
+        let stored = try AuditChain.hash(of: Self.link(1, details: [:]), following: AuditChain.genesis)
+        let verifier = Self.verify([(infinite, AuditChain.genesis, stored)])
+        #expect(verifier.broken?.reason.contains("cannot be written as JSON") == true)
+    }
+
     @Test("an untouched chain is intact and reports its head")
-    func intact() {
-        let entries = Self.chain(5)
+    func intact() throws {
+        let entries = try Self.chain(5)
         let verifier = Self.verify(entries.map { ($0.link, $0.previous, $0.hash) })
         #expect(verifier.broken == nil && verifier.entries == 5 && verifier.predating == 0)
         #expect(verifier.head?.id == 5 && verifier.head?.hash == entries[4].hash)
     }
 
     @Test("an entry changed after it was written breaks the chain there")
-    func changedEntry() {
-        var entries = Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
+    func changedEntry() throws {
+        var entries = try Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
         entries[2].0 = Self.link(3, details: ["bytes": .integer(9000)])
         let verifier = Self.verify(entries)
         #expect(verifier.broken?.id == 3 && verifier.broken?.reason.contains("changed") == true)
@@ -82,24 +93,24 @@ struct AuditChainTests {
     }
 
     @Test("a changed entry whose hash is recomputed breaks the chain at the next entry")
-    func rehashedEntry() {
-        var entries = Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
+    func rehashedEntry() throws {
+        var entries = try Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
         entries[2].0 = Self.link(3, action: "config.delete")
-        entries[2].2 = AuditChain.hash(of: entries[2].0, following: entries[1].2!)
+        entries[2].2 = try AuditChain.hash(of: entries[2].0, following: entries[1].2!)
         #expect(Self.verify(entries).broken?.id == 4)
     }
 
     @Test("a removed entry breaks the chain at the one after it")
-    func removedEntry() {
-        var entries = Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
+    func removedEntry() throws {
+        var entries = try Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
         entries.remove(at: 1)
         let verifier = Self.verify(entries)
         #expect(verifier.broken?.id == 3 && verifier.broken?.reason.contains("does not follow entry 1") == true)
     }
 
     @Test("entries before the chain began are counted apart; a hash stripped after it began breaks it")
-    func predating() {
-        let chained = Self.chain(3).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
+    func predating() throws {
+        let chained = try Self.chain(3).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
         let old: [(AuditChain.Link, [UInt8]?, [UInt8]?)] = [(Self.link(-2), nil, nil), (Self.link(-1), nil, nil)]
         let verifier = Self.verify(old + chained)
         #expect(verifier.broken == nil && verifier.predating == 2 && verifier.entries == 5 && verifier.head?.id == 3)
@@ -114,8 +125,8 @@ struct AuditChainTests {
     }
 
     @Test("a head exported earlier is reached by the intact chain, and not once the newest entries are cut")
-    func exportedHead() {
-        let entries = Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
+    func exportedHead() throws {
+        let entries = try Self.chain(5).map { ($0.link, Optional($0.previous), Optional($0.hash)) }
         let head = entries[4].2!
         #expect(Self.verify(entries, expectedHead: head).reachedExpectedHead)
         #expect(Self.verify(entries, expectedHead: entries[2].2!).reachedExpectedHead)
@@ -125,7 +136,7 @@ struct AuditChainTests {
     }
 
     @Test("hex decodes either case and refuses anything else")
-    func hex() {
+    func hex() throws {
         #expect(Hex.decode("00ffA1") == [0, 255, 161])
         #expect(Hex.decode(Hex.encode([1, 2, 254])) == [1, 2, 254])
         #expect(Hex.decode("abc") == nil && Hex.decode("zz") == nil && Hex.decode("") == [])
