@@ -102,17 +102,9 @@ public actor SesameClient {
     /// this version.
     public nonisolated var current: SesameConfig? {
         if let latest = latest.withLock({ $0 }) { return latest }
-        if let killSwitches = try? store.data(for: StoreKeys.killSwitches),
-            let versions = try? JSONDecoder().decode([String: String].self, from: killSwitches), versions[configuration.appVersion] != nil
-        {
-            return nil
-        }
-        if let saved = load(StoreKeys.config(version: configuration.appVersion, scope: [])) {
-            switch usability(of: saved) {
-            case .fresh: return try? config(from: saved, scope: [], source: .cache, isStale: false)
-            case .stale(let marked): return try? config(from: saved, scope: [], source: .cache, isStale: marked)
-            case .unusable: break
-            }
+        if storedKillSwitches()[configuration.appVersion] != nil { return nil }
+        if let saved = load(StoreKeys.config(version: configuration.appVersion, scope: [])), let served = try? servable(saved, scope: []) {
+            return served
         }
         return configuration.fallbackConfig.map(Self.fallback)
     }
@@ -322,15 +314,18 @@ public actor SesameClient {
     private func servedWithoutSesame(_ saved: SavedConfig?, scope: [String], because error: SesameError) throws(SesameError) -> SesameConfig {
         // A kill switch met before stands until Sesame is heard again: no fallback lifts it.
         if let reason = rememberedKillSwitch() { throw .versionDisabled(reason: reason) }
-        if let saved {
-            switch usability(of: saved) {
-            case .fresh: return try config(from: saved, scope: scope, source: .cache, isStale: false)
-            case .stale(let marked): return try config(from: saved, scope: scope, source: .cache, isStale: marked)
-            case .unusable: break
-            }
-        }
+        if let saved, let served = try servable(saved, scope: scope) { return served }
         if let fallback = configuration.fallbackConfig { return Self.fallback(fallback) }
         throw saved == nil ? error : .staleCacheExpired
+    }
+
+    /// `saved` as it may be served without Sesame (marked stale as the policy says), or nil when it may not.
+    private nonisolated func servable(_ saved: SavedConfig, scope: [String]) throws(SesameError) -> SesameConfig? {
+        switch usability(of: saved) {
+        case .fresh: try config(from: saved, scope: scope, source: .cache, isStale: false)
+        case .stale(let marked): try config(from: saved, scope: scope, source: .cache, isStale: marked)
+        case .unusable: nil
+        }
     }
 
     /// How a saved config may be served while Sesame is not answering.
@@ -467,10 +462,15 @@ public actor SesameClient {
 
     private func killSwitches() -> [String: String] {
         if let knownKillSwitches { return knownKillSwitches }
-        guard let data = try? store.data(for: StoreKeys.killSwitches) else { return [:] }
-        let switches = (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
+        let switches = storedKillSwitches()
         knownKillSwitches = switches
         return switches
+    }
+
+    /// The kill switches as the store holds them (what `killSwitches()` remembers, and `current` reads).
+    private nonisolated func storedKillSwitches() -> [String: String] {
+        guard let data = try? store.data(for: StoreKeys.killSwitches) else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
     }
 
     private func saveKillSwitches(_ switches: [String: String]) {
