@@ -23,6 +23,26 @@ extension LiveUpdateTests {
             attestation: FakeAppAttest(), transport: transport)
     }
 
+    /// Revision 2 published (`features.checkout` on) and announced down every open stream.
+    static func publishCheckout(_ sesame: ScriptedSesame, down transport: StreamingSesame) {
+        sesame.with {
+            $0.config = #"{"features":{"checkout":true}}"#
+            $0.revision = 2
+        }
+        transport.push("event: config\nid: \"2-etag\"\ndata: {}\n\n")
+    }
+
+    /// A view's `SesameLiveConfig` on a first launch, once it has its first config and its stream is open.
+    @MainActor
+    static func watchingView() async throws -> (sesame: ScriptedSesame, transport: StreamingSesame, live: SesameLiveConfig) {
+        let sesame = ScriptedSesame()
+        let transport = StreamingSesame(sesame, holdOpen: true, answer: Self.announceRevision)
+        let live = SesameLiveConfig(client: Self.viewClient(transport, on: try DeviceLifecycle()))
+        try await Self.eventually("the first config") { await MainActor.run { live.config != nil } }
+        try await Self.eventually("the stream open") { transport.opened.withLock { $0 } == 1 }
+        return (sesame, transport, live)
+    }
+
     static func eventually(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
         for _ in 0..<1000 where !(await condition()) { try await Task.sleep(for: .milliseconds(2)) }
         #expect(await condition(), "\(what)")
@@ -45,11 +65,7 @@ extension LiveUpdateTests {
         #expect(sesame.count("/v1/config") == fetches)
 
         // A publish reaches every observer through the one connection.
-        sesame.with {
-            $0.config = #"{"features":{"checkout":true}}"#
-            $0.revision = 2
-        }
-        transport.push("event: config\nid: \"2-etag\"\ndata: {}\n\n")
+        Self.publishCheckout(sesame, down: transport)
         #expect(try await first.next()?.revision == 2)
         #expect(try await second.next()?.revision == 2)
         #expect(try await third.next()?.revision == 2)
@@ -88,11 +104,7 @@ extension LiveUpdateTests {
         // The first frame: the saved copy, synchronously.
         #expect(live.config?.source == .cache && live.string("api_keys.stripe", default: "") == "sk_live_1")
         try await Self.eventually("the stream open") { transport.opened.withLock { $0 } == 1 }
-        sesame.with {
-            $0.config = #"{"features":{"checkout":true}}"#
-            $0.revision = 2
-        }
-        transport.push("event: config\nid: \"2-etag\"\ndata: {}\n\n")
+        Self.publishCheckout(sesame, down: transport)
         try await Self.eventually("the publish applied") { await MainActor.run { live.config?.revision == 2 } }
         #expect(live.bool("features.checkout", default: false))
         #expect(live.error == nil)
@@ -101,12 +113,7 @@ extension LiveUpdateTests {
     @Test("a kill switch pushed while a view watches: SesameLiveConfig says so, with the reason")
     @MainActor
     func liveObjectMeetsAKillSwitch() async throws {
-        let device = try DeviceLifecycle()
-        let sesame = ScriptedSesame()
-        let transport = StreamingSesame(sesame, holdOpen: true, answer: Self.announceRevision)
-        let live = SesameLiveConfig(client: Self.viewClient(transport, on: device))
-        try await Self.eventually("the first config") { await MainActor.run { live.config != nil } }
-        try await Self.eventually("the stream open") { transport.opened.withLock { $0 } == 1 }
+        let (sesame, transport, live) = try await Self.watchingView()
         sesame.with { $0.killSwitchReason = "Update, please." }
         transport.push("event: version_disabled\ndata: {}\n\n")
         try await Self.eventually("the kill switch seen") { await MainActor.run { live.error != nil } }
@@ -117,20 +124,11 @@ extension LiveUpdateTests {
     @MainActor
     @available(iOS 17, macOS 14, *)
     func observable() async throws {
-        let device = try DeviceLifecycle()
-        let sesame = ScriptedSesame()
-        let transport = StreamingSesame(sesame, holdOpen: true, answer: Self.announceRevision)
-        let live = SesameLiveConfig(client: Self.viewClient(transport, on: device))
-        try await Self.eventually("the first config") { await MainActor.run { live.config != nil } }
-        try await Self.eventually("the stream open") { transport.opened.withLock { $0 } == 1 }
+        let (sesame, transport, live) = try await Self.watchingView()
         let changed = Locked(false)
         withObservationTracking { _ = live.config } onChange: { changed.withLock { $0 = true } }
         #expect(!changed.withLock { $0 })
-        sesame.with {
-            $0.config = #"{"features":{"checkout":true}}"#
-            $0.revision = 2
-        }
-        transport.push("event: config\nid: \"2-etag\"\ndata: {}\n\n")
+        Self.publishCheckout(sesame, down: transport)
         try await Self.eventually("Observation told of the change") { changed.withLock { $0 } }
         #expect(live.config?.revision == 2)
     }
