@@ -50,6 +50,12 @@ struct SesameKitLiveTests {
             transport: GatewayTransport(authPort: try #require(harness.auth.port), deliveryPort: try #require(harness.deliveries[0].port)))
     }
 
+    /// A fresh install of the app: a new software device under `authority`, an empty Keychain.
+    static func newInstall(_ harness: DeliveryHarness, authority: SoftwareAttestationAuthority) throws -> SesameClient {
+        let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
+        return try client(harness, device: device, store: InMemorySecureStore())
+    }
+
     @Test("attest, fetch, refresh with an assertion on a new launch, a kill switch with its reason, and re-attestation after a revocation")
     func wholeLife() async throws {
         let authority = SoftwareAttestationAuthority()
@@ -112,8 +118,7 @@ struct SesameKitLiveTests {
         let authority = SoftwareAttestationAuthority()
         try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
             _ = try await harness.manage(.put, "policy", ["apiAudiences": ["https://api.example.com"]])
-            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
-            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let client = try Self.newInstall(harness, authority: authority)
             let session = Data("session-1234".utf8)
             let token = try await client.apiToken(boundTo: session)
             #expect(token.audience == "https://api.example.com")
@@ -142,8 +147,7 @@ struct SesameKitLiveTests {
         try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
             _ = try await harness.manage(.put, "policy", ["apiAudiences": ["https://api.example.com"]])
             let backendKey = try #require(try await harness.manage(.post, "backend-keys", ["name": "purchases"])["backendKey"] as? String)
-            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
-            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let client = try Self.newInstall(harness, authority: authority)
             let order = Data(#"{"sku":"gold","quantity":1}"#.utf8)
             let token = try await client.limitedUseToken(boundTo: order)
             #expect(token.isLimitedUse)
@@ -170,8 +174,7 @@ struct SesameKitLiveTests {
         let authority = SoftwareAttestationAuthority()
         try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
             let backendKey = try #require(try await harness.manage(.post, "backend-keys", ["name": "purchases"])["backendKey"] as? String)
-            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
-            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let client = try Self.newInstall(harness, authority: authority)
             let order = Data(#"{"sku":"gold","quantity":1}"#.utf8)
             let signed = try await client.assertion(for: order)
             #expect(signed.clientData == order && signed.headers["X-App-Attest-Key-Id"] == signed.keyID)
@@ -203,8 +206,7 @@ struct SesameKitLiveTests {
         let authority = SoftwareAttestationAuthority()
         try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
             _ = try await harness.upload(["features": ["checkout": false]], version: "2.*")
-            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
-            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let client = try Self.newInstall(harness, authority: authority)
             try await eventually(timeout: .seconds(10), "the upload reaches delivery") { (try? await client.fetchConfig()) != nil }
 
             var updates = client.updates(scope: ["features"]).makeAsyncIterator()
@@ -238,8 +240,7 @@ struct SesameKitLiveTests {
         let authority = SoftwareAttestationAuthority()
         try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
             _ = try await harness.upload(["features": ["checkout": false]], version: "2.*")
-            let device = SoftwareAppAttest(appID: "\(DeliveryHarness.teamID).\(DeliveryHarness.bundleID)", authority: authority)
-            let client = try Self.client(harness, device: device, store: InMemorySecureStore())
+            let client = try Self.newInstall(harness, authority: authority)
             try await eventually(timeout: .seconds(10), "the upload reaches delivery") { (try? await client.fetchConfig()) != nil }
 
             let (first, second) = await MainActor.run { (SesameLiveConfig(client: client), SesameLiveConfig(client: client)) }
