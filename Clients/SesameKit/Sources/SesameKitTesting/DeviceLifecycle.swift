@@ -118,12 +118,13 @@ public final class DeviceLifecycle: Sendable {
 
     /// The app goes to the background, as UIKit tells it (`didEnterBackgroundNotification`).
     public func enterBackground() {
-        NotificationCenter.default.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: nil)
+        NotificationCenter.default.post(name: SesameClient.backgroundNotifications[0], object: nil)
     }
 
     /// The app returns to the foreground, as UIKit tells it (`willEnterForegroundNotification`).
     public func enterForeground() {
-        NotificationCenter.default.post(name: Notification.Name("UIApplicationWillEnterForegroundNotification"), object: nil)
+        // UIKit's alone (the list's first): an iPhone does not also post AppKit's.
+        NotificationCenter.default.post(name: SesameClient.foregroundNotifications[0], object: nil)
     }
 
     /// How many background activities (token renewals) are running now: work the system would let
