@@ -97,12 +97,19 @@ struct RolloutDeliveryTests {
                 return abs((installs?["included"] ?? -9) - inside) <= 1 && abs((installs?["excluded"] ?? -9) - outside) <= 1
             }
 
-            // And as a metric, per replica (the registry is this process's, shared by both).
-            let metrics = try await harness.deliveries[0].execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            // And as a metric, per replica (the registry is this process's, shared by both). Each
+            // replica sets the gauge when it saves its sketches, the last one written wins, and the
+            // merged count above can be whole before both replicas' latest saves: wait for it here too.
             let rolloutID = try #require(rollout["id"] as? String)
-            let counted = metrics.split(separator: "\n").filter { $0.hasPrefix("sesame_delivery_rollout_installs{") && $0.contains(rolloutID) }
-            #expect(counted.count == 2, "\(counted)")
-            #expect(counted.compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +) >= Double(split.count - 2))
+            func counted() async throws -> [Substring] {
+                let metrics = try await harness.deliveries[0].execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                return metrics.split(separator: "\n").filter { $0.hasPrefix("sesame_delivery_rollout_installs{") && $0.contains(rolloutID) }
+            }
+            func total(_ lines: [Substring]) -> Double { lines.compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +) }
+            try await eventually(timeout: .seconds(15), "the metric counts the installs") { total(try await counted()) >= Double(split.count - 2) }
+            let lines = try await counted()
+            #expect(lines.count == 2, "\(lines)")
+            #expect(total(lines) >= Double(split.count - 2))
 
             // The dry run places a named install as delivery does.
             let insider = try #require(tokens.indices.first { split[$0] })
