@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes Sources/QuickStart/main.swift from the README's quick start, verbatim, with one line that
-prints what it read, so that the end-to-end walk can run the README's own lines."""
+prints what it read, so that the end-to-end walk can run the README's own lines; and checks that
+docs/ios.md, which iOS developers read instead, shows the same lines."""
 
 import re
 import sys
@@ -8,13 +9,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 README = HERE.parent.parent / "README.md"
+IOS_GUIDE = HERE.parent.parent / "docs" / "ios.md"
 
-text = README.read_text()
-marker = text.find("<!-- quick start:")
-block = re.search(r"```swift\n(.*?)```", text[marker:], re.S) if marker >= 0 else None
-if not block:
-    sys.exit("README.md has no quick start (a ```swift block after <!-- quick start: ... -->)")
-code = block.group(1)
+
+def quick_start(page: Path) -> str:
+    """The ```swift block after the page's <!-- quick start: ... --> marker."""
+    text = page.read_text()
+    marker = text.find("<!-- quick start:")
+    block = re.search(r"```swift\n(.*?)```", text[marker:], re.S) if marker >= 0 else None
+    if not block:
+        sys.exit(f"{page.name} has no quick start (a ```swift block after <!-- quick start: ... -->)")
+    return block.group(1)
+
+
+code = quick_start(README)
+if quick_start(IOS_GUIDE) != code:
+    sys.exit("docs/ios.md's quick start differs from the README's, which the test run builds: make them the same")
 if "checkoutEnabled" not in code:
     sys.exit("the README's quick start no longer reads checkoutEnabled: update Tests/AppByURL/quick_start.py")
 target = HERE / "Sources" / "QuickStart" / "main.swift"
