@@ -8,6 +8,9 @@ import Synchronization
 ///
 /// Why one watcher: a watchdog per request (a second child task and a timer each) cost every
 /// request a task and a timer while PostgreSQL was up, which it almost always is.
+///
+/// Workaround for PostgresNIO's connection requests, which have no deadline of their own
+/// (`docs/upstream/postgresnio-lease-without-deadline.md`, with when this can go).
 final class DatabaseStallWatch: Service, Sendable {
     let database: Database
     let patience: Duration

@@ -7,7 +7,8 @@ import NIOPosix
 /// first one starts: by default on NIO's event loops (the threads that already read the sockets
 /// and PostgreSQL's replies) instead of Dispatch's global queue, which saves a thread hop at every
 /// await on the network; `SESAME_EXECUTOR=dispatch` keeps Dispatch's. It can only be installed
-/// before any task exists, which an `async` main is too late for.
+/// before any task exists, which an `async` main is too late for. Measured, and when it can go:
+/// `docs/upstream/swift-nio-global-executor.md`.
 public enum ServiceMain {
     /// Runs `command` (a service's `ServiceCommand`) to its end, then exits.
     public static func run<Service: SesameServiceDefinition>(_ command: ServiceCommand<Service>.Type) -> Never {

@@ -16,6 +16,11 @@ import Synchronization
 /// A query goes to the first open pool that is idle and whose connection is open; when none is,
 /// it opens another (up to `size`) and meanwhile queues on the least busy one whose connection is
 /// open, so a connection PostgreSQL refuses (at `max_connections`) or that is reopening holds no query.
+///
+/// Workaround for two PostgresNIO 1.33 defects, each written up as the issue we would file, with a
+/// reproduction: `docs/upstream/postgresnio-pool-minimum-crash.md` and
+/// `docs/upstream/postgresnio-pool-timers.md`. Delete it when both are fixed: one `PostgresClient`
+/// whose minimum is its maximum then does the same.
 final class SingleConnectionPools: Sendable {
     /// One PostgresNIO pool of one connection.
     final class Member: Sendable {

@@ -24,6 +24,9 @@ public func withTimeout<Result: Sendable>(
 /// query written just after the server closed the connection is never answered. A caller that
 /// gives up on such an operation is answered at once; the operation is cancelled and left to end on
 /// its own, if it ever does.
+///
+/// Workaround for that defect (`docs/upstream/postgresnio-write-without-promise.md`, with a
+/// reproduction; `UpstreamDefectTests` fails once it is fixed): then a task group will do.
 public enum AbandonableOperation {
     /// Runs `operation` and returns what it returns, unless it is still running after `limit`
     /// (throws `TimeoutError`) or `giveUp`, asked every `checkInterval`, returns an error first

@@ -12,7 +12,8 @@ private struct ClosedWhenLeased: Error {}
 extension PostgresConnectionSource {
     /// Runs `body` in a transaction that fails as soon as its connection closes, and within `limit`
     /// in any case: for loops that must go on after a restart or failover of PostgreSQL (the outbox
-    /// relay), where `withTransaction` can wait forever (`AbandonableOperation` says why).
+    /// relay), where `withTransaction` can wait forever (`AbandonableOperation` says why;
+    /// `docs/upstream/postgresnio-write-without-promise.md` is the defect and when this can go).
     ///
     /// A transaction given up on closes its connection rather than handing it back to the pool with
     /// the abandoned work still on it; the pool opens another. One that failed by itself is rolled

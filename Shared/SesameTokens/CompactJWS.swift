@@ -11,6 +11,8 @@ import SesameDomain
 /// each token's JSON went through a JSON encoder made for it. The wire format stays jwt-kit's: the
 /// same header fields, the claims encoded by the same `Codable` types, dates in seconds; a token
 /// made by either verifies with the other (the tests hold both directions).
+/// `docs/upstream/jwt-kit-key-collection-actor.md` is the defect as we would file it, and when this
+/// can go (`CompactJWSTests` says when jwt-kit's collection stops being an actor).
 ///
 /// Which algorithm a token may use is the reader's choice, never the header's: `parse` takes the
 /// algorithms the kind of token allows, and a key verifies only tokens of its own algorithm.

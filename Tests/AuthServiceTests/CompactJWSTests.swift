@@ -14,6 +14,14 @@ struct CompactJWSTests {
     let key = P256.Signing.PrivateKey()
     let kid = "test-kid"
 
+    @Test("jwt-kit's key collection is still an actor, which CompactJWS avoids (docs/upstream/jwt-kit-key-collection-actor.md)")
+    func keyCollectionIsStillAnActor() {
+        func isActor(_ type: Any.Type) -> Bool { type is any Actor.Type }
+        #expect(
+            isActor(JWTKeyCollection.self),
+            "JWTKeyCollection is no longer an actor: measure jwt-kit in place of CompactJWS (docs/upstream/jwt-kit-key-collection-actor.md)")
+    }
+
     func claims(expiresIn seconds: TimeInterval = 600) -> AccessTokenClaims {
         let now = Date()
         return AccessTokenClaims(

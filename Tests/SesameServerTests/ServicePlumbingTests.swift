@@ -6,7 +6,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOFoundationEssentialsCompat
 import SesameConfiguration
+import SesameEvents
 import SesameHTTP
+import SesameKafka
 import SesameServer
 import SesameStorage
 import SesameTestSupport
@@ -30,6 +32,10 @@ struct ServicePlumbingTests {
 
     @Test("live, ready, request ids, metrics, JSON errors and body limits", arguments: services)
     func plumbing(service: any SesameServiceDefinition.Type) async throws {
+        // Auth and delivery are ready once the topics admin's relay creates exist; run alone, no
+        // admin has made them on the test broker yet.
+        try await KafkaTopicAdministrator(configuration: KafkaConfiguration(brokers: try TestKafka.brokers()))
+            .ensureTopics(EventTopic.all, partitions: 3)
         try await TestDatabase.withFreshDatabase { url in
             let app = try service.buildApplication(configuration: Self.configuration(databaseURL: url.connectionString))
             try await app.test(.live) { client in
