@@ -9,7 +9,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// A stable, snake_case code clients can switch on, e.g. `unknown_app`.
-    public var code: String
+    public private(set) var code: String
     /// A sentence saying what went wrong and, where it helps, what to do.
     public var message: String
     /// Extra response headers, e.g. `Retry-After`.
@@ -33,10 +33,17 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
         }
     }
 
-    /// Creates an error.
-    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil) {
+    /// Creates an error with one of the declared codes (`ErrorCodes`), so that every code a client
+    /// can see is written once, in its service's list, and documented.
+    public init(
+        _ status: HTTPResponse.Status, code: some ErrorCodes, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil
+    ) {
+        self.init(status, rawCode: code.rawValue, message: message, headers: headers, violations: violations)
+    }
+
+    private init(_ status: HTTPResponse.Status, rawCode: String, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil) {
         self.status = status
-        self.code = code
+        self.code = rawCode
         self.message = message
         self.headers = headers
         self.violations = violations
@@ -72,30 +79,30 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
 extension APIError {
     /// 500 with nothing of the cause: the cause goes to the log, with the request id.
     public static let internalError = APIError(
-        .internalServerError, code: "internal_error", message: "An internal error occurred; it has been logged with this request's id."
+        .internalServerError, code: CommonErrorCode.internalError, message: "An internal error occurred; it has been logged with this request's id."
     )
 
     /// 503 while PostgreSQL does not answer: the client should retry, not report a bug.
     public static let databaseUnavailable = APIError(
-        .serviceUnavailable, code: "service_unavailable", message: "The service's database is not answering; retry shortly.",
+        .serviceUnavailable, code: CommonErrorCode.serviceUnavailable, message: "The service's database is not answering; retry shortly.",
         headers: [.retryAfter: "5"])
 
     /// 503 while every database connection is busy and the wait for one is full.
     public static let databaseBusy = APIError(
-        .serviceUnavailable, code: "service_unavailable", message: "The service is busy; retry shortly.", headers: [.retryAfter: "1"])
+        .serviceUnavailable, code: CommonErrorCode.serviceUnavailable, message: "The service is busy; retry shortly.", headers: [.retryAfter: "1"])
 
     /// The generic error for a status Hummingbird raised itself (no route, body too large, …).
     public static func forStatus(_ status: HTTPResponse.Status) -> APIError {
         switch status {
-        case .notFound: APIError(status, code: "not_found", message: "No such resource.")
-        case .methodNotAllowed: APIError(status, code: "method_not_allowed", message: "This method is not allowed here.")
-        case .contentTooLarge: APIError(status, code: "payload_too_large", message: "The request body is larger than this endpoint accepts.")
-        case .badRequest: APIError(status, code: "bad_request", message: "The request is malformed.")
-        case .unsupportedMediaType: APIError(status, code: "unsupported_media_type", message: "Send the body as application/json.")
+        case .notFound: APIError(status, code: CommonErrorCode.notFound, message: "No such resource.")
+        case .methodNotAllowed: APIError(status, code: CommonErrorCode.methodNotAllowed, message: "This method is not allowed here.")
+        case .contentTooLarge: APIError(status, code: CommonErrorCode.payloadTooLarge, message: "The request body is larger than this endpoint accepts.")
+        case .badRequest: APIError(status, code: CommonErrorCode.badRequest, message: "The request is malformed.")
+        case .unsupportedMediaType: APIError(status, code: CommonErrorCode.unsupportedMediaType, message: "Send the body as application/json.")
         default:
             status.code >= 500
                 ? .internalError
-                : APIError(status, code: "http_\(status.code)", message: status.reasonPhrase)
+                : APIError(status, rawCode: "http_\(status.code)", message: status.reasonPhrase)
         }
     }
 }

@@ -6,7 +6,7 @@ import SesameDomain
 extension APIError {
     /// 400 `invalid_request`: the request is malformed; `message` says how.
     public static func invalidRequest(_ message: String) -> APIError {
-        APIError(.badRequest, code: "invalid_request", message: message)
+        APIError(.badRequest, code: CommonErrorCode.invalidRequest, message: message)
     }
 
     /// 400 `invalid_request` about one field: `"field" problem.`
@@ -16,17 +16,17 @@ extension APIError {
 
     /// 401 `invalid_token`: no token, or one that is malformed, forged or expired.
     public static func invalidToken(_ message: String) -> APIError {
-        APIError(.unauthorized, code: "invalid_token", message: message)
+        APIError(.unauthorized, code: AccessTokenErrorCode.invalidToken, message: message)
     }
 
     /// 403 `version_disabled`: a kill switch covers the app's version; the message is the admin's reason.
     public static func versionDisabled(_ reason: String) -> APIError {
-        APIError(.forbidden, code: "version_disabled", message: reason)
+        APIError(.forbidden, code: AccessTokenErrorCode.versionDisabled, message: reason)
     }
 
     /// 401 `token_revoked`: a token that was valid has been revoked; the app attests again.
     public static func tokenRevoked(_ message: String) -> APIError {
-        APIError(.unauthorized, code: "token_revoked", message: message)
+        APIError(.unauthorized, code: AccessTokenErrorCode.tokenRevoked, message: message)
     }
 
     /// The bytes of base64 (or base64url) request field `field`, refused with a 400 naming it when

@@ -19,7 +19,7 @@ public struct ErrorRenderingMiddleware<Context: RequestContext>: RouterMiddlewar
             var rendered = APIError.forStatus(error.status)
             if let httpError = error as? HTTPError { rendered.headers = httpError.headers }
             if error.status == .badRequest, context.endpointPath != nil {
-                rendered = APIError(.badRequest, code: "invalid_body", message: "The request body is not valid JSON of the expected shape.")
+                rendered = APIError(.badRequest, code: CommonErrorCode.invalidBody, message: "The request body is not valid JSON of the expected shape.")
             }
             return try rendered.response(from: request, context: context)
         } catch {

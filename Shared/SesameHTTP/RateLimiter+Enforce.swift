@@ -14,7 +14,7 @@ extension APIError {
     /// `429 rate_limited` with `Retry-After`.
     public static func rateLimited(retryAfter seconds: Int) -> APIError {
         APIError(
-            .tooManyRequests, code: "rate_limited", message: "Too many requests; retry after \(seconds) seconds.",
+            .tooManyRequests, code: CommonErrorCode.rateLimited, message: "Too many requests; retry after \(seconds) seconds.",
             headers: [.retryAfter: String(seconds)])
     }
 }

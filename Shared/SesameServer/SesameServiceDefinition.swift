@@ -27,6 +27,9 @@ public protocol SesameServiceDefinition: Sendable {
     /// time by the `EmbedFiles` plugin), served at `GET /openapi.json`. Every route it registers is in it:
     /// `OpenAPIContractTests` fails otherwise.
     static var openAPIDocument: String { get }
+    /// The sets of error codes it answers: `CommonErrorCode`, its own, and any it shares. Their
+    /// codes are exactly its document's `Error.code` enum (`OpenAPIContractTests`).
+    static var errorCodes: [any ErrorCodes.Type] { get }
 }
 
 extension SesameServiceDefinition {

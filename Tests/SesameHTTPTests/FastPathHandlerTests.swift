@@ -100,7 +100,7 @@ struct FastPathHandlerTests {
 
     @Test("a refusal renders as the router's error middleware renders it")
     func refusal() throws {
-        let refusal = APIError(.forbidden, code: "version_disabled", message: "Update, please.")
+        let refusal = APIError(.forbidden, code: AccessTokenErrorCode.versionDisabled, message: "Update, please.")
         let channel = try channel(ScriptedFastPath { _ in .refusal(refusal) })
         try send(request("/fast"), to: channel)
         let (head, body) = try #require(try response(from: channel))

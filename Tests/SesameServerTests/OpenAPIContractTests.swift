@@ -2,6 +2,7 @@ import AdminService
 import AuthService
 import DeliveryService
 import Foundation
+import SesameHTTP
 import SesameServer
 import Testing
 
@@ -42,26 +43,40 @@ struct OpenAPIContractTests {
         return Set(try #require(code?["enum"] as? [String], "no Error code enum"))
     }
 
-    /// Every `code: "…"` written in the service's own sources.
-    static func raisedErrorCodes(_ service: String) throws -> Set<String> {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Services/\(service)").standardizedFileURL
-        let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)).compactMap { $0 as? URL }
-            .filter { $0.pathExtension == "swift" }
-        let pattern = try Regex(#"code: "([a-z_]+)""#)
-        var codes: Set<String> = []
-        for file in files {
-            for match in try String(contentsOf: file, encoding: .utf8).matches(of: pattern) {
-                if let code = match.output[1].substring { codes.insert(String(code)) }
-            }
+    /// The Swift sources under `folders` (relative to the repository), as one text.
+    static func sources(_ folders: [String]) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
+        var text = ""
+        for folder in folders {
+            let files = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
+            for case let file as URL in files where file.pathExtension == "swift" { text += try String(contentsOf: file, encoding: .utf8) }
         }
-        return codes
+        return text
     }
 
-    @Test("every error code a service's own code raises is one its document lists", arguments: ServicePlumbingTests.services)
-    func errorCodesDocumented(service: any SesameServiceDefinition.Type) throws {
-        let raised = try Self.raisedErrorCodes(service.name)
-        #expect(raised.count > 3, "the service's error codes could not be read")
-        #expect(raised.subtracting(try Self.documentedErrorCodes(service.openAPIDocument)).sorted() == [], "raised but not in Services/\(service.name)/openapi.yaml's Error codes")
+    @Test("a service's declared error codes are exactly its document's, both ways", arguments: ServicePlumbingTests.services)
+    func errorCodesMatchDocument(service: any SesameServiceDefinition.Type) throws {
+        let declared = service.errorCodes.flatMap { $0.codes }
+        #expect(declared.count > 10, "the service's error codes could not be read")
+        #expect(Set(declared).count == declared.count, "a code declared twice among \(service.errorCodes)")
+        let documented = try Self.documentedErrorCodes(service.openAPIDocument)
+        #expect(Set(declared).subtracting(documented).sorted() == [], "declared but not in Services/\(service.name)/openapi.yaml's Error codes")
+        #expect(documented.subtracting(declared).sorted() == [], "in Services/\(service.name)/openapi.yaml's Error codes but in no set of \(service.name)'s")
+    }
+
+    @Test("every declared error code is raised somewhere: a code nothing answers is not in a set", arguments: ServicePlumbingTests.services)
+    func declaredErrorCodesAreRaised(service: any SesameServiceDefinition.Type) throws {
+        // A service's own set is used in its folder; the shared sets anywhere.
+        let own = try Self.sources(["Services/\(service.name)"])
+        let everywhere = try Self.sources(["Services", "Shared"])
+        for codes in service.errorCodes {
+            let typeName = String(describing: codes)
+            let shared = codes == CommonErrorCode.self || codes == AccessTokenErrorCode.self
+            for name in codes.caseNames {
+                let use = "\(typeName).\(name)"
+                #expect((shared ? everywhere : own).contains(use), "\(use) is declared but nothing raises it")
+            }
+        }
     }
 
     @Test("the comparison sees a route missing from a document")

@@ -20,6 +20,7 @@ import WebAuthn
 public enum AdminService: SesameServiceDefinition {
     public static let name = "admin"
     public static var openAPIDocument: String { OpenAPIDocument.json }
+    public static var errorCodes: [any ErrorCodes.Type] { [CommonErrorCode.self, AdminErrorCode.self] }
     public static let defaultPort = 8083
 
     /// `keys create`, `accounts invite`.

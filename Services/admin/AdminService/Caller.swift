@@ -66,7 +66,7 @@ struct AdminAuthenticator: Sendable {
     func app(of request: Request) async throws -> (appID: String, caller: Caller) {
         let caller = try await caller(of: request)
         guard let appID = caller.appID else {
-            throw APIError(.forbidden, code: "provisioning_key_required", message: "Use a provisioning key of the app, not the operator token.")
+            throw APIError(.forbidden, code: AdminErrorCode.provisioningKeyRequired, message: "Use a provisioning key of the app, not the operator token.")
         }
         return (appID, caller)
     }

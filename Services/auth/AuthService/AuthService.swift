@@ -19,6 +19,7 @@ import SesameTokens
 public enum AuthService: SesameServiceDefinition {
     public static let name = "auth"
     public static var openAPIDocument: String { OpenAPIDocument.json }
+    public static var errorCodes: [any ErrorCodes.Type] { [CommonErrorCode.self, AccessTokenErrorCode.self, AuthErrorCode.self] }
     public static let defaultPort = 8081
 
     /// The largest body any auth endpoint accepts: an attestation object is about 6 KiB.

@@ -110,7 +110,7 @@ final class AppChangeNotices: Service, Sendable {
             if subscribers.count >= limits.perReplica {
                 Self.refusals["replica"]?.increment()
                 return .failure(APIError(
-                    .serviceUnavailable, code: "too_many_streams",
+                    .serviceUnavailable, code: DeliveryErrorCode.tooManyStreams,
                     message: "This replica holds as many live-config streams as it may; try again shortly.", headers: [.retryAfter: "\(retryAfter)"]))
             }
             let install = subscribers.byHolder[opener.holder] ?? 0
@@ -119,7 +119,7 @@ final class AppChangeNotices: Service, Sendable {
                 let (what, open) = install >= limits.perInstall ? ("install", install) : ("address", address)
                 Self.refusals[what]?.increment()
                 return .failure(APIError(
-                    .tooManyRequests, code: "too_many_streams",
+                    .tooManyRequests, code: DeliveryErrorCode.tooManyStreams,
                     message: "This \(what) has \(open) live-config streams open here already; close one before opening another.",
                     headers: [.retryAfter: "\(retryAfter)"]))
             }

@@ -110,8 +110,8 @@ struct BlobRoutes: Sendable {
         let index: Int
     }
 
-    static let invalidLink = APIError(.forbidden, code: "invalid_link", message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
-    static let notFound = APIError(.notFound, code: "blob_not_found", message: "No blob with this key is stored for the app.")
+    static let invalidLink = APIError(.forbidden, code: DeliveryErrorCode.invalidLink, message: "The link is expired or altered; ask /v1/blob/{key} for a new one.")
+    static let notFound = APIError(.notFound, code: DeliveryErrorCode.blobNotFound, message: "No blob with this key is stored for the app.")
 
     /// The blob, once its bytes are sealed (one stored in clear by an earlier version is sealed by admin at start).
     private func stored(appID: String, blobKey: String) async throws -> Stored? {

@@ -13,22 +13,22 @@ enum DeliveryErrors {
         APIError.tokenRevoked("This app's policy no longer admits \(tier.rawValue) tokens.")
     }
     static let appUnavailable = APIError(
-        .serviceUnavailable, code: "app_unavailable", message: "This app's configuration cannot be loaded right now; try again later.",
+        .serviceUnavailable, code: DeliveryErrorCode.appUnavailable, message: "This app's configuration cannot be loaded right now; try again later.",
         headers: [.retryAfter: "30"])
     static let invalidVersion = APIError(
-        .badRequest, code: "invalid_version", message: "\"version\" must be the app version: N, N.N or N.N.N with whole numbers.")
+        .badRequest, code: DeliveryErrorCode.invalidVersion, message: "\"version\" must be the app version: N, N.N or N.N.N with whole numbers.")
     static func noConfig(_ version: String) -> APIError {
-        APIError(.notFound, code: "no_config", message: "No config is published for version \(version).")
+        APIError(.notFound, code: DeliveryErrorCode.noConfig, message: "No config is published for version \(version).")
     }
     static let scopeUnavailable = APIError(
-        .badRequest, code: "scope_unavailable_zero_knowledge",
+        .badRequest, code: DeliveryErrorCode.scopeUnavailableZeroKnowledge,
         message: "This config is zero-knowledge: Sesame cannot read it, so it is only served whole. Drop the scope parameter.")
     /// `what` needs tier `required`, above the caller's.
     static func tierInsufficient(_ what: String, required: TrustTier) -> APIError {
         APIError(
-            .forbidden, code: "tier_insufficient",
+            .forbidden, code: DeliveryErrorCode.tierInsufficient,
             message: "\(what) served only to tokens of tier '\(required.rawValue)' or above; this token's tier is lower.")
     }
     static let invalidScope = APIError(
-        .badRequest, code: "invalid_scope", message: "\"scope\" is a comma-separated list of dot paths such as api_keys.stripe,features.")
+        .badRequest, code: DeliveryErrorCode.invalidScope, message: "\"scope\" is a comma-separated list of dot paths such as api_keys.stripe,features.")
 }

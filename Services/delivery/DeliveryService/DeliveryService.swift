@@ -17,6 +17,7 @@ import SesameTokens
 public enum DeliveryService: SesameServiceDefinition {
     public static let name = "delivery"
     public static var openAPIDocument: String { OpenAPIDocument.json }
+    public static var errorCodes: [any ErrorCodes.Type] { [CommonErrorCode.self, AccessTokenErrorCode.self, DeliveryErrorCode.self] }
     public static let defaultPort = 8082
 
     /// A key for one purpose, derived from the current master key: for what may change when the

@@ -9,7 +9,7 @@ import SesameHTTP
 struct PinRoutes: Sendable {
     let gate: AccessGate
 
-    static let notFound = APIError(.notFound, code: "no_pins", message: "No pin registry is published for this app.")
+    static let notFound = APIError(.notFound, code: DeliveryErrorCode.noPins, message: "No pin registry is published for this app.")
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("{file}") { request, context in try respond(to: request, context: context) }

@@ -25,7 +25,7 @@ struct UserDataRoutes: Sendable {
         let admitted = try await gate.admit(request, to: .userData, context: context)
         let appID = admitted.claims.appID
         guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, policy: admitted.state.policy)) else {
-            throw APIError(.notFound, code: "no_user_data", message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
+            throw APIError(.notFound, code: DeliveryErrorCode.noUserData, message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
         }
         var headers: HTTPFields = [.eTag: "\"\(stored.version)\"", .contentType: "application/json", .cacheControl: "private, no-cache"]
         if let ifNoneMatch = request.headers[.ifNoneMatch], EntityTag.matches(ifNoneMatch: ifNoneMatch, "\"\(stored.version)\"") {
@@ -60,11 +60,11 @@ struct UserDataRoutes: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: #"{"version":\#(version)}"#)))
         case .conflict:
             throw APIError(
-                .preconditionFailed, code: "version_conflict",
+                .preconditionFailed, code: DeliveryErrorCode.versionConflict,
                 message: "The data changed since your copy (If-Match); GET it again, merge, and retry.")
         case .quotaExceeded:
             throw APIError(
-                .forbidden, code: "user_quota_exceeded",
+                .forbidden, code: DeliveryErrorCode.userQuotaExceeded,
                 message: "The app stores as many user documents as its policy allows (\(quota)); raise userDocumentQuota to add more.")
         }
     }

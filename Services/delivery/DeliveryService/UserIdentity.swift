@@ -25,12 +25,12 @@ struct UserIdentity: Sendable {
         case .verified:
             guard let issuer = policy.identityIssuer else {
                 throw APIError(
-                    .forbidden, code: "identity_not_configured",
+                    .forbidden, code: DeliveryErrorCode.identityNotConfigured,
                     message: "This app's policy names no identity issuer: set identityIssuer with PUT /v1/admin/policy.")
             }
             guard let token = request.headers[SesameHeaders.identityToken], !token.isEmpty else {
                 throw APIError(
-                    .unauthorized, code: "identity_required",
+                    .unauthorized, code: DeliveryErrorCode.identityRequired,
                     message: "Send the signed-in user's ID token from \(issuer.issuer) as X-Sesame-Identity-Token.")
             }
             let subject: String
@@ -38,12 +38,12 @@ struct UserIdentity: Sendable {
                 subject = try await keys.subject(of: token, issuer: issuer)
             } catch is IdentityKeyCache.IssuerUnavailable {
                 throw APIError(
-                    .serviceUnavailable, code: "identity_issuer_unavailable",
+                    .serviceUnavailable, code: DeliveryErrorCode.identityIssuerUnavailable,
                     message: "The keys of \(issuer.issuer) cannot be fetched right now, so the ID token cannot be checked; try again later.",
                     headers: [.retryAfter: "30"])
             } catch {
                 throw APIError(
-                    .unauthorized, code: "identity_invalid",
+                    .unauthorized, code: DeliveryErrorCode.identityInvalid,
                     message: "The ID token is not valid for this app (signature, iss, aud or expiry); sign the user in again.")
             }
             return "\u{1}\(issuer.issuer)\u{0}\(subject)"

@@ -38,7 +38,7 @@ struct ApprovalRoutes {
         // The operator alone, when no second person can be found: applied at once, audited as such.
         group.post("changes/:id/break-glass") { request, context -> DecisionResponse in
             guard try await authenticator.caller(of: request) == .operator else {
-                throw APIError(.forbidden, code: "operator_required", message: "Break-glass is the operator's alone (the operator token).")
+                throw APIError(.forbidden, code: AdminErrorCode.operatorRequired, message: "Break-glass is the operator's alone (the operator token).")
             }
             let body = try await request.decode(as: RejectRequest.self, context: context)
             guard let reason = body.reason?.trimmingCharacters(in: .whitespacesAndNewlines), (10...500).contains(reason.count) else {

@@ -426,25 +426,25 @@ struct ProposedResponse: ResponseEncodable {
 }
 
 enum ApprovalErrors {
-    static let notFound = APIError(.notFound, code: "proposal_not_found", message: "The app has no such proposed change; see 'sesame changes list'.")
+    static let notFound = APIError(.notFound, code: AdminErrorCode.proposalNotFound, message: "The app has no such proposed change; see 'sesame changes list'.")
     static let selfApproval = APIError(
-        .forbidden, code: "self_approval", message: "A change needs a second person: its proposer cannot approve it. Ask another member or key.")
+        .forbidden, code: AdminErrorCode.selfApproval, message: "A change needs a second person: its proposer cannot approve it. Ask another member or key.")
     static let stale = APIError(
-        .conflict, code: "proposal_stale",
+        .conflict, code: AdminErrorCode.proposalStale,
         message: "What the change was proposed against has changed since (a newer revision, another policy); propose it again.")
-    static let expired = APIError(.conflict, code: "proposal_expired", message: "The proposal was not approved within 24 hours; propose it again.")
+    static let expired = APIError(.conflict, code: AdminErrorCode.proposalExpired, message: "The proposal was not approved within 24 hours; propose it again.")
     static let sameProposer = APIError(
-        .forbidden, code: "self_approval",
+        .forbidden, code: AdminErrorCode.selfApproval,
         message: "A change needs a second person: this credential stands for the proposer (a key they made, or one made from it). Ask another person.")
     static let approverTooNew = APIError(
-        .forbidden, code: "approver_too_new",
+        .forbidden, code: AdminErrorCode.approverTooNew,
         message: "This key was made, or this person's role granted, after the change was proposed: it cannot be the second person for it.")
     static let personRequired = APIError(
-        .forbidden, code: "person_required",
+        .forbidden, code: AdminErrorCode.personRequired,
         message: "Only a person (an owner signed in to the dashboard) approves a change of the policy or of who may act, not a key.")
     static let proposerGone = APIError(
-        .conflict, code: "proposer_gone", message: "The proposer's key was revoked or they left the app since: the change is void; propose it again.")
+        .conflict, code: AdminErrorCode.proposerGone, message: "The proposer's key was revoked or they left the app since: the change is void; propose it again.")
     static func decided(_ state: String) -> APIError {
-        APIError(.conflict, code: "proposal_decided", message: "The proposal is \(state), not pending.")
+        APIError(.conflict, code: AdminErrorCode.proposalDecided, message: "The proposal is \(state), not pending.")
     }
 }

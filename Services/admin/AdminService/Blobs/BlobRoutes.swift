@@ -40,7 +40,7 @@ struct BlobRoutes {
     }
 
     static func blobTooLarge(_ limit: Int) -> APIError {
-        APIError(.contentTooLarge, code: "blob_too_large", message: "The blob is larger than \(limit) bytes (SESAME_MAX_BLOB_BYTES).")
+        APIError(.contentTooLarge, code: AdminErrorCode.blobTooLarge, message: "The blob is larger than \(limit) bytes (SESAME_MAX_BLOB_BYTES).")
     }
 
     /// A blob key: 1–200 of letters, digits, `.`, `_` and `-` (one path segment, no `..`).

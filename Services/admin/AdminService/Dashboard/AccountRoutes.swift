@@ -124,7 +124,7 @@ struct AccountRoutes {
             let (appID, caller, _) = try await owner(of: request)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
                 try await accounts.cancelInvitation(id, of: appID, actor: caller.auditName)
-            else { throw APIError(.notFound, code: "invitation_not_found", message: "The app has no such open invitation; see GET /v1/admin/accounts/invitations.") }
+            else { throw APIError(.notFound, code: AdminErrorCode.invitationNotFound, message: "The app has no such open invitation; see GET /v1/admin/accounts/invitations.") }
             return Done(message: "The invitation is cancelled: its link no longer opens.")
         }
 
@@ -133,7 +133,7 @@ struct AccountRoutes {
             prepare: { _, pending in ("invite \(pending.email) as \(pending.role.rawValue)", nil) },
             apply: { appID, pending, _ in
                 guard try await accounts.activateInvitation(for: pending.proposal, appID: appID) else {
-                    throw APIError(.conflict, code: "invitation_gone", message: "The invitation expired or was cancelled; invite again.")
+                    throw APIError(.conflict, code: AdminErrorCode.invitationGone, message: "The invitation expired or was cancelled; invite again.")
                 }
                 return AccessApproved(message: "The invitation of \(pending.email) is approved: its link opens now.")
             })

@@ -76,7 +76,7 @@ struct PinRoutes {
                 throw APIError.invalidField("domainName", "and \"key\" name the pin to remove")
             }
             guard try await pins.remove(appID: appID, domainName: String(domain).lowercased(), key: String(key), caller: caller) else {
-                throw APIError(.notFound, code: "pin_not_found", message: "No pin of this app has that domain name and key.")
+                throw APIError(.notFound, code: AdminErrorCode.pinNotFound, message: "No pin of this app has that domain name and key.")
             }
             return Done(message: "Removed the pin of \(domain).")
         }
@@ -87,7 +87,7 @@ struct PinRoutes {
             let next = try await pins.publicKey(appID: appID, state: .pending)
             guard active != nil || next != nil else {
                 throw APIError(
-                    .notFound, code: "no_signing_key",
+                    .notFound, code: AdminErrorCode.noSigningKey,
                     message: "This app has no registry signing key yet: add a pin, or create one with POST /v1/admin/pins/rotate-signing-key.")
             }
             return SigningKeysResponse(active: active.map(Self.describe), next: next.map(Self.describe))

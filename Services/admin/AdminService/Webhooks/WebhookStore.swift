@@ -173,7 +173,7 @@ struct WebhookStore: Sendable {
 
 enum WebhookErrors {
     static func tooMany(limit: Int) -> APIError {
-        APIError(.conflict, code: "too_many_webhooks", message: "The app already has \(limit) webhooks, the most it may: remove one first.")
+        APIError(.conflict, code: AdminErrorCode.tooManyWebhooks, message: "The app already has \(limit) webhooks, the most it may: remove one first.")
     }
-    static let notFound = APIError(.notFound, code: "webhook_not_found", message: "The app has no such webhook; see 'sesame webhooks list'.")
+    static let notFound = APIError(.notFound, code: AdminErrorCode.webhookNotFound, message: "The app has no such webhook; see 'sesame webhooks list'.")
 }
