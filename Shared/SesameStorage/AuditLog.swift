@@ -9,15 +9,24 @@ public struct AuditEntry: Codable, Sendable {
     public var at: Date = Date()
     /// Who: a provisioning key's audit name, the operator, or a debug token's name.
     public var actor: String
-    /// What, as `noun.verb`: `config.upload`, `debug_token.use`, …
-    public var action: String
+    /// What, as `noun.verb` (`AuditAction`'s raw value): `config.upload`, `debug_token.use`, …; an
+    /// entry read back keeps what was written, also an action this version no longer makes.
+    public private(set) var action: String
     public var pattern: String?
     public var revision: Int64?
     public var details: [String: JSONValue] = [:]
 
+    /// An entry to record: `action` is one of the declared actions.
     public init(
-        id: Int64 = 0, at: Date = Date(), actor: String, action: String, pattern: String? = nil, revision: Int64? = nil,
+        id: Int64 = 0, at: Date = Date(), actor: String, action: AuditAction, pattern: String? = nil, revision: Int64? = nil,
         details: [String: JSONValue] = [:]
+    ) {
+        self.init(id: id, at: at, actor: actor, recordedAction: action.rawValue, pattern: pattern, revision: revision, details: details)
+    }
+
+    /// An entry as read back from the log.
+    init(
+        id: Int64, at: Date, actor: String, recordedAction action: String, pattern: String?, revision: Int64?, details: [String: JSONValue]
     ) {
         self.id = id
         self.at = at
@@ -139,7 +148,7 @@ public struct AuditLog: Sendable {
             (Int64, Date, String, String, String?, Int64?, String, ByteBuffer?).self)
         {
             let entry = AuditEntry(
-                id: id, at: at, actor: actor, action: action, pattern: pattern, revision: revision,
+                id: id, at: at, actor: actor, recordedAction: action, pattern: pattern, revision: revision,
                 details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:])
             entries.append((entry, hash.map { Array($0.readableBytesView) }))
         }

@@ -86,7 +86,7 @@ public struct BackendKeyStore: Sendable {
             guard let createdAt else { throw CreateRefusal.unknownApp }
             var details: [String: JSONValue] = ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]
             if let audience { details["audience"] = .string(audience) }
-            try await AuditLog.append(AuditEntry(actor: actor, action: "backend_key.create", details: details), appID: appID, on: connection, logger: logger)
+            try await AuditLog.append(AuditEntry(actor: actor, action: .backendKeyCreate, details: details), appID: appID, on: connection, logger: logger)
             return (
                 key,
                 BackendKeyListing(
@@ -107,7 +107,7 @@ public struct BackendKeyStore: Sendable {
                 """, logger: logger)
             for try await (name, hint, audience, createdAt, lastUsedAt, revokedAt) in rows.decode((String, String, String?, Date, Date?, Date?).self) {
                 try await AuditLog.append(
-                    AuditEntry(actor: actor, action: "backend_key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
+                    AuditEntry(actor: actor, action: .backendKeyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased())]),
                     appID: appID, on: connection, logger: logger)
                 return BackendKeyListing(
                     keyId: keyID, name: name, hint: hint, audience: audience, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt)

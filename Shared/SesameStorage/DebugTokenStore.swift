@@ -78,7 +78,7 @@ public struct DebugTokenStore: Sendable {
             for try await (createdAt, expiresAt) in rows.decode((Date, Date).self) {
                 try await AuditLog.append(
                     AuditEntry(
-                        actor: actor, action: "debug_token.create",
+                        actor: actor, action: .debugTokenCreate,
                         details: [
                             "tokenId": .string(tokenID.uuidString.lowercased()), "name": .string(name),
                             "expiresAt": .string(expiresAt.formatted(.iso8601)),
@@ -131,7 +131,7 @@ public struct DebugTokenStore: Sendable {
             guard let revoked = try await Self.summaries(rows).first else { return nil }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: actor, action: "debug_token.revoke",
+                    actor: actor, action: .debugTokenRevoke,
                     details: ["tokenId": .string(revoked.tokenId.uuidString.lowercased()), "name": .string(revoked.name)]),
                 appID: appID, on: connection, logger: logger)
             return revoked
@@ -164,7 +164,7 @@ public struct DebugTokenStore: Sendable {
             var details = details
             details["tokenId"] = .string(found.id.uuidString.lowercased())
             try await AuditLog.append(
-                AuditEntry(actor: "debug token '\(found.name)'", action: "debug_token.use", details: details), appID: appID, on: connection,
+                AuditEntry(actor: "debug token '\(found.name)'", action: .debugTokenUse, details: details), appID: appID, on: connection,
                 logger: logger)
             return .success(Redeemed(tokenID: found.id, name: found.name))
         }

@@ -164,7 +164,7 @@ final class ChangeApprovals: Sendable {
             let proposal = try await Proposal.first(of: rows)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "change.propose",
+                    actor: caller.auditName, action: .changePropose,
                     details: ["proposalId": .string(id.uuidString.lowercased()), "kind": .string(kind), "summary": .string(summary)]),
                 appID: appID, on: connection, logger: logger)
             return proposal
@@ -196,7 +196,7 @@ final class ChangeApprovals: Sendable {
         let found = try await fetch(id, appID: appID)
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "change.read", details: ["proposalId": .string(id.uuidString.lowercased())]),
+                AuditEntry(actor: caller.auditName, action: .changeRead, details: ["proposalId": .string(id.uuidString.lowercased())]),
                 appID: found.0.appID, on: connection, logger: logger)
         }
         return found
@@ -301,7 +301,7 @@ final class ChangeApprovals: Sendable {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "change.reject",
+                    actor: caller.auditName, action: .changeReject,
                     details: ["proposalId": .string(id.uuidString.lowercased()), "kind": .string(proposal.kind), "reason": reason.map { .string($0) } ?? .null]),
                 appID: appID, on: connection, logger: logger)
         }
@@ -335,7 +335,7 @@ final class ChangeApprovals: Sendable {
             ]
             if let breakGlass { details["reason"] = .string(breakGlass) }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: breakGlass == nil ? "change.approve" : "change.break_glass", details: details),
+                AuditEntry(actor: caller.auditName, action: breakGlass == nil ? .changeApprove : .changeBreakGlass, details: details),
                 appID: proposal.appID, on: connection, logger: logger)
         }
     }

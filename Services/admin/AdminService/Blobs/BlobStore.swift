@@ -43,7 +43,7 @@ struct BlobStore: Sendable {
             try await replaceChunks(with: chunks, appID: appID, blobKey: key, on: connection)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "blob.upload",
+                    actor: caller.auditName, action: .blobUpload,
                     details: ["blobKey": .string(key), "sizeBytes": .integer(size), "sha256": .string(digest)]),
                 appID: appID, on: connection, logger: logger)
             return BlobInfo(blobKey: key, contentType: contentType, sizeBytes: size, sha256: digest, updatedAt: updatedAt)

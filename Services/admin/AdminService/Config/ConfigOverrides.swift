@@ -39,7 +39,7 @@ extension ConfigStore {
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "config.override.set", pattern: pattern, revision: revision,
+                    actor: caller.auditName, action: .configOverrideSet, pattern: pattern, revision: revision,
                     details: ["install": .string(install), "label": .string(label)]),
                 appID: appID, on: connection, logger: logger)
         }
@@ -55,7 +55,7 @@ extension ConfigStore {
             for try await revision in rows.decode(Int64.self) { removed = revision }
             guard let removed else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "config.override.remove", pattern: pattern, revision: removed, details: ["install": .string(install)]),
+                AuditEntry(actor: caller.auditName, action: .configOverrideRemove, pattern: pattern, revision: removed, details: ["install": .string(install)]),
                 appID: appID, on: connection, logger: logger)
             return true
         }

@@ -18,6 +18,19 @@ enum RolloutAction: String, Codable, Sendable, CaseIterable {
     case rollback
 }
 
+extension RolloutAction {
+    /// What the audit log records for this step.
+    var auditAction: AuditAction {
+        switch self {
+        case .widen: .configRolloutWiden
+        case .pause: .configRolloutPause
+        case .resume: .configRolloutResume
+        case .complete: .configRolloutComplete
+        case .rollback: .configRolloutRollback
+        }
+    }
+}
+
 /// Staged rollouts: begun by an upload, then widened, paused, resumed, completed or rolled back,
 /// each step under the pattern's lock, audited, in one transaction (delivery learns of it through
 /// the `app_changes` trigger, like any change it serves).
@@ -35,7 +48,7 @@ extension ConfigStore {
             """, logger: logger)
         try await AuditLog.append(
             AuditEntry(
-                actor: caller.auditName, action: "config.rollout.start", pattern: pattern, revision: revision,
+                actor: caller.auditName, action: .configRolloutStart, pattern: pattern, revision: revision,
                 details: [
                     "rollout": .string(id.uuidString.lowercased()), "percent": .number(RolloutBucket.percent(basisPoints: basisPoints)),
                     "previousRevision": previous.map { .integer($0) } ?? .null,
@@ -79,7 +92,7 @@ extension ConfigStore {
                 details["restoredAs"] = restoredAs.map { .integer($0) } ?? .null
             }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "config.rollout.\(action.rawValue)", pattern: pattern, revision: current.revision, details: details),
+                AuditEntry(actor: caller.auditName, action: action.auditAction, pattern: pattern, revision: current.revision, details: details),
                 appID: appID, on: connection, logger: logger)
             let left = try await StoredRollouts.read(appIDs: [appID], pattern: pattern, inFlightOnly: false, on: connection, logger: logger)
             return (left.first { $0.id == current.id } ?? current, restoredAs)

@@ -160,7 +160,7 @@ extension ConfigStore {
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "config.schema.set", pattern: pattern,
+                    actor: caller.auditName, action: .configSchemaSet, pattern: pattern,
                     details: ["schema": document]),
                 appID: appID, on: connection, logger: logger)
         }
@@ -176,7 +176,7 @@ extension ConfigStore {
             for try await _ in rows.decode(String.self) { removed = true }
             guard removed else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "config.schema.remove", pattern: pattern), appID: appID, on: connection, logger: logger)
+                AuditEntry(actor: caller.auditName, action: .configSchemaRemove, pattern: pattern), appID: appID, on: connection, logger: logger)
             return true
         }
     }

@@ -78,7 +78,7 @@ struct ConfigStore: Sendable {
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "config.upload", pattern: pattern, revision: revision,
+                    actor: caller.auditName, action: .configUpload, pattern: pattern, revision: revision,
                     details: [
                         "sizeBytes": .integer(Int64(body.count)), "zeroKnowledge": .bool(zeroKnowledge),
                         "tiers": tiers.map { .object($0.required.mapValues { .string($0.rawValue) }) } ?? .null,
@@ -120,7 +120,7 @@ struct ConfigStore: Sendable {
         try await database.client.withTransaction(logger: logger) { connection in
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "config.read", pattern: pattern, revision: revisions.last,
+                    actor: caller.auditName, action: .configRead, pattern: pattern, revision: revisions.last,
                     details: ["via": .string(via), "revisions": .array(revisions.map { .integer($0) })]),
                 appID: appID, on: connection, logger: logger)
         }
@@ -146,7 +146,7 @@ struct ConfigStore: Sendable {
             for try await _ in rows.decode(Bool.self) { restored = true }
             guard restored else { return nil }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "config.rollback", pattern: pattern, revision: next, details: ["restoredFrom": .integer(revision)]),
+                AuditEntry(actor: caller.auditName, action: .configRollback, pattern: pattern, revision: next, details: ["restoredFrom": .integer(revision)]),
                 appID: appID, on: connection, logger: logger)
             return next
         }
@@ -173,7 +173,7 @@ struct ConfigStore: Sendable {
                 for try await count in dropped.decode(Int.self) { overridesRemoved = count }
                 try await AuditLog.append(
                     AuditEntry(
-                        actor: caller.auditName, action: "config.delete", pattern: target, revision: revision,
+                        actor: caller.auditName, action: .configDelete, pattern: target, revision: revision,
                         details: overridesRemoved > 0 ? ["overridesRemoved": .integer(Int64(overridesRemoved))] : [:]),
                     appID: appID, on: connection, logger: logger)
             }

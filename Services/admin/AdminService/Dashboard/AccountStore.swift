@@ -81,7 +81,7 @@ struct AccountStore: Sendable {
             for try await at in rows.decode(Date.self) { expiresAt = at }
             var details: [String: JSONValue] = ["email": .string(email), "role": .string(role.rawValue)]
             if let pendingProposal { details["pendingProposal"] = .string(pendingProposal.uuidString.lowercased()) }
-            try await AuditLog.append(AuditEntry(actor: invitedBy, action: "account.invite", details: details), appID: appID, on: connection, logger: logger)
+            try await AuditLog.append(AuditEntry(actor: invitedBy, action: .accountInvite, details: details), appID: appID, on: connection, logger: logger)
             return (token, invitationID, expiresAt)
         }
     }
@@ -125,7 +125,7 @@ struct AccountStore: Sendable {
             for try await cancelled in rows.decode(String.self) { email = cancelled }
             guard let email else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: actor, action: "account.invitation_cancel", details: ["email": .string(email), "invitationId": .string(id.uuidString.lowercased())]),
+                AuditEntry(actor: actor, action: .accountInvitationCancel, details: ["email": .string(email), "invitationId": .string(id.uuidString.lowercased())]),
                 appID: appID, on: connection, logger: logger)
             return true
         }
@@ -252,7 +252,7 @@ struct AccountStore: Sendable {
             WHERE EXCLUDED.role = 'owner' OR (EXCLUDED.role = 'editor' AND account_roles.role = 'viewer')
             """, logger: logger)
         try await AuditLog.append(
-            AuditEntry(actor: "account:\(invitation.email)", action: "account.join", details: ["role": .string(invitation.role.rawValue)]),
+            AuditEntry(actor: "account:\(invitation.email)", action: .accountJoin, details: ["role": .string(invitation.role.rawValue)]),
             appID: invitation.appID, on: connection, logger: logger)
     }
 

@@ -48,7 +48,7 @@ struct PeopleStore: Sendable {
             if current == .owner, role != .owner { try await cancelInvitations(issuedBy: email, in: appID, on: connection) }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: actor, action: "account.role",
+                    actor: actor, action: .accountRole,
                     details: ["email": .string(email), "from": .string(current.rawValue), "to": .string(role.rawValue)]),
                 appID: appID, on: connection, logger: logger)
             return .done
@@ -73,7 +73,7 @@ struct PeopleStore: Sendable {
             }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: actor, action: "account.remove",
+                    actor: actor, action: .accountRemove,
                     details: ["email": .string(email), "role": .string(current.rawValue), "accountDeleted": .bool(remaining == 0)]),
                 appID: appID, on: connection, logger: logger)
             return .done
@@ -118,7 +118,7 @@ struct PeopleStore: Sendable {
             try await auditInEveryApp(
                 of: accountID,
                 AuditEntry(
-                    actor: "account:\(email)", action: "account.passkey_add",
+                    actor: "account:\(email)", action: .accountPasskeyAdd,
                     details: ["credentialId": .string(Base64.urlEncode(credentialID))]),
                 on: connection)
             return true
@@ -167,7 +167,7 @@ struct PeopleStore: Sendable {
             try await endSessions(of: found.accountID, keeping: keepingSession, on: connection)
             try await auditInEveryApp(
                 of: found.accountID,
-                AuditEntry(actor: actor, action: "account.passkey_revoke", details: ["email": .string(email), "credentialId": .string(Base64.urlEncode(credentialID))]),
+                AuditEntry(actor: actor, action: .accountPasskeyRevoke, details: ["email": .string(email), "credentialId": .string(Base64.urlEncode(credentialID))]),
                 on: connection)
             return .done
         }
@@ -183,7 +183,7 @@ struct PeopleStore: Sendable {
             guard let accountID else { return .notMember }
             try await endSessions(of: accountID, keeping: nil, on: connection)
             try await auditInEveryApp(
-                of: accountID, AuditEntry(actor: actor, action: "account.sessions_end", details: ["email": .string(email)]), on: connection)
+                of: accountID, AuditEntry(actor: actor, action: .accountSessionsEnd, details: ["email": .string(email)]), on: connection)
             return .done
         }
     }

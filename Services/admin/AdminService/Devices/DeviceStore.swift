@@ -70,7 +70,7 @@ struct DeviceStore: Sendable {
                 """, logger: logger)
             let subject = Base64.urlEncode(keyID)
             try await AuditLog.append(
-                AuditEntry(actor: actor, action: "device.revoke", details: ["keyId": .string(subject), "reason": .string(reason)]),
+                AuditEntry(actor: actor, action: .deviceRevoke, details: ["keyId": .string(subject), "reason": .string(reason)]),
                 appID: appID, on: connection, logger: logger)
             return true
         }

@@ -83,7 +83,7 @@ struct ProvisioningKeyStore: Sendable {
                 """, logger: logger)
             var details: [String: JSONValue] = ["keyId": .string(keyID.uuidString.lowercased()), "name": .string(name)]
             if let pendingProposal { details["pendingProposal"] = .string(pendingProposal.uuidString.lowercased()) }
-            try await AuditLog.append(AuditEntry(actor: caller.auditName, action: "key.create", details: details), appID: appID, on: connection, logger: logger)
+            try await AuditLog.append(AuditEntry(actor: caller.auditName, action: .keyCreate, details: details), appID: appID, on: connection, logger: logger)
             return (key, ProvisioningKeySummary(keyId: keyID, name: name, hint: Self.hint(key)))
         }
     }
@@ -102,7 +102,7 @@ struct ProvisioningKeyStore: Sendable {
                 """, logger: logger)
             for try await (keyID, keyAppID, name, hint) in rows.decode((UUID, String, String, String).self) {
                 try await AuditLog.append(
-                    AuditEntry(actor: caller.auditName, action: "key.revoke", details: ["keyId": .string(keyID.uuidString.lowercased())]),
+                    AuditEntry(actor: caller.auditName, action: .keyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased())]),
                     appID: keyAppID, on: connection, logger: logger)
                 return ProvisioningKeySummary(keyId: keyID, name: name, hint: hint)
             }

@@ -48,7 +48,7 @@ struct KillSwitchStore: Sendable {
             }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: enabled ? "kill_switch.clear" : "kill_switch.set",
+                    actor: caller.auditName, action: enabled ? .killSwitchClear : .killSwitchSet,
                     details: ["versions": .array(versions.map { .string($0) }), "reason": reason.map { .string($0) } ?? .null]),
                 appID: appID, on: connection, logger: logger)
             return changed
@@ -93,7 +93,7 @@ struct KillSwitchStore: Sendable {
             for try await issuedBefore in rows.decode(Date.self) { cutOff = issuedBefore }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "emergency_revoke", pattern: pattern,
+                    actor: caller.auditName, action: .emergencyRevoke, pattern: pattern,
                     details: ["forceRefreshTTL": .integer(Int64(forceRefreshTTL))]),
                 appID: appID, on: connection, logger: logger)
             return cutOff

@@ -34,7 +34,7 @@ struct PinStore: Sendable {
                 ON CONFLICT (app_id, domain_name, spki_sha256) DO UPDATE SET fqdn = EXCLUDED.fqdn, expire = EXCLUDED.expire, created_at = now()
                 """, logger: logger)
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "pin.add", details: ["domainName": .string(domainName), "key": .string(key)]),
+                AuditEntry(actor: caller.auditName, action: .pinAdd, details: ["domainName": .string(domainName), "key": .string(key)]),
                 appID: appID, on: connection, logger: logger)
         }
     }
@@ -48,7 +48,7 @@ struct PinStore: Sendable {
             for try await _ in rows { removed = true }
             guard removed else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "pin.remove", details: ["domainName": .string(domainName), "key": .string(key)]),
+                AuditEntry(actor: caller.auditName, action: .pinRemove, details: ["domainName": .string(domainName), "key": .string(key)]),
                 appID: appID, on: connection, logger: logger)
             return true
         }
@@ -105,7 +105,7 @@ struct PinStore: Sendable {
                 """, logger: logger)
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "pin.prepare_signing_key",
+                    actor: caller.auditName, action: .pinPrepareSigningKey,
                     details: ["keyId": .string(keyID.uuidString.lowercased()), "bits": .integer(Int64(bits))]),
                 appID: appID, on: connection, logger: logger)
         }
@@ -158,7 +158,7 @@ struct PinStore: Sendable {
             }
             try await AuditLog.append(
                 AuditEntry(
-                    actor: caller.auditName, action: "pin.rotate_signing_key",
+                    actor: caller.auditName, action: .pinRotateSigningKey,
                     details: ["keyId": .string(activated.uuidString.lowercased()), "prepared": .bool(pending != nil)]),
                 appID: appID, on: connection, logger: logger)
             return true

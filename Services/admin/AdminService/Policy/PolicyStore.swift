@@ -28,7 +28,7 @@ struct PolicyStore: Sendable {
             let changed = Self.changedFields(before, policy)
             try await connection.query("UPDATE apps SET policy = \(json)::jsonb WHERE app_id = \(appID)", logger: logger)
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "policy.set", details: ["changed": .array(changed.map { .string($0) })]),
+                AuditEntry(actor: caller.auditName, action: .policySet, details: ["changed": .array(changed.map { .string($0) })]),
                 appID: appID, on: connection, logger: logger)
             return changed
         }

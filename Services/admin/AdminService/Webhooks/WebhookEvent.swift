@@ -6,31 +6,9 @@ import SesameStorage
 /// What a webhook is told: an event named from the audit entry that records a change, the entry
 /// itself, and its place in the audit chain (so a receiver holds Sesame to the chain's head).
 enum WebhookEvent {
-    /// The events a webhook may subscribe to, and the audit actions each covers.
-    static let actions: [String: Set<String>] = [
-        "config.published": ["config.upload"],
-        "config.rolled_back": ["config.rollback", "config.rollout.rollback"],
-        "config.rollout": ["config.rollout.start", "config.rollout.widen", "config.rollout.pause", "config.rollout.resume", "config.rollout.complete"],
-        "config.deleted": ["config.delete"],
-        "config.override": ["config.override.set", "config.override.remove"],
-        "config.schema": ["config.schema.set", "config.schema.remove"],
-        "kill_switch": ["kill_switch.set", "kill_switch.clear"],
-        "revocation": ["emergency_revoke", "device.revoke"],
-        "key.created": ["key.create", "backend_key.create"],
-        "key.revoked": ["key.revoke", "backend_key.revoke"],
-        "policy.changed": ["policy.set"],
-        "webhook.changed": ["webhook.create", "webhook.remove"],
-        "account.changed": [
-            "account.invite", "account.join", "account.role", "account.remove", "account.passkey_add", "account.passkey_revoke",
-            "account.sessions_end", "account.invitation_cancel",
-        ],
-        "approval.requested": ["change.propose"],
-        "approval.decided": ["change.approve", "change.reject", "change.break_glass"],
-    ]
-
-    /// The event an audit action is, if any (reads and debug-token uses are not events).
+    /// The event an audit entry's action is, if any (reads and debug-token uses are not events).
     static func named(forAction action: String) -> String? {
-        actions.first { $0.value.contains(action) }?.key
+        AuditAction(rawValue: action).flatMap(WebhookTopic.init(action:))?.rawValue
     }
 
     /// The JSON a webhook receives for `entry` as `event`: Sesame's own shape, or Slack's

@@ -17,8 +17,8 @@ struct WebhookRoutes {
             guard body.url.utf8.count <= 2048 else { throw APIError.invalidField("url", "must be at most 2048 bytes") }
             if let refusal = outbound.refusal(of: body.url) { throw APIError.invalidField("url", refusal) }
             let events = body.events ?? []
-            if let unknown = events.first(where: { WebhookEvent.actions[$0] == nil }) {
-                throw APIError.invalidField("events", "has '\(unknown)', which is not an event; events are \(WebhookEvent.actions.keys.sorted().joined(separator: ", "))")
+            if let unknown = events.first(where: { WebhookTopic(rawValue: $0) == nil }) {
+                throw APIError.invalidField("events", "has '\(unknown)', which is not an event; events are \(WebhookTopic.allCases.map(\.rawValue).sorted().joined(separator: ", "))")
             }
             let format = body.format ?? "sesame"
             guard ["sesame", "slack"].contains(format) else { throw APIError.invalidField("format", "must be sesame or slack") }
@@ -30,7 +30,7 @@ struct WebhookRoutes {
 
         group.get("webhooks") { request, _ -> WebhooksResponse in
             let (appID, _) = try await authenticator.app(of: request)
-            return WebhooksResponse(webhooks: try await webhooks.list(appID: appID), events: WebhookEvent.actions.keys.sorted())
+            return WebhooksResponse(webhooks: try await webhooks.list(appID: appID), events: WebhookTopic.allCases.map(\.rawValue).sorted())
         }
 
         group.delete("webhooks/:id") { request, context -> WebhookRemovedResponse in

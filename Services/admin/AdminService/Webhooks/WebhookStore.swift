@@ -46,7 +46,7 @@ struct WebhookStore: Sendable {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             // The audit chain's lock: no entry of the app commits between reading the cursor and using it.
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "webhook.create", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
+                AuditEntry(actor: caller.auditName, action: .webhookCreate, details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
                 appID: appID, on: connection, logger: logger)
             let counted = try await connection.query("SELECT count(*) FROM webhooks WHERE app_id = \(appID)", logger: logger)
             for try await count in counted.decode(Int.self) where count >= Self.limit { throw WebhookErrors.tooMany(limit: Self.limit) }
@@ -89,7 +89,7 @@ struct WebhookStore: Sendable {
             for try await removed in rows.decode(String.self) { url = removed }
             guard let url else { return false }
             try await AuditLog.append(
-                AuditEntry(actor: caller.auditName, action: "webhook.remove", details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
+                AuditEntry(actor: caller.auditName, action: .webhookRemove, details: ["webhookId": .string(id.uuidString.lowercased()), "url": .string(Self.redacted(url))]),
                 appID: appID, on: connection, logger: logger)
             return true
         }
