@@ -82,13 +82,16 @@ let package = Package(
 
         .target(name: "SesameVault", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesameVault"),
         .target(name: "SesamePinning", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesamePinning"),
+        // The scope rules delivery and SesameKit share (no dependencies at all).
+        .target(name: "SesameScope", path: "Clients/SesameKit/Sources/SesameScope"),
         .target(
-            name: "SesameKit", dependencies: ["SesameVault", "SesamePinning", crypto], path: "Clients/SesameKit/Sources/SesameKit",
+            name: "SesameKit", dependencies: ["SesameVault", "SesamePinning", "SesameScope", crypto], path: "Clients/SesameKit/Sources/SesameKit",
             resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "SesameKitTesting", dependencies: ["SesameKit", crypto, x509, asn1], path: "Clients/SesameKit/Sources/SesameKitTesting"),
         .testTarget(
             name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", cryptoExtras],
             path: "Clients/SesameKit/Tests/SesameKitTests"),
+        .testTarget(name: "SesameScopeTests", dependencies: ["SesameScope"], path: "Clients/SesameKit/Tests/SesameScopeTests"),
         .testTarget(
             name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Clients/SesameKit/Tests/SesameVaultTests",
             resources: [.copy("Vectors")]),
@@ -164,7 +167,7 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", dependencies: [crypto, extrasBase64], path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: ["SesameScope", crypto, extrasBase64], path: "Shared/SesameDomain"),
         // JSON Schema (draft 2020-12), the subset config validation needs: admin checks uploads, the CLI checks offline.
         .target(name: "ConfigSchema", dependencies: ["SesameDomain"], path: "Shared/ConfigSchema"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
@@ -212,7 +215,7 @@ if declaresServer {
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", sesamePinning, crypto, cryptoExtras, postgresNIO,
+                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore,
             ],
             path: "Services/delivery/DeliveryService",

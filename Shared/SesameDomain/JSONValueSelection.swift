@@ -1,36 +1,15 @@
-import Foundation
+import SesameScope
 
 extension JSONValue {
-    /// Only the members at `paths` (dot-separated, such as `api_keys.stripe`), nested as in the
-    /// original; paths that do not exist are simply absent. Nil when this is not an object.
-    public func selecting(paths: [String]) -> JSONValue? {
-        guard case .object = self else { return nil }
-        var result = JSONValue.object([:])
-        for path in paths {
-            let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            guard !components.contains(""), let value = value(at: components[...]) else { continue }
-            result.insert(value, at: components[...])
-        }
-        return result
+    /// Only the members `scope` names, nested as in the original (`ConfigScope`'s rules, which
+    /// SesameKit applies too). Nil when this is not an object.
+    public func selecting(_ scope: ConfigScope) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return .object(scope.select(from: members, members: \.objectMembers, object: JSONValue.object))
     }
 
-    private func value(at path: ArraySlice<String>) -> JSONValue? {
-        guard let first = path.first else { return self }
-        guard case .object(let members) = self, let member = members[first] else { return nil }
-        return member.value(at: path.dropFirst())
-    }
-
-    private mutating func insert(_ value: JSONValue, at path: ArraySlice<String>) {
-        guard let first = path.first else { return }
-        guard case .object(var members) = self else { return }
-        if path.count == 1 {
-            members[first] = value
-        } else {
-            var child = members[first] ?? .object([:])
-            if case .object = child {} else { child = .object([:]) }
-            child.insert(value, at: path.dropFirst())
-            members[first] = child
-        }
-        self = .object(members)
+    /// The members, when this is an object.
+    var objectMembers: [String: JSONValue]? {
+        if case .object(let members) = self { members } else { nil }
     }
 }

@@ -40,10 +40,12 @@ DEFAULT_SOURCES = [
     "Clients/SesameKit/Sources/SesameKit",
     "Clients/SesameKit/Sources/SesameKitTesting",
     "Clients/SesameKit/Sources/SesamePinning",
+    "Clients/SesameKit/Sources/SesameScope",
     "Clients/SesameKit/Sources/SesameVault",
     # The SDK's tests build for its floor too: an app's team runs them on a device or Simulator.
     "Clients/SesameKit/Tests/SesameKitTests",
     "Clients/SesameKit/Tests/SesamePinningTests",
+    "Clients/SesameKit/Tests/SesameScopeTests",
     "Clients/SesameKit/Tests/SesameVaultTests",
 ]
 INTERFACE_MODULES = ["Swift", "_Concurrency", "Synchronization", "Observation", "_StringProcessing", "RegexBuilder"]

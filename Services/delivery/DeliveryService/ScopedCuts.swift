@@ -1,5 +1,6 @@
 import Foundation
 import SesameDomain
+import SesameScope
 import Synchronization
 
 /// The `scope` answers cut from one view of a config: its parsed tree, made at the first `scope`
@@ -15,7 +16,7 @@ final class ScopedCuts: Sendable {
 
     /// Why no cut was given.
     enum Refusal: Error {
-        /// Not a list of 1 to 100 dot-separated paths of at most 200 characters, or not an object.
+        /// Not a scope by `ConfigScope`'s rules, or the config is not an object.
         case invalidScope
         /// Not cut yet, and the caller may not parse (the event loop).
         case notCutYet
@@ -56,11 +57,10 @@ final class ScopedCuts: Sendable {
         }
         if let held { return held }
         guard mayParse else { throw .notCutYet }
-        let paths = scope.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard !paths.isEmpty, paths.count <= 100, paths.allSatisfy({ !$0.isEmpty && $0.count <= 200 }) else { throw .invalidScope }
+        guard let paths = try? ConfigScope(query: scope) else { throw .invalidScope }
         // Two first requests may both parse; either tree is the same.
         guard let parsed = tree ?? (try? JSONDecoder().decode(JSONValue.self, from: Data(body))),
-            let selected = parsed.selecting(paths: paths), let bytes = try? ServedConfig.encode(selected)
+            let selected = parsed.selecting(paths), let bytes = try? ServedConfig.encode(selected)
         else { throw .invalidScope }
         let cut = Cut(body: bytes, etag: ServedConfig.etag(revision: revision, bytes: bytes))
         state.withLock { state in

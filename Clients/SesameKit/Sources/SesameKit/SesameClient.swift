@@ -1,4 +1,5 @@
 import Foundation
+import SesameScope
 import SesameVault
 
 /// The app's connection to Sesame: proves the app genuine with App Attest, keeps its tokens, and
@@ -84,6 +85,7 @@ public actor SesameClient {
     /// - Parameter forceRefresh: ask Sesame now whatever the saved copy's freshness (for the rare
     ///   decision that must see the newest config); served as above when Sesame cannot be reached.
     public func fetchConfig(scope: [String] = [], forceRefresh: Bool = false) async throws(SesameError) -> SesameConfig {
+        _ = try Self.parsedScope(scope)
         let config = forceRefresh ? try await refetch(scope: scope) : try await fetchConfigOnce(scope: scope)
         remember(config, scope: scope)
         await announceReadyOnce(config)
@@ -378,35 +380,21 @@ public actor SesameClient {
         guard let values = try? JSONDecoder().decode([String: SesameConfig.Value].self, from: body) else {
             throw .server(code: "invalid_config", message: "The config is not a JSON object.")
         }
-        let selected = scope.isEmpty ? values : Self.select(scope, from: values)
+        let selected = try Self.parsedScope(scope).map { $0.select(from: values, members: \.objectMembers, object: SesameConfig.Value.object) } ?? values
         return SesameConfig(
             values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern,
             tier: saved.tier ?? .attested, withheld: saved.withheld ?? [], rollout: saved.rollout)
     }
 
-    /// Only the dot paths of `scope`, with the objects that lead to them.
-    static func select(_ scope: [String], from values: [String: SesameConfig.Value]) -> [String: SesameConfig.Value] {
-        var result: [String: SesameConfig.Value] = [:]
-        for path in scope {
-            let keys = path.split(separator: ".").map(String.init)
-            guard let value = SesameConfig(values: values, isStale: false, source: .cache, revision: 0, matchedPattern: "").value(path), !keys.isEmpty
-            else { continue }
-            result = insert(value, at: keys[...], into: result)
+    /// `scope` by the rules Sesame applies (`ConfigScope`), so a scope selects the same members
+    /// cut here (a saved or zero-knowledge config) as cut by Sesame; nil for the whole config.
+    /// - Throws: `SesameError.server(code: "invalid_scope", …)`, what Sesame would answer, before
+    ///   anything is sent.
+    nonisolated static func parsedScope(_ scope: [String]) throws(SesameError) -> ConfigScope? {
+        guard !scope.isEmpty else { return nil }
+        do { return try ConfigScope(paths: scope) } catch {
+            throw .server(code: "invalid_scope", message: "The scope is not valid: \(error.description).")
         }
-        return result
-    }
-
-    private static func insert(_ value: SesameConfig.Value, at keys: ArraySlice<String>, into object: [String: SesameConfig.Value]) -> [String: SesameConfig.Value] {
-        var object = object
-        guard let first = keys.first else { return object }
-        if keys.count == 1 {
-            object[first] = value
-        } else {
-            var inner: [String: SesameConfig.Value] = [:]
-            if case .object(let existing) = object[first] { inner = existing }
-            object[first] = .object(insert(value, at: keys.dropFirst(), into: inner))
-        }
-        return object
     }
 
     // MARK: The saved configs

@@ -32,6 +32,11 @@ public struct SesameConfig: Sendable, Equatable {
             case .null: try container.encodeNil()
             }
         }
+
+        /// The members, when this is an object.
+        var objectMembers: [String: Value]? {
+            if case .object(let members) = self { members } else { nil }
+        }
     }
 
     /// Where a config came from.

@@ -386,6 +386,29 @@ struct SesameClientTests {
         await #expect(throws: SesameError.noConfig) { try await harness.client().fetchConfig() }
     }
 
+    @Test("a scope is read by Sesame's rules on the device too: spaces trimmed, overlapping paths merged; one Sesame would refuse is refused before anything is sent")
+    func scopeOnTheDevice() async throws {
+        var harness = Harness()
+        let envelope = try VaultEnvelope.seal(
+            Data(#"{"api_keys":{"stripe":"sk_zk","other":"x"},"features":{"a":true}}"#.utf8), password: "pw", cost: .init(n: 1 << 10, r: 8, p: 1))
+        harness.sesame.with { state in
+            state.config = String(decoding: try! envelope.encoded(), as: UTF8.self)
+            state.zeroKnowledge = true
+        }
+        harness.password = "pw"
+        let config = try await harness.client().fetchConfig(scope: [" api_keys.stripe ", "features", "features.a", "missing.path"])
+        #expect(config.values.keys.sorted() == ["api_keys", "features"])
+        #expect(config.string("api_keys.stripe") == "sk_zk")
+        #expect(config.value("api_keys.other") == nil)
+        #expect(config.bool("features.a") == true)
+
+        let requests = harness.sesame.with { $0.requests.count }
+        for invalid in [["api_keys..stripe"], [""], Array(repeating: "a", count: 101), [String(repeating: "a", count: 201)]] {
+            await #expect { try await harness.client().fetchConfig(scope: invalid) } throws: { ($0 as? SesameError)?.code == "invalid_scope" }
+        }
+        #expect(harness.sesame.with { $0.requests.count } == requests, "an invalid scope reached Sesame")
+    }
+
     @Test("zero knowledge: the envelope is opened with the password, and the scope is applied here, never sent again")
     func zeroKnowledge() async throws {
         var harness = Harness()
