@@ -167,7 +167,7 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", dependencies: ["SesameScope", crypto, extrasBase64], path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: ["SesameScope", "SesamePinning", crypto, extrasBase64], path: "Shared/SesameDomain"),
         // JSON Schema (draft 2020-12), the subset config validation needs: admin checks uploads, the CLI checks offline.
         .target(name: "ConfigSchema", dependencies: ["SesameDomain"], path: "Shared/ConfigSchema"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),

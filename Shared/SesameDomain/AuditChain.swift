@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SesamePinning
 
 /// The hash chain that makes an app's audit log tamper-evident. Each entry's hash covers the
 /// previous entry's hash and every field of the entry, so changing or removing an entry breaks
@@ -8,6 +9,21 @@ import Foundation
 public enum AuditChain {
     /// What the first entry of an app's chain follows.
     public static let genesis = [UInt8](repeating: 0, count: 32)
+
+    /// How an entry's hash is made. Stored with each entry (`hash_version`) and covered by the hash
+    /// itself (its label), so an entry is always checked the way it was written.
+    public enum HashVersion: Int16, Sendable, CaseIterable {
+        /// Details as Foundation's `JSONEncoder` writes them with sorted keys: what entries written
+        /// before November 28, 2026 carry. Checked, never written.
+        case v1 = 1
+        /// Details as RFC 8785 canonical JSON (JCS): bytes any JCS implementation reproduces, so
+        /// the chain can be checked without Sesame's code (`Tests/AdminServiceTests` checks it with
+        /// Python's `rfc8785`).
+        case v2 = 2
+
+        /// What new entries are written with.
+        public static let current = HashVersion.v2
+    }
 
     /// An entry as the chain covers it.
     public struct Link: Sendable, Equatable {
@@ -20,11 +36,14 @@ public enum AuditChain {
         public let pattern: String?
         public let revision: Int64?
         public let details: [String: JSONValue]
+        /// How its hash is made.
+        public let hashVersion: HashVersion
 
         public init(
             appID: String, id: Int64, atMicroseconds: Int64, actor: String, action: String, pattern: String?, revision: Int64?,
-            details: [String: JSONValue]
+            details: [String: JSONValue], hashVersion: HashVersion = .current
         ) {
+            self.hashVersion = hashVersion
             self.appID = appID
             self.id = id
             self.atMicroseconds = atMicroseconds
@@ -36,11 +55,15 @@ public enum AuditChain {
         }
     }
 
-    /// The hash of `link` following `previous`: SHA-256 over a version label, `previous` and each
-    /// field length-prefixed (so no two different entries hash the same bytes), the details as
-    /// JSON with sorted keys (what they read back as from the database, whatever its own format).
-    /// - Throws: `UnencodableDetails` when the details cannot be written as JSON (a number that is
-    ///   not finite): such an entry is refused, never hashed as something else.
+    /// The hash of `link` following `previous`: SHA-256 over a version label (`sesame.audit.v2`),
+    /// `previous` and each field length-prefixed with its byte count as a big-endian UInt64 (so no
+    /// two different entries hash the same bytes): the app id, the id and the time in microseconds
+    /// (each 8 bytes, big-endian), actor, action, the pattern and the revision (a 0 byte when
+    /// absent, else 1 and the value), and the details as `link.hashVersion` writes them (v2: RFC
+    /// 8785 canonical JSON, whatever format the database reads them back in).
+    /// - Throws: `UnencodableDetails` when the details cannot be written canonically (a number that
+    ///   is not finite, or an integer past 2^53, which JSON's numbers cannot carry exactly): such an
+    ///   entry is refused, never hashed as something else.
     public static func hash(of link: Link, following previous: [UInt8]) throws(UnencodableDetails) -> [UInt8] {
         var hasher = SHA256()
         func add(_ bytes: some Collection<UInt8>) {
@@ -48,7 +71,7 @@ public enum AuditChain {
             hasher.update(data: Array(bytes))
         }
         func add(_ number: Int64) { withUnsafeBytes(of: number.bigEndian) { add(Array($0)) } }
-        add(Array("sesame.audit.v1".utf8))
+        add(Array("sesame.audit.v\(link.hashVersion.rawValue)".utf8))
         add(previous)
         add(Array(link.appID.utf8))
         add(link.id)
@@ -57,11 +80,45 @@ public enum AuditChain {
         add(Array(link.action.utf8))
         add(link.pattern.map { [1] + Array($0.utf8) } ?? [0])
         add(link.revision.map { number in [1] + withUnsafeBytes(of: number.bigEndian) { Array($0) } } ?? [0])
-        add(try canonicalDetails(link.details))
+        switch link.hashVersion {
+        case .v1: add(try canonicalDetails(link.details))
+        case .v2: add(try jcsDetails(link.details))
+        }
         return Array(hasher.finalize())
     }
 
-    /// The details as the chain hashes them: JSON with sorted keys and unescaped slashes.
+    /// The details as RFC 8785 canonical JSON (version 2).
+    /// - Throws: `UnencodableDetails` for a number JCS cannot write exactly.
+    public static func jcsDetails(_ details: [String: JSONValue]) throws(UnencodableDetails) -> [UInt8] {
+        do {
+            return try CanonicalJSON.object(try details.mapValues(canonical)).canonicalBytes()
+        } catch let error as UnencodableDetails {
+            throw error
+        } catch {
+            throw UnencodableDetails(reason: String(describing: error))
+        }
+    }
+
+    /// The largest integer a JSON number (an IEEE 754 double) carries exactly.
+    static let largestExactInteger: Int64 = 1 << 53
+
+    private static func canonical(_ value: JSONValue) throws -> CanonicalJSON {
+        switch value {
+        case .null: return .null
+        case .bool(let value): return .bool(value)
+        case .integer(let value):
+            guard value.magnitude <= UInt64(largestExactInteger) else {
+                throw UnencodableDetails(reason: "the integer \(value) is past 2^53, which a JSON number cannot carry exactly")
+            }
+            return .number(Double(value))
+        case .number(let value): return .number(value)
+        case .string(let value): return .string(value)
+        case .array(let elements): return .array(try elements.map(canonical))
+        case .object(let members): return .object(try members.mapValues(canonical))
+        }
+    }
+
+    /// The details as version 1 hashed them: JSON with sorted keys and unescaped slashes.
     /// - Throws: `UnencodableDetails` when they cannot be written as JSON.
     public static func canonicalDetails(_ details: [String: JSONValue]) throws(UnencodableDetails) -> [UInt8] {
         let encoder = JSONEncoder()

@@ -66,16 +66,17 @@ public struct AuditLog: Sendable {
         guard let next else { throw StorageError.missingRow("the audit log's next id") }
         let link = AuditChain.Link(
             appID: appID, id: next.id, atMicroseconds: next.at, actor: entry.actor, action: entry.action, pattern: entry.pattern,
-            revision: entry.revision, details: entry.details)
+            revision: entry.revision, details: entry.details, hashVersion: .current)
         let hashBytes = try AuditChain.hash(of: link, following: next.previous)
         let hash = ByteBuffer(bytes: hashBytes)
         let seal = AuditSeal.bound.map { ByteBuffer(bytes: $0.seal(hashBytes)) }
-        let details = String(decoding: try AuditChain.canonicalDetails(entry.details), as: UTF8.self)
+        let details = String(decoding: try AuditChain.jcsDetails(entry.details), as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)
+            INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal, hash_version)
             VALUES (\(next.id), \(appID), TIMESTAMPTZ 'epoch' + \(next.at) * INTERVAL '1 microsecond', \(entry.actor), \(entry.action),
-                    \(entry.pattern), \(entry.revision), \(details)::jsonb, \(ByteBuffer(bytes: next.previous)), \(hash), \(seal))
+                    \(entry.pattern), \(entry.revision), \(details)::jsonb, \(ByteBuffer(bytes: next.previous)), \(hash), \(seal),
+                    \(link.hashVersion.rawValue))
             """, logger: logger)
     }
 
@@ -93,18 +94,20 @@ public struct AuditLog: Sendable {
             let rows = try await database.client.query(
                 """
                 SELECT id, (EXTRACT(EPOCH FROM at) * 1000000)::bigint, actor, action, pattern, revision, details::text, previous_hash, entry_hash,
-                    entry_seal
+                    entry_seal, hash_version
                 FROM audit_log WHERE app_id = \(appID) AND id > \(after) ORDER BY id LIMIT 1000
                 """, logger: logger)
             var read = 0
-            for try await (id, at, actor, action, pattern, revision, details, previous, hash, entrySeal) in rows.decode(
-                (Int64, Int64, String, String, String?, Int64?, String, ByteBuffer?, ByteBuffer?, ByteBuffer?).self)
+            for try await (id, at, actor, action, pattern, revision, details, previous, hash, entrySeal, version) in rows.decode(
+                (Int64, Int64, String, String, String?, Int64?, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, Int16).self)
             {
                 read += 1
                 after = id
+                // A version this code does not know is checked as version 1, and so breaks the chain.
                 let link = AuditChain.Link(
                     appID: appID, id: id, atMicroseconds: at, actor: actor, action: action, pattern: pattern, revision: revision,
-                    details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:])
+                    details: (try? JSONDecoder().decode([String: JSONValue].self, from: Data(details.utf8))) ?? [:],
+                    hashVersion: AuditChain.HashVersion(rawValue: version) ?? .v1)
                 let entryHash = hash.map { Array($0.readableBytesView) }
                 verifier.check(link, previousHash: previous.map { Array($0.readableBytesView) }, entryHash: entryHash)
                 if let seal, let entryHash {

@@ -152,9 +152,9 @@ struct AuditVerificationTests {
                 let hash = Data(try AuditChain.hash(of: link, following: Array(lastHash)))
                 try await harness.database.query(
                     """
-                    INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal)
+                    INSERT INTO audit_log (id, app_id, at, actor, action, pattern, revision, details, previous_hash, entry_hash, entry_seal, hash_version)
                     VALUES (\(lastID + 1), \(AdminHarness.appID), TIMESTAMPTZ 'epoch' + \(at) * INTERVAL '1 microsecond', 'operator', 'key.create',
-                            NULL, NULL, '{}'::jsonb, \(lastHash), \(hash), \(forgedSeal))
+                            NULL, NULL, '{}'::jsonb, \(lastHash), \(hash), \(forgedSeal), \(link.hashVersion.rawValue))
                     """)
                 let verdict = try await Self.verify(harness, key: key)
                 let broken = try #require(verdict["broken"] as? [String: Any], "\(verdict.json)")
@@ -162,6 +162,41 @@ struct AuditVerificationTests {
                 #expect((broken["reason"] as? String)?.contains("seal") == true, "\(broken)")
                 try await Self.tamper(harness, "DELETE FROM audit_log WHERE id = \(lastID + 1)")
             }
+        }
+    }
+
+    @Test("the chain checks out with an independent implementation (Python's rfc8785 and hashlib, docs/admin/verify_audit_chain.py), and a changed detail breaks it there too")
+    func independentCheck() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            _ = try await harness.upload(["round": 1, "ratio": 0.1, "big": 1e21], version: "2.*", key: key)
+            // Text JCS must escape and order exactly: quotes, a line separator, non-ASCII, an emoji.
+            _ = try await harness.call(
+                .post, "/v1/admin/kill-switch", credential: key,
+                json: ["versions": ["2.1.3"], "enabled": false, "reason": "Crashes \"here\" \u{2028} café </script> 🚀"])
+            let lines = try await harness.database.query(
+                """
+                SELECT json_build_object('app_id', app_id, 'id', id, 'at_us', (EXTRACT(EPOCH FROM at) * 1000000)::bigint, 'actor', actor,
+                  'action', action, 'pattern', pattern, 'revision', revision, 'details', details,
+                  'previous_hash', encode(previous_hash, 'hex'), 'entry_hash', encode(entry_hash, 'hex'), 'hash_version', hash_version)::text
+                FROM audit_log WHERE app_id = \(AdminHarness.appID) ORDER BY id
+                """
+            ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+            #expect(lines.count >= 3 && lines.allSatisfy { $0.contains(#""hash_version" : 2"#) || $0.contains(#""hash_version": 2"#) }, "\(lines)")
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/admin/verify_audit_chain.py").path
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl")
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let intact = try await TestPython.runDetached(script, [file.path])
+            #expect(intact.status == 0 && intact.output.hasPrefix("intact: \(lines.count) entries"), "\(intact.output)")
+
+            // The kill switch's reason, one character changed, as a database writer would leave it.
+            let tampered = lines.map { $0.replacingOccurrences(of: "café", with: "cafe") }
+            #expect(tampered != lines)
+            try tampered.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let broken = try await TestPython.runDetached(script, [file.path])
+            #expect(broken.status == 1 && broken.output.contains("does not cover what it says"), "\(broken.output)")
         }
     }
 }

@@ -141,4 +141,36 @@ struct AuditChainTests {
         #expect(Hex.decode(Hex.encode([1, 2, 254])) == [1, 2, 254])
         #expect(Hex.decode("abc") == nil && Hex.decode("zz") == nil && Hex.decode("") == [])
     }
+
+    @Test("version 2 hashes the details as RFC 8785 JSON: members ordered by UTF-16, numbers as ECMAScript writes them")
+    func jcsDetails() throws {
+        let details: [String: JSONValue] = ["é": .string("x"), "b": .integer(1), "a": .number(1e21), "c": .array([.number(0.1), .null, .bool(true)])]
+        #expect(String(decoding: try AuditChain.jcsDetails(details), as: UTF8.self) == #"{"a":1e+21,"b":1,"c":[0.1,null,true],"é":"x"}"#)
+        // An integer and the same number as a double are one value in JSON, and hash the same.
+        #expect(try AuditChain.jcsDetails(["n": .integer(42)]) == AuditChain.jcsDetails(["n": .number(42)]))
+    }
+
+    @Test("the hash version is part of the hash: one entry hashed as version 1 and 2 differs, and a chain of both verifies")
+    func versionsCount() throws {
+        let base = Self.link(1)
+        let asV1 = AuditChain.Link(
+            appID: base.appID, id: 1, atMicroseconds: base.atMicroseconds, actor: base.actor, action: base.action, pattern: base.pattern,
+            revision: base.revision, details: base.details, hashVersion: .v1)
+        let v1Hash = try AuditChain.hash(of: asV1, following: AuditChain.genesis)
+        #expect(v1Hash != (try AuditChain.hash(of: base, following: AuditChain.genesis)))
+        let second = Self.link(2)
+        let secondHash = try AuditChain.hash(of: second, following: v1Hash)
+        let verifier = Self.verify([(asV1, AuditChain.genesis, v1Hash), (second, v1Hash, secondHash)])
+        #expect(verifier.broken == nil && verifier.head?.hash == secondHash)
+        // Read back as the other version, the first entry no longer checks out.
+        #expect(Self.verify([(base, AuditChain.genesis, v1Hash)]).broken?.id == 1)
+    }
+
+    @Test("details JSON cannot carry exactly are refused, never hashed as something else: past 2^53, not finite")
+    func inexactNumbersRefused() {
+        for details: [String: JSONValue] in [["n": .integer(1 << 53 + 1)], ["n": .integer(-(1 << 53) - 1)], ["n": .number(.infinity)], ["n": .number(.nan)]] {
+            #expect(throws: AuditChain.UnencodableDetails.self) { try AuditChain.hash(of: Self.link(1, details: details), following: AuditChain.genesis) }
+        }
+        #expect((try? AuditChain.hash(of: Self.link(1, details: ["n": .integer(1 << 53)]), following: AuditChain.genesis)) != nil)
+    }
 }

@@ -26,5 +26,6 @@ public enum Migrations {
         principals,
         backendKeyAudiences,
         refreshGrace,
+        auditHashVersion,
     ]
 }
