@@ -24,11 +24,17 @@ final class ChangeApprovals: Sendable {
     static let lifetime: Duration = .seconds(24 * 3600)
 
     /// A route's change, with its request type erased: checked (without changing anything, its
-    /// summary and base), and made.
+    /// summary and base), and made; from the request as stored (a proposal's), or as the route
+    /// decoded it (`…Now`: no round trip through JSON for a change made or proposed at once).
     struct Route: Sendable {
         let prepare: @Sendable (_ appID: String, _ request: Data) async throws -> (summary: String, base: String?)
         let apply: @Sendable (_ appID: String, _ request: Data, _ caller: Caller) async throws -> any ChangeAnswer
+        let prepareNow: @Sendable (_ appID: String, _ request: any Sendable) async throws -> (summary: String, base: String?)
+        let applyNow: @Sendable (_ appID: String, _ request: any Sendable, _ caller: Caller) async throws -> any ChangeAnswer
     }
+
+    /// A route handed a request of another type than it registered: a programming error, answered 500.
+    struct MismatchedRequest: Error {}
 
     /// By route key: the guarded kind, and which of its routes (`revocation:device`).
     private let routes = Mutex<[String: Route]>([:])
@@ -63,17 +69,23 @@ final class ChangeApprovals: Sendable {
         apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer
     ) {
         let decode: @Sendable (Data) throws -> Body = { try JSONDecoder().decode(Body.self, from: $0) }
+        let typed: @Sendable (any Sendable) throws -> Body = { request in
+            guard let body = request as? Body else { throw MismatchedRequest() }
+            return body
+        }
         routes.withLock {
             $0[key] = Route(
                 prepare: { appID, request in try await prepare(appID, try decode(request)) },
-                apply: { appID, request, caller in try await apply(appID, try decode(request), caller) })
+                apply: { appID, request, caller in try await apply(appID, try decode(request), caller) },
+                prepareNow: { appID, request in try await prepare(appID, try typed(request)) },
+                applyNow: { appID, request, caller in try await apply(appID, try typed(request), caller) })
         }
     }
 
     /// A guarded route's handler: makes the change, or proposes it (`202`) when the app's policy
     /// requires approval for `kind`.
     func handle(
-        _ kind: GuardedChange, variant: String? = nil, appID: String, caller: Caller, body: some Encodable, request: Request,
+        _ kind: GuardedChange, variant: String? = nil, appID: String, caller: Caller, body: some Encodable & Sendable, request: Request,
         context: SesameRequestContext
     ) async throws -> Response {
         let guarded = try await policies.policy(appID: appID).requireApproval.contains(kind)
@@ -83,23 +95,22 @@ final class ChangeApprovals: Sendable {
     /// A route's handler for a change to who may act (`GuardedAccess`): made at once unless the
     /// app's policy puts anything under the rule, and the caller is not the operator.
     func handleAccess(
-        _ access: GuardedAccess, appID: String, caller: Caller, body: some Encodable, request: Request, context: SesameRequestContext
+        _ access: GuardedAccess, appID: String, caller: Caller, body: some Encodable & Sendable, request: Request, context: SesameRequestContext
     ) async throws -> Response {
         let guarded = try await accessGuarded(appID: appID, caller: caller)
         return try await handle(access.key, named: access.key, guarded: guarded, appID: appID, caller: caller, body: body, request: request, context: context)
     }
 
     private func handle(
-        _ key: String, named name: String, guarded: Bool, appID: String, caller: Caller, body: some Encodable, request: Request,
+        _ key: String, named name: String, guarded: Bool, appID: String, caller: Caller, body: some Encodable & Sendable, request: Request,
         context: SesameRequestContext
     ) async throws -> Response {
         let route = try self.route(key)
-        let stored = try Self.encode(body)
         guard guarded else {
-            return try await route.apply(appID, stored, caller).response(from: request, context: context)
+            return try await route.applyNow(appID, body, caller).response(from: request, context: context)
         }
-        let (summary, base) = try await route.prepare(appID, stored)
-        let proposal = try await propose(key, appID: appID, request: stored, summary: summary, base: base, caller: caller)
+        let (summary, base) = try await route.prepareNow(appID, body)
+        let proposal = try await propose(key, appID: appID, request: try Self.encode(body), summary: summary, base: base, caller: caller)
         var response = try ProposedResponse(message: Self.proposedMessage(name, proposal), proposal: proposal).response(from: request, context: context)
         response.status = .accepted
         return response

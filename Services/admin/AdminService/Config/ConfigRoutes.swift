@@ -32,10 +32,12 @@ struct ConfigRoutes {
             },
             apply: { appID, body, caller in try await rollback(appID: appID, body, caller: caller) })
 
+        // An upload: the body decoded once here; checked once (`validUpload`, in `publish` made now, or
+        // in `prepare` when proposed); then stored with its audit entry in one transaction
+        // (`ConfigStore.upload`). A proposal's request is decoded again when approved.
         group.post("config/upload") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UploadRequest.self, context: context)
-            _ = try validUpload(body)
             return try await approvals.handle(.publish, appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
@@ -187,10 +189,11 @@ struct ConfigRoutes {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let document = Array(try encoder.encode(body.config))
         guard document.count <= maxConfigBytes else { throw AdminErrors.configTooLarge(limit: maxConfigBytes) }
-        // A vault envelope is stored as the opaque ciphertext it is; Sesame cannot open it.
+        // A vault envelope is stored as the opaque ciphertext it is; Sesame cannot open it. Only a
+        // document that says it is one is parsed as one.
         let zeroKnowledge: Bool
         do {
-            zeroKnowledge = try VaultEnvelope.decode(document) != nil
+            zeroKnowledge = try body.config.objectValue?["sesameVault"] != nil && VaultEnvelope.decode(document) != nil
         } catch {
             throw APIError.invalidField("config", "looks like a zero-knowledge envelope but is not a valid one (\(error)); encrypt it again with 'sesame encrypt'")
         }
