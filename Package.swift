@@ -368,6 +368,8 @@ if declaresServer {
             exclude: ["verify_pin_registry.py"]
         ),
         .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
+        // SesameKit's own wire types held to the services' OpenAPI documents (no service runs).
+        .testTarget(name: "SesameKitWireTests", dependencies: [sesameKit, "AuthService", "DeliveryService"], path: "Tests/SesameKitWireTests"),
         .testTarget(
             name: "WebAuthnTests", dependencies: ["WebAuthn", "SesameDomain", crypto], path: "Tests/WebAuthnTests",
             exclude: ["Vectors"]),

@@ -57,13 +57,13 @@ extension SesameClient {
     }
 }
 
-private struct APITokenRequest: Encodable, Sendable {
+struct APITokenRequest: Encodable, Sendable {
     let audience: String?
     let binding: String?
     let limitedUse: Bool?
 }
 
-private struct APITokenReply: Decodable {
+struct APITokenReply: Decodable {
     let token: String
     let expiresIn: Int
     let audience: String
