@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import PostgresNIO
+import SesameDomain
 import SesameTestSupport
 import Testing
 
@@ -97,6 +98,44 @@ struct ApprovalTests {
                 .post, "/v1/admin/changes/\(liftID)/break-glass", credential: AdminHarness.operatorToken, json: ["reason": "no owner has signed in yet"])
             #expect(lifted.status == .ok, "\(lifted.json)")
             #expect(try await harness.upload(["v": 4], version: "*", key: ana).status == .ok)
+        }
+    }
+
+    @Test("kill-switch, emergency and device revocation proposals go stale when what they were made against changed")
+    func switchesGoStale() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["kill_switch", "revocation"])
+            // Two proposals against 2.1.3 switched on; the second approved first switches it off.
+            let older = try Self.proposalID(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: ana, json: ["versions": ["2.1.3"], "enabled": false, "reason": "crash A"]))
+            let newer = try Self.proposalID(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: ana, json: ["versions": ["2.1.3"], "enabled": false, "reason": "crash B"]))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(newer)/approve", credential: ben).status == .ok)
+            let staleSwitch = try await harness.call(.post, "/v1/admin/changes/\(older)/approve", credential: ben)
+            #expect(staleSwitch.status == .conflict && staleSwitch.errorCode == "proposal_stale", "\(staleSwitch.json)")
+            let killed = try await harness.call(.get, "/v1/admin/kill-switch", credential: ana)
+            #expect("\(killed.json)".contains("crash B") && !"\(killed.json)".contains("crash A"), "\(killed.json)")
+
+            // Two emergency revocations of one pattern: the one approved second is stale.
+            let first = try Self.proposalID(try await harness.call(.post, "/v1/admin/emergency-revoke", credential: ana, json: ["version": "2.*"]))
+            let second = try Self.proposalID(try await harness.call(.post, "/v1/admin/emergency-revoke", credential: ana, json: ["version": "2.*"]))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(first)/approve", credential: ben).status == .ok)
+            let staleRevocation = try await harness.call(.post, "/v1/admin/changes/\(second)/approve", credential: ben)
+            #expect(staleRevocation.status == .conflict && staleRevocation.errorCode == "proposal_stale", "\(staleRevocation.json)")
+
+            // Two revocations of one device: once it is revoked, the other proposal is stale.
+            let keyID: [UInt8] = Array(repeating: 7, count: 32)
+            try await harness.database.query(
+                """
+                INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment)
+                VALUES (\(Data(keyID)), \(AdminHarness.appID), '\\x00'::bytea, '\\x00'::bytea, 0, 'production')
+                """)
+            let device = ["keyId": Base64.urlEncode(keyID), "reason": "key seen from two devices"]
+            let one = try Self.proposalID(try await harness.call(.post, "/v1/admin/devices/revoke", credential: ana, json: device))
+            let other = try Self.proposalID(try await harness.call(.post, "/v1/admin/devices/revoke", credential: ana, json: device))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(one)/approve", credential: ben).status == .ok)
+            let staleDevice = try await harness.call(.post, "/v1/admin/changes/\(other)/approve", credential: ben)
+            #expect(staleDevice.status == .conflict && staleDevice.errorCode == "proposal_stale", "\(staleDevice.json)")
         }
     }
 

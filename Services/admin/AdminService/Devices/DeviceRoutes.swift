@@ -42,7 +42,10 @@ struct DeviceRoutes {
 
         approvals.register(
             .revocation, RevokeRequest.self,
-            prepare: { _, body in ("revoke the device \(Base64.urlEncode(try Self.validRevocation(body).keyID))", nil) },
+            prepare: { appID, body in
+                let keyID = try Self.validRevocation(body).keyID
+                return ("revoke the device \(Base64.urlEncode(keyID))", try await devices.standing(appID: appID, keyID: keyID))
+            },
             apply: { appID, body, caller in try await revoke(appID: appID, body, caller: caller) },
             as: "device")
 

@@ -51,6 +51,14 @@ struct DeviceStore: Sendable {
         return devices
     }
 
+    /// What a device revocation's proposal is made against: `live`, `revoked` or `unknown`.
+    func standing(appID: String, keyID: [UInt8]) async throws -> String {
+        let rows = try await database.client.query(
+            "SELECT revoked_at IS NOT NULL FROM attested_keys WHERE app_id = \(appID) AND key_id = \(Data(keyID))", logger: logger)
+        for try await revoked in rows.decode(Bool.self) { return revoked ? "revoked" : "live" }
+        return "unknown"
+    }
+
     /// Revokes the live device `keyID` of `appID` and every refresh-token family it holds, audits
     /// it and announces it; false when there is no such live device.
     func revoke(appID: String, keyID: [UInt8], reason: String, actor: String) async throws -> Bool {

@@ -12,14 +12,18 @@ struct KillSwitchRoutes {
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         approvals.register(
             .killSwitch, KillSwitchRequest.self,
-            prepare: { _, body in
+            prepare: { appID, body in
                 let (versions, _) = try Self.validKillSwitch(body)
-                return ((body.enabled ? "switch back on " : "switch off ") + versions.joined(separator: ", "), nil)
+                return ((body.enabled ? "switch back on " : "switch off ") + versions.joined(separator: ", "),
+                        try await switches.standing(appID: appID, versions: versions))
             },
             apply: { appID, body, caller in try await killSwitch(appID: appID, body, caller: caller) })
         approvals.register(
             .revocation, EmergencyRevokeRequest.self,
-            prepare: { _, body in ("revoke every token issued until then for versions '\(try Self.validRevocation(body).pattern)'", nil) },
+            prepare: { appID, body in
+                let pattern = try Self.validRevocation(body).pattern
+                return ("revoke every token issued until then for versions '\(pattern)'", try await switches.latestRevocation(appID: appID, pattern: pattern))
+            },
             apply: { appID, body, caller in try await emergencyRevoke(appID: appID, body, caller: caller) })
 
         group.post("kill-switch") { request, context -> Response in

@@ -66,6 +66,19 @@ struct KillSwitchStore: Sendable {
         return killed
     }
 
+    /// What a kill-switch proposal is made against: each of `versions` as it stands now (`on`, or
+    /// `off: reason`), so that one approved after another changed them is stale.
+    func standing(appID: String, versions: [String]) async throws -> String {
+        let killed = Dictionary(try await killedVersions(appID: appID).map { ($0.version, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        return versions.sorted().map { version in killed[version].map { "\(version) off: \($0)" } ?? "\(version) on" }.joined(separator: "; ")
+    }
+
+    /// What an emergency revocation's proposal is made against: the newest revocation of `pattern`
+    /// (its time), or `none`; one revoked again since is stale.
+    func latestRevocation(appID: String, pattern: String) async throws -> String {
+        try await revocations(appID: appID).first { $0.versionPattern == pattern }.map { "\($0.createdAt.timeIntervalSince1970)" } ?? "none"
+    }
+
     /// The app's emergency revocations, newest first.
     func revocations(appID: String) async throws -> [Revocation] {
         let rows = try await database.client.query(
