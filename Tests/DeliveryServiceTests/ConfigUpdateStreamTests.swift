@@ -18,10 +18,10 @@ struct ConfigUpdateStreamTests {
         private var ready: [ServerSentEvent] = []
         let status: Int
 
-        init(delivery: any TestClientProtocol, token: String, lastEventID: String? = nil) async throws {
+        init(delivery: any TestClientProtocol, token: String, lastEventID: String? = nil, scope: String? = nil) async throws {
             var headers = ["authorization": "Bearer \(token)", "accept": "text/event-stream"]
             headers["last-event-id"] = lastEventID
-            let url = URL(string: "http://127.0.0.1:\(try #require(delivery.port))/v1/config/updates?version=2.1.3")!
+            let url = URL(string: "http://127.0.0.1:\(try #require(delivery.port))/v1/config/updates?version=2.1.3\(scope.map { "&scope=\($0)" } ?? "")")!
             let (head, body) = try await URLSessionTransport().stream(HTTPExchange.Request(method: "GET", url: url, headers: headers))
             status = head.status
             chunks = body.makeAsyncIterator()
@@ -102,6 +102,39 @@ struct ConfigUpdateStreamTests {
                 // Other tests may add to the process's count: at least.
                 let fastAnswers = try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates") - fastAnswersBefore
                 #expect(fastAnswers >= 3, "streams opened by the fast path: \(fastAnswers)")
+            }
+        }
+    }
+
+    @Test("a scoped stream never cuts its scope on the event loop: the first open of a scope goes to the router, later ones park, and after a change the parked stream announces the new scoped ETag")
+    func scopedStreams() async throws {
+        try await DeliveryHarness.run { harness in
+            let first = try await harness.upload(["features": ["a": 1], "other": 1], version: "2.*")
+            let token = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+            try await harness.waitUntilServed(version: "2.1.3", revision: first, token: token)
+            _ = try await harness.fetch(version: "2.1.3", token: token)  // the token is remembered: the fast path may take it
+            let delivery = harness.deliveries[0]
+            let before = try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates")
+
+            let routed = try await EventReader(delivery: delivery, token: token, scope: "features")
+            #expect(routed.status == 200)
+            let scopedETag = try #require(try await harness.fetch(version: "2.1.3", token: token, scope: "features").headers[.eTag])
+            #expect(try await routed.next()?.id == scopedETag)
+            #expect(try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates") == before, "the scope was not cut yet: the router opens it")
+
+            let parked = try await EventReader(delivery: delivery, token: token, scope: "features")
+            #expect(try await parked.next()?.id == scopedETag)
+            #expect(try await ConfigFastPathTests.fastPathAnswers(delivery, route: "/v1/config/updates") >= before + 1, "the scope is cut now: the stream parks")
+
+            // A new revision: its scope is cut off the event loop, then announced on both.
+            let second = try await harness.upload(["features": ["a": 2], "other": 1], version: "2.*")
+            try await harness.waitUntilServed(version: "2.1.3", revision: second, token: token)
+            let newETag = try #require(try await harness.fetch(version: "2.1.3", token: token, scope: "features").headers[.eTag])
+            #expect(newETag != scopedETag)
+            for reader in [parked, routed] {
+                var announced: String?
+                while announced != newETag, let event = try await reader.next() { announced = event.id }
+                #expect(announced == newETag)
             }
         }
     }

@@ -37,14 +37,16 @@ struct ConfigUpdateFastPath: FastPathRoute {
             let address = routes.gate.clients.limitKey(peer: request.peer, headers: headers)
             try routes.gate.perClient.enforce(address)
             let caller = try routes.gate.authenticated(claims)
-            let stream = UpdateStream(
+            var stream = UpdateStream(
                 routes: routes, query: query, token: token, firstClaims: claims, announced: headers[ConfigUpdateRoutes.lastEventID])
-            try stream.refuseUnlessServed(caller)
+            // Never a parse on the event loop: a scope not cut yet goes to the router, which cuts it.
+            stream.mayParse = false
+            do { try stream.refuseUnlessServed(caller) } catch is ConfigRoutes.NotOnEventLoop { return nil }
             // Counted now, with the limits checked in the same step; the stream opens right after
             // this answer is written, on this event loop, and hears the notices from then.
             let relay = AppChangeNotices.Relay()
             let subscription = try notices.subscribe(AppChangeNotices.Opener(claims: claims, address: address), listener: relay.hear)
-            return .stream(headers: ConfigUpdateRoutes.headers) { [notices] writer in
+            return .stream(headers: ConfigUpdateRoutes.headers) { [notices, stream] writer in
                 ParkedUpdateStream.open(stream, subscription: subscription, relay: relay, notices: notices, writer: writer)
             }
         } catch let refusal as APIError {
@@ -57,7 +59,8 @@ struct ConfigUpdateFastPath: FastPathRoute {
 }
 
 /// A live-config stream held on its connection's event loop: every notice hops there, is answered
-/// from memory and written; a token that must be verified again is verified in a short task.
+/// from memory and written; a token that must be verified again, or a scope to cut for a new
+/// revision, is done in a short task, never on the event loop.
 private final class ParkedUpdateStream: Sendable {
     private struct State {
         var stream: UpdateStream
@@ -90,13 +93,16 @@ private final class ParkedUpdateStream: Sendable {
         parked.write(parked.state.value.stream.opening())
     }
 
+    /// Answers `notice` from memory; when the token must be verified again, or the scope's cut for
+    /// a new revision is not made yet, does that in a short task and answers on its return.
     private func hear(_ notice: AppChangeNotices.Notice) {
         guard !state.value.ended, !state.value.verifying else { return }
-        if let answer = state.value.stream.events(on: notice) { return write(answer) }
+        if let answer = state.value.stream.events(on: notice), !state.value.stream.cutPending { return write(answer) }
         state.value.verifying = true
         let stream = state.value.stream
         Task { [self] in
             let verification = await stream.verifyAgain()
+            stream.makeCut(for: verification)
             writer.eventLoop.execute { [self] in
                 state.value.verifying = false
                 guard !state.value.ended else { return }

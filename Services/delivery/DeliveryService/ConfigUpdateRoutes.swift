@@ -77,6 +77,12 @@ struct UpdateStream: Sendable {
     let firstClaims: AccessTokenClaims
     /// The ETag last announced (or `Last-Event-ID`), `none` after `no_config`.
     var announced: String?
+    /// Whether a scope may be cut here (not on an event loop: a parked stream's events are read
+    /// there). When it may not and the scope's cut is not made yet, `cutPending` says so and the
+    /// events wait for `makeCut` off the event loop.
+    var mayParse = true
+    /// The last events could not be read: the scope's cut is not made yet (`makeCut`).
+    private(set) var cutPending = false
 
     /// The token checked again, once it is no longer remembered.
     enum Verification: Sendable {
@@ -120,9 +126,10 @@ struct UpdateStream: Sendable {
     /// a kill switch, an emergency revocation, a revoked install or a closed tier are an HTTP
     /// refusal, not a `200` that ends at once (EventSource clients would reconnect every 3 s for
     /// ever). Nothing published yet is no refusal: the stream says `no_config` and waits.
+    /// - Throws: `ConfigRoutes.NotOnEventLoop` when the scope is not cut yet and `mayParse` is false.
     func refuseUnlessServed(_ caller: AccessGate.Authenticated) throws {
         do {
-            _ = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date())
+            _ = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date(), mayParse: mayParse)
         } catch let error as APIError where error.code == "no_config" {
             return
         }
@@ -141,6 +148,13 @@ struct UpdateStream: Sendable {
         if notice == .shutdown { return (ByteBuffer(), true) }
         guard let claims = routes.gate.tokens.remembered(token) else { return nil }
         return Self.heartbeat(events(claims: claims), on: notice)
+    }
+
+    /// Makes the scope's cut for the config `claims` get now, so that the next events read it from
+    /// memory; off the event loop (it parses the config once per revision and scope).
+    func makeCut(for verification: Verification) {
+        guard case .valid(let claims) = verification, let caller = try? routes.gate.standing(of: claims) else { return }
+        _ = try? routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date(), mayParse: true)
     }
 
     /// Verifies the token again (it may wait for the signing keys).
@@ -190,7 +204,8 @@ struct UpdateStream: Sendable {
             let caller = try routes.gate.standing(of: claims)
             // Only the ETag is wanted: `*` makes the answer a 304, which carries it without the body
             // being built (10,000 streams woken by one change would each build one).
-            let answer = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date())
+            let answer = try routes.answer(query, caller: caller, ifNoneMatch: "*", now: Date(), mayParse: mayParse)
+            cutPending = false
             let etag = answer.headers[.eTag] ?? ""
             if etag != announced {
                 announced = etag
@@ -199,6 +214,9 @@ struct UpdateStream: Sendable {
             return (events, false)
         } catch let error as APIError {
             return refused(error)
+        } catch is ConfigRoutes.NotOnEventLoop {
+            cutPending = true
+            return (events, false)
         } catch {
             events.writeString("event: refused\ndata: {\"status\":500,\"code\":\"internal\",\"message\":\"The config could not be read.\"}\n\n")
             return (events, true)
