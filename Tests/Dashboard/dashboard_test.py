@@ -41,9 +41,15 @@ def expect(condition, message):
 
 
 def run(runner, *arguments):
+    """The last line sesame-admin prints."""
+    return run_lines(runner, *arguments)[-1]
+
+
+def run_lines(runner, *arguments):
+    """Every line sesame-admin prints."""
     result = subprocess.run([runner, "run", "admin", *arguments], capture_output=True, text=True, timeout=300)
     expect(result.returncode == 0, f"sesame-admin {' '.join(arguments)}: {result.stderr}")
-    return result.stdout.strip().splitlines()[-1]
+    return result.stdout.strip().splitlines()
 
 
 def http(url, method="GET", body=None, headers=None):
@@ -164,6 +170,19 @@ def main():
         expect(response.headers.get("X-Content-Type-Options") == "nosniff", "nosniff")
         expect(response.headers.get("Referrer-Policy") == "no-referrer", "referrer policy")
     step(1, "the page carries a CSP without inline script, frame-ancestors none, nosniff, no referrer")
+
+    # The operator lists an app's open invitations and cancels one sent to the wrong address: its link closes.
+    wrong_invite = run(arguments.runner, "accounts", "invite", "--app", APP, "--email", "wrong@example.com", "--role", "editor")
+    listed = run_lines(arguments.runner, "accounts", "invitations", "--app", APP)
+    wrong_rows = [line.split("\t") for line in listed[1:] if "\twrong@example.com\t" in line]
+    expect(len(wrong_rows) == 1 and wrong_rows[0][2] == "editor", f"the open invitations: {listed}")
+    expect(any("\towner@example.com\t" in line for line in listed), f"the owner's invitation is open too: {listed}")
+    run(arguments.runner, "accounts", "cancel-invitation", "--app", APP, wrong_rows[0][0])
+    status, body = http(base + "/dashboard/api/register/options", "POST", {"invitation": wrong_invite.split("#invite=")[1]})
+    expect(status == 404 and body["error"]["code"] == "invitation_invalid", f"a cancelled invitation: {status} {body}")
+    listed = run_lines(arguments.runner, "accounts", "invitations", "--app", APP)
+    expect(not any("wrong@example.com" in line for line in listed), f"a cancelled invitation is listed: {listed}")
+    step("1b", "the operator lists the open invitations (sesame-admin accounts invitations) and cancels one: its link no longer opens")
 
     owner = Browser(base, screenshots)
     viewer = stranger = None

@@ -4,11 +4,13 @@ import SesameConfiguration
 import SesameDomain
 import SesameServer
 
-/// `sesame-admin accounts invite`: the operator invites an app's first dashboard owner, next to the
-/// database, no HTTP involved.
+/// `sesame-admin accounts invite`, `invitations` and `cancel-invitation`: the operator invites an
+/// app's first dashboard owner, lists the app's open invitations and cancels one (a link sent to
+/// the wrong address), next to the database, no HTTP involved. Owners do the same on the People page.
 struct AccountsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "accounts", abstract: "Dashboard accounts, managed next to the database.", subcommands: [Invite.self])
+        commandName: "accounts", abstract: "Dashboard accounts, managed next to the database.",
+        subcommands: [Invite.self, Invitations.self, CancelInvitation.self])
 
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -31,6 +33,42 @@ struct AccountsCommand: AsyncParsableCommand {
             guard let link else { throw ValidationError("no app \(app) is registered: create it with 'sesame-admin keys create' first") }
             print(link)
             FileHandle.standardError.write(Data("Send this link to \(email) only: it registers a passkey as \(role.rawValue) of \(app), once.\n".utf8))
+        }
+    }
+
+    struct Invitations: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List an app's open invitations: who, as what, invited by whom, until when.")
+
+        @Option(help: "The app, TEAMID.bundle.id.") var app: String
+
+        func run() async throws {
+            let invitations = try await withOneShotDatabase(AdminService.self, task: "accounts-invitations") { database, _, logger in
+                try await AccountStore(database: database, logger: logger).openInvitations(of: app)
+            }
+            let formatter = ISO8601DateFormatter()
+            print(["ID", "EMAIL", "ROLE", "INVITED BY", "EXPIRES", "WAITING FOR APPROVAL"].joined(separator: "\t"))
+            for invitation in invitations {
+                print(
+                    [invitation.id.uuidString.lowercased(), invitation.email, invitation.role.rawValue, invitation.invitedBy,
+                     formatter.string(from: invitation.expiresAt), invitation.pendingApproval == nil ? "no" : "yes"].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct CancelInvitation: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cancel-invitation", abstract: "Cancel an open invitation: its link no longer opens (audited as account.invitation_cancel).")
+
+        @Option(help: "The app, TEAMID.bundle.id.") var app: String
+        @Argument(help: "The invitation's id, from 'accounts invitations'.") var id: String
+
+        func run() async throws {
+            guard let invitation = UUID(uuidString: id) else { throw ValidationError("\(id) is not an invitation id: see 'accounts invitations --app \(app)'") }
+            let cancelled = try await withOneShotDatabase(AdminService.self, task: "accounts-cancel-invitation") { database, _, logger in
+                try await AccountStore(database: database, logger: logger).cancelInvitation(invitation, of: app, actor: "operator")
+            }
+            guard cancelled else { throw ValidationError("\(app) has no open invitation \(id)") }
+            print("The invitation is cancelled: its link no longer opens.")
         }
     }
 }
