@@ -202,4 +202,33 @@ struct RemovedPersonTests {
             #expect(members?.first { $0["email"] as? String == "bob@example.com" }?["role"] as? String == "owner", "\(String(describing: members))")
         }
     }
+
+    @Test("removing a person with revokeWhatTheyMade revokes the keys that stand for them, the debug tokens those made and their webhooks; others' survive")
+    func whatTheyMadeGoesWithThem() async throws {
+        try await AdminHarness.run { harness in
+            let operatorKey = try await harness.createKey()
+            let alice = try await harness.person("alice@example.com", in: Self.appA)
+            let bob = try await harness.person("bob@example.com", in: Self.appA)
+            let hers = try #require(try await alice.call(.post, "/v1/admin/keys/create", ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "alice-ci"], app: Self.appA)["key"] as? String)
+            let descendant = try #require(
+                try await harness.call(.post, "/v1/admin/keys/create", credential: hers, json: ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "made-by-her-key"])["key"] as? String)
+            let bobs = try #require(try await bob.call(.post, "/v1/admin/keys/create", ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "bob-ci"], app: Self.appA)["key"] as? String)
+            #expect(try await harness.call(.post, "/v1/admin/debug-tokens", credential: hers, json: ["name": "her-sim", "ttl": "1d"]).status == .ok)
+            #expect(try await harness.call(.post, "/v1/admin/debug-tokens", credential: bobs, json: ["name": "bob-sim", "ttl": "1d"]).status == .ok)
+            #expect(try await alice.call(.post, "/v1/admin/webhooks", ["url": "https://hooks.example.com/alice"], app: Self.appA).status == .ok)
+            #expect(try await harness.call(.post, "/v1/admin/webhooks", credential: bobs, json: ["url": "https://hooks.example.com/bob"]).status == .ok)
+
+            let removed = try await bob.call(.delete, "/v1/admin/accounts/alice@example.com?revokeWhatTheyMade=true", app: Self.appA)
+            #expect(removed.status == .ok, "\(removed.json)")
+            for key in [hers, descendant] {
+                #expect(try await harness.call(.get, "/v1/admin/keys", credential: key).status == .unauthorized, "a key that stands for her still works")
+            }
+            for key in [bobs, operatorKey] { #expect(try await harness.call(.get, "/v1/admin/keys", credential: key).status == .ok) }
+            let tokens = try await harness.call(.get, "/v1/admin/debug-tokens", credential: bobs)["tokens"] as? [[String: Any]] ?? []
+            #expect(tokens.first { $0["name"] as? String == "her-sim" }?["revokedAt"] != nil, "\(tokens)")
+            #expect(tokens.first { $0["name"] as? String == "bob-sim" }.map { $0["revokedAt"] == nil } == true, "\(tokens)")
+            let hooks = try await harness.call(.get, "/v1/admin/webhooks", credential: bobs)["webhooks"] as? [[String: Any]] ?? []
+            #expect(hooks.map { $0["url"] as? String } == ["https://hooks.example.com/bob"], "\(hooks)")
+        }
+    }
 }

@@ -156,8 +156,12 @@ struct AccountRoutes {
         group.delete("accounts/{email}") { request, context -> Done in
             let (appID, caller, _) = try await owner(of: request)
             let email = try person(context)
-            try Self.check(try await people.remove(email, from: appID, actor: caller.auditName))
-            return Done(message: "\(email) is no longer a person of \(appID); their access to it ended now.")
+            // `revokeWhatTheyMade=true`: the keys, debug tokens and webhooks they made go with them.
+            let revokeMade = request.uri.queryParameters.get("revokeWhatTheyMade") == "true"
+            try Self.check(try await people.remove(email, from: appID, actor: caller.auditName, revokingWhatTheyMade: revokeMade))
+            return Done(
+                message: "\(email) is no longer a person of \(appID); their access to it ended now"
+                    + (revokeMade ? ", and the keys, debug tokens and webhooks they made are revoked." : "."))
         }
 
         group.get("accounts/{email}/passkeys") { request, context -> PasskeysResponse in

@@ -56,12 +56,13 @@ struct PeopleStore: Sendable {
     }
 
     /// Takes `email` out of `appID`; when it was their last app, their account goes too.
-    func remove(_ email: String, from appID: String, actor: String) async throws -> Outcome {
+    func remove(_ email: String, from appID: String, actor: String, revokingWhatTheyMade revokeMade: Bool = false) async throws -> Outcome {
         try await database.client.withTransaction(logger: logger) { connection in
             guard let (accountID, current) = try await member(email, of: appID, locking: connection) else { return .notMember }
             if current == .owner, try await owners(of: appID, on: connection) <= 1 { return .lastOwner }
             try await connection.query("DELETE FROM account_roles WHERE account_id = \(accountID) AND app_id = \(appID)", logger: logger)
             try await cancelInvitations(issuedBy: email, in: appID, on: connection)
+            if revokeMade { try await revokeWhatTheyMade(email, in: appID, actor: actor, on: connection) }
             var remaining = 0
             for try await count in try await connection.query(
                 "SELECT count(*)::int FROM account_roles WHERE account_id = \(accountID)", logger: logger
@@ -223,6 +224,51 @@ struct PeopleStore: Sendable {
     }
 
     /// Ends the open invitations `email` sent to `appID`.
+    /// Revokes what `email` made in `appID`, so a removed person keeps no way back: every
+    /// provisioning key that stands for them (made by them, or by a key of theirs, however many
+    /// keys down), the debug tokens those keys made, and the webhooks they or those keys made.
+    /// Each is audited as its own revocation (`key.revoke` reaches webhooks as `key.revoked`).
+    /// Backend keys and debug tokens made on the dashboard record no maker, and are left.
+    private func revokeWhatTheyMade(_ email: String, in appID: String, actor: String, on connection: PostgresConnection) async throws {
+        let principal = "account:" + email
+        var keys: [UUID] = []
+        for try await keyID in try await connection.query(
+            """
+            UPDATE provisioning_keys SET revoked_at = now()
+            WHERE app_id = \(appID) AND principal = \(principal) AND revoked_at IS NULL RETURNING key_id
+            """, logger: logger
+        ).decode(UUID.self) { keys.append(keyID) }
+        for keyID in keys {
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: .keyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
+                appID: appID, on: connection, logger: logger)
+        }
+        for try await name in try await connection.query(
+            """
+            UPDATE debug_tokens SET revoked_at = now()
+            WHERE app_id = \(appID) AND revoked_at IS NULL
+              AND created_by_key IN (SELECT key_id FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal))
+            RETURNING name
+            """, logger: logger
+        ).decode(String.self) {
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: .debugTokenRevoke, details: ["name": .string(name), "reason": .string("its maker was removed")]),
+                appID: appID, on: connection, logger: logger)
+        }
+        for try await webhookID in try await connection.query(
+            """
+            DELETE FROM webhooks
+            WHERE app_id = \(appID) AND (created_by = \(principal) OR created_by IN (
+                SELECT 'key:' || key_id::text FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
+            RETURNING webhook_id
+            """, logger: logger
+        ).decode(UUID.self) {
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: .webhookRemove, details: ["webhookId": .string(webhookID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
+                appID: appID, on: connection, logger: logger)
+        }
+    }
+
     private func cancelInvitations(issuedBy email: String, in appID: String, on connection: PostgresConnection) async throws {
         try await connection.query(
             """

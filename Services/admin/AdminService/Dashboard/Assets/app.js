@@ -782,8 +782,8 @@ async function peoplePage() {
       ? el("td", {},
           el("button", { class: "quiet show-passkeys", "data-email": m.email, onclick: () => showPasskeys(m.email), text: "Passkeys" }),
           el("button", { class: "danger remove-member", "data-email": m.email, text: "Remove",
-            onclick: () => confirm("Remove " + m.email + " from " + state.app + "? Their access ends now.")
-              && act(() => api("DELETE", person(m.email)), m.email + " was removed.") }))
+            onclick: () => confirm("Remove " + m.email + " from " + state.app + "? Their access ends now, and the keys, debug tokens and webhooks they made are revoked.")
+              && act(() => api("DELETE", person(m.email) + "?revokeWhatTheyMade=true"), m.email + " was removed, with what they made.") }))
       : el("td", {});
     return el("tr", {}, el("td", { text: m.email }), el("td", {}, roleCell), el("td", { text: when(m.grantedAt) }), actions);
   });
