@@ -38,12 +38,8 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
     public init(
         _ status: HTTPResponse.Status, code: some ErrorCodes, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil
     ) {
-        self.init(status, rawCode: code.rawValue, message: message, headers: headers, violations: violations)
-    }
-
-    private init(_ status: HTTPResponse.Status, rawCode: String, message: String, headers: HTTPFields = [:], violations: [Violation]? = nil) {
         self.status = status
-        self.code = rawCode
+        self.code = code.rawValue
         self.message = message
         self.headers = headers
         self.violations = violations
@@ -100,9 +96,8 @@ extension APIError {
         case .badRequest: APIError(status, code: CommonErrorCode.badRequest, message: "The request is malformed.")
         case .unsupportedMediaType: APIError(status, code: CommonErrorCode.unsupportedMediaType, message: "Send the body as application/json.")
         default:
-            status.code >= 500
-                ? .internalError
-                : APIError(status, rawCode: "http_\(status.code)", message: status.reasonPhrase)
+            // Any other refusal keeps its status and says `bad_request`: every code a client sees is a declared one.
+            status.code >= 500 ? .internalError : APIError(status, code: CommonErrorCode.badRequest, message: status.reasonPhrase)
         }
     }
 }
