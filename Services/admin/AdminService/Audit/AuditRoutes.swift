@@ -8,6 +8,14 @@ import SesameStorage
 struct AuditRoutes {
     let authenticator: AdminAuthenticator
     let audit: AuditLog
+    /// One walk of an app's chain at a time, shared by the requests that ask meanwhile.
+    let verifications: AuditVerifications
+
+    init(authenticator: AdminAuthenticator, audit: AuditLog) {
+        self.authenticator = authenticator
+        self.audit = audit
+        verifications = AuditVerifications { appID, expectedHead in try await audit.verify(appID: appID, expectedHead: expectedHead) }
+    }
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("audit") { request, _ -> AuditResponse in
@@ -35,7 +43,7 @@ struct AuditRoutes {
                 }
                 return bytes
             }
-            return Self.verdict(try await audit.verify(appID: appID, expectedHead: expectedHead))
+            return Self.verdict(try await verifications.verify(appID: appID, expectedHead: expectedHead))
         }
     }
 
