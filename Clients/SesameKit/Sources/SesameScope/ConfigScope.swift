@@ -74,8 +74,8 @@ public struct ConfigScope: Sendable, Equatable {
             object[first] = value
             return
         }
-        // A member already selected whole (`a` before `a.b`) keeps all of itself.
-        if let existing = object[first], members(existing) == nil { return }
+        // A member already selected whole (`a` before `a.b`) is an object holding `b` already:
+        // inserting `b` again into it leaves it whole.
         var inner = object[first].flatMap(members) ?? [:]
         insert(value, at: names.dropFirst(), into: &inner, members: members, object: makeObject)
         object[first] = makeObject(inner)
