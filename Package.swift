@@ -377,7 +377,7 @@ if declaresServer {
             name: "AuthServiceTests",
             dependencies: [
                 "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption",
-                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameKafka", hummingbirdTesting, jwtKit,
+                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameEventBus", "SesameKafka", hummingbirdTesting, jwtKit,
                 crypto, postgresNIO, logging,
             ],
             path: "Tests/AuthServiceTests"

@@ -207,7 +207,7 @@ private struct ConsumerLoop: Sendable {
                             positions[PartitionID(topic: topic, partition: partition)] = Self.beginning
                         }
                     }
-                    if !recreated.isEmpty {
+                    if !recreated.isEmpty || !shrunk.isEmpty {
                         // What was written to the lost log and never read is gone with it.
                         reconnected.yield()
                     }

@@ -76,7 +76,8 @@ public enum AuthService: SesameServiceDefinition {
         parts.services = [
             AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, consumedTokens: consumed, logger: logger),
             revocations,
-            SigningKeyWatcher(events: EventStream(consumer: revocations, logger: logger), tokens: tokens, logger: logger),
+            SigningKeyWatcher(
+                events: EventStream(consumer: revocations, logger: logger), catchUps: revocations.reconnections, tokens: tokens, logger: logger),
         ]
         return parts
     }
