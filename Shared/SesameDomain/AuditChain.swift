@@ -136,6 +136,17 @@ public enum AuditChain {
         public var description: String { "the audit entry's details cannot be written as JSON: \(reason)" }
     }
 
+    /// Where an app's chain began, as the log records it (`audit_chain_starts`).
+    public enum ChainStart: Sendable, Equatable {
+        /// Not looked up: only the links are checked (entries without hashes before the first
+        /// hashed one are taken as written before the chain).
+        case notChecked
+        /// The log has no record: every entry must predate the chain.
+        case notRecorded
+        /// The id of the app's first hashed entry: every entry from it on must be hashed.
+        case entry(Int64)
+    }
+
     /// Walks an app's entries in id order and finds the first that breaks the chain.
     public struct Verifier: Sendable {
         /// Entries read so far.
@@ -148,13 +159,16 @@ public enum AuditChain {
         public private(set) var broken: (id: Int64, reason: String)?
         /// A head exported earlier, which the chain must still reach.
         public let expectedHead: [UInt8]?
+        /// What the log records of where the chain began.
+        public let chainStart: ChainStart
         /// Whether an intact entry carried `expectedHead`.
         public private(set) var reachedExpectedHead = false
         /// Entries whose seal (`AuditSeal`) was checked: once one is sealed, every later one must be.
         public private(set) var sealed = 0
 
-        public init(expectedHead: [UInt8]? = nil) {
+        public init(expectedHead: [UInt8]? = nil, chainStart: ChainStart = .notChecked) {
             self.expectedHead = expectedHead
+            self.chainStart = chainStart
         }
 
         /// Checks the next entry, stored with `previousHash` and `entryHash` (nil before the chain).
@@ -162,12 +176,26 @@ public enum AuditChain {
             guard broken == nil else { return }
             entries += 1
             guard let entryHash, let previousHash else {
-                if head == nil && entryHash == nil && previousHash == nil {
+                if case .entry(let first) = chainStart, link.id >= first {
+                    broken = (link.id, "the entry has lost its hash: the app's chain began at entry \(first)")
+                } else if head == nil && entryHash == nil && previousHash == nil {
                     predating += 1
                 } else {
                     broken = (link.id, "the entry has lost its hash, after the chain began")
                 }
                 return
+            }
+            if head == nil {
+                switch chainStart {
+                case .notChecked: break
+                case .notRecorded:
+                    broken = (link.id, "there is no record of where the app's chain began: it was removed")
+                    return
+                case .entry(let first) where first != link.id:
+                    broken = (link.id, "the app's chain began at entry \(first), but its first hashed entry is \(link.id): entries were removed, or stripped of their hashes")
+                    return
+                case .entry: break
+                }
             }
             guard previousHash == head?.hash ?? AuditChain.genesis else {
                 broken = (link.id, head.map { "the entry does not follow entry \($0.id): an entry between them was removed, or its hash rewritten" }

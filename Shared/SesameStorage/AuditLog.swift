@@ -60,10 +60,17 @@ public struct AuditLog: Sendable {
                    (SELECT entry_hash FROM audit_log WHERE app_id = \(appID) ORDER BY id DESC LIMIT 1)
             """, logger: logger)
         var next: (id: Int64, at: Int64, previous: [UInt8])?
+        var startsTheChain = false
         for try await (id, at, previous) in rows.decode((Int64, Int64, ByteBuffer?).self) {
             next = (id, at, previous.map { Array($0.readableBytesView) } ?? AuditChain.genesis)
+            startsTheChain = previous == nil
         }
         guard let next else { throw StorageError.missingRow("the audit log's next id") }
+        if startsTheChain {
+            // Kept if one exists: an app whose hashes were stripped does not start over.
+            try await connection.query(
+                "INSERT INTO audit_chain_starts (app_id, first_id) VALUES (\(appID), \(next.id)) ON CONFLICT (app_id) DO NOTHING", logger: logger)
+        }
         let link = AuditChain.Link(
             appID: appID, id: next.id, atMicroseconds: next.at, actor: entry.actor, action: entry.action, pattern: entry.pattern,
             revision: entry.revision, details: entry.details, hashVersion: .current)
@@ -83,12 +90,16 @@ public struct AuditLog: Sendable {
     /// The advisory-lock space of audit chains (the first key of `pg_advisory_xact_lock`).
     static let chainLockSpace: Int32 = 0x4155_4454  // "AUDT"
 
-    /// Walks `appID`'s whole log in id order and checks its chain, a page at a time, and each
+    /// Walks `appID`'s whole log in id order and checks its chain from where it began (its record in
+    /// `audit_chain_starts`), a page at a time, and each
     /// entry's seal with `seal` (the bound one by default): once an entry is sealed, every later one
     /// must be, by the master key. With `expectedHead` (a head exported earlier), also whether the
     /// chain still reaches it.
     public func verify(appID: String, expectedHead: [UInt8]? = nil, seal: AuditSeal? = AuditSeal.bound) async throws -> AuditChain.Verifier {
-        var verifier = AuditChain.Verifier(expectedHead: expectedHead)
+        let starts = try await database.client.query("SELECT first_id FROM audit_chain_starts WHERE app_id = \(appID)", logger: logger)
+        var start = AuditChain.ChainStart.notRecorded
+        for try await firstID in starts.decode(Int64.self) { start = .entry(firstID) }
+        var verifier = AuditChain.Verifier(expectedHead: expectedHead, chainStart: start)
         var after: Int64 = 0
         while verifier.broken == nil {
             let rows = try await database.client.query(

@@ -11,8 +11,10 @@ struct AuditVerificationTests {
     /// the log with `statement`, and put the guard back.
     static func tamper(_ harness: AdminHarness, _ statement: PostgresQuery) async throws {
         try await harness.database.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
+        try await harness.database.query("ALTER TABLE audit_chain_starts DISABLE TRIGGER audit_chain_starts_append_only")
         try await harness.database.query(statement)
         try await harness.database.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+        try await harness.database.query("ALTER TABLE audit_chain_starts ENABLE TRIGGER audit_chain_starts_append_only")
     }
 
     static func verify(_ harness: AdminHarness, key: String, head: String? = nil) async throws -> AdminHarness.Reply {
@@ -120,12 +122,46 @@ struct AuditVerificationTests {
     func predating() async throws {
         try await AdminHarness.run { harness in
             let key = try await harness.createKey()
+            // A log from before the chain has no record of where it began.
             try await Self.tamper(harness, "DELETE FROM audit_log")
+            try await Self.tamper(harness, "DELETE FROM audit_chain_starts")
             try await harness.database.query(
                 "INSERT INTO audit_log (app_id, actor, action) VALUES (\(AdminHarness.appID), 'operator', 'app.create'), (\(AdminHarness.appID), 'key:ci', 'config.upload')")
             _ = try await harness.upload(["after": true], version: "*", key: key)
             let verdict = try await Self.verify(harness, key: key)
             #expect(verdict["intact"] as? Bool == true && verdict["predating"] as? Int == 2 && verdict["entries"] as? Int == 3, "\(verdict.json)")
+        }
+    }
+
+    @Test("a log stripped of every hash and seal is broken where its chain began; without that record, at its first hashed entry")
+    func strippedAndUnrecorded() async throws {
+        try await AdminHarness.run { harness in
+            let key = try await harness.createKey()
+            for round in 1...3 { _ = try await harness.upload(["round": round], version: "*", key: key) }
+            let exported = try #require((try await Self.verify(harness, key: key)["head"] as? [String: Any])?["hash"] as? String)
+            let ids = try await Self.ids(harness)
+            var first: Int64?
+            for try await id in try await harness.database.query("SELECT first_id FROM audit_chain_starts").decode(Int64.self) { first = id }
+            #expect(first == ids.first, "the chain's start is recorded with its first entry")
+
+            try await Self.tamper(harness, "DELETE FROM audit_chain_starts")
+            let unrecorded = try await Self.verify(harness, key: key)
+            #expect(unrecorded["intact"] as? Bool == false)
+            let unrecordedBreak = try #require(unrecorded["broken"] as? [String: Any])
+            #expect((unrecordedBreak["id"] as? Int).map(Int64.init) == ids.first)
+            #expect((unrecordedBreak["reason"] as? String)?.contains("no record of where") == true, "\(unrecordedBreak)")
+
+            try await Self.tamper(harness, "INSERT INTO audit_chain_starts (app_id, first_id) VALUES (\(AdminHarness.appID), \(ids[0]))")
+            try await Self.tamper(harness, "UPDATE audit_log SET previous_hash = NULL, entry_hash = NULL, entry_seal = NULL")
+            let stripped = try await Self.verify(harness, key: key)
+            #expect(stripped["intact"] as? Bool == false && stripped["predating"] as? Int == 0, "\(stripped.json)")
+            #expect(((stripped["broken"] as? [String: Any])?["id"] as? Int).map(Int64.init) == ids.first)
+
+            // What the record cannot stop (docs/admin.md): the record removed as well, the log reads
+            // as one written before the chain; a head exported earlier still tells.
+            try await Self.tamper(harness, "DELETE FROM audit_chain_starts")
+            let unchained = try await Self.verify(harness, key: key, head: exported)
+            #expect(unchained["predating"] as? Int == ids.count && unchained["reachesHead"] as? Bool == false && unchained["intact"] as? Bool == false)
         }
     }
 

@@ -31,6 +31,17 @@ struct ProvisioningKeyTests {
                 json: ["teamId": AdminHarness.teamID, "bundleId": AdminHarness.bundleID, "keyName": "laptop"])
             #expect(second.status == .ok)
             #expect(second["key"] as? String != key)
+            // Its id reads as the audit log and webhooks write it: lower case.
+            let keyID = try #require(second["keyId"] as? String)
+            #expect(keyID == keyID.lowercased() && UUID(uuidString: keyID) != nil, "\(keyID)")
+            let listed = try await harness.call(.get, "/v1/admin/keys", credential: key)
+            let ids = ((listed["keys"] as? [[String: Any]]) ?? []).compactMap { $0["keyId"] as? String }
+            #expect(ids.contains(keyID) && ids.allSatisfy { $0 == $0.lowercased() }, "\(listed.json)")
+            var audited = false
+            for try await details in try await harness.database.query("SELECT details::text FROM audit_log WHERE action = 'key.create'").decode(String.self) {
+                audited = audited || details.contains(keyID)
+            }
+            #expect(audited, "the audit log names the key as the answer does")
         }
     }
 

@@ -27,5 +27,6 @@ public enum Migrations {
         backendKeyAudiences,
         refreshGrace,
         auditHashVersion,
+        auditChainStarts,
     ]
 }

@@ -393,7 +393,7 @@ enum GuardedAccess: String, Sendable {
 struct Proposal: Encodable, Sendable {
     static let columns = "proposal_id, app_id, kind, summary, base, proposer, state, created_at, expires_at, decided_by, decided_at, outcome"
 
-    let id: UUID
+    @LowercaseUUID var id: UUID
     let appID: String
     let kind: String
     let summary: String

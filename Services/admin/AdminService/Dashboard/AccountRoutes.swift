@@ -26,7 +26,7 @@ struct AccountRoutes {
 
     /// An `access:invite` proposal: the invitation made waiting for it.
     struct PendingInvitation: Codable, Sendable {
-        let proposal: UUID
+        @LowercaseUUID var proposal: UUID
         let email: String
         let role: AccountRole
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameHTTP
 import SesameStorage
 
 /// What a dashboard account may do in one app. Viewers read; editors also change configs, kill
@@ -88,14 +89,14 @@ struct AccountStore: Sendable {
 
     /// An invitation not yet accepted, as owners list it (never its token).
     struct PendingInvitationInfo: Codable, Sendable {
-        let id: UUID
+        @LowercaseUUID var id: UUID
         let email: String
         let role: AccountRole
         let invitedBy: String
         let createdAt: Date
         let expiresAt: Date
         /// The proposal a second person must approve before the link opens.
-        let pendingApproval: UUID?
+        @LowercaseOptionalUUID var pendingApproval: UUID?
     }
 
     /// The invitations of `appID` that may still be accepted, newest first.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import SesameDomain
+import SesameHTTP
 
 /// `POST /v1/admin/keys/create`.
 struct CreateKeyRequest: Decodable {
@@ -11,7 +12,7 @@ struct CreateKeyRequest: Decodable {
 
 struct CreateKeyResponse: ResponseEncodable {
     let key: String
-    let keyId: UUID
+    @LowercaseUUID var keyId: UUID
     let name: String
     let appId: String
     var message: String
@@ -22,8 +23,8 @@ struct CreateKeyResponse: ResponseEncodable {
 
 /// An `access:key` proposal: the key made waiting for it.
 struct PendingKey: Codable, Sendable {
-    let proposal: UUID
-    let keyId: UUID
+    @LowercaseUUID var proposal: UUID
+    @LowercaseUUID var keyId: UUID
     let name: String
 }
 
@@ -39,6 +40,6 @@ struct RevokeKeyRequest: Decodable {
 }
 
 struct RevokeKeyResponse: ResponseEncodable {
-    let keyId: UUID
+    @LowercaseUUID var keyId: UUID
     let message: String
 }

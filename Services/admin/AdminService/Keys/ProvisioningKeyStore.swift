@@ -3,18 +3,19 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameHTTP
 import SesameStorage
 
 /// A provisioning key as the management API shows it: never the key, only a hint.
 struct ProvisioningKeySummary: Codable, Sendable {
-    let keyId: UUID
+    @LowercaseUUID var keyId: UUID
     let name: String
     let hint: String
 }
 
 /// A provisioning key as `GET /v1/admin/keys` lists it: never the key.
 struct ProvisioningKeyListing: Codable, Sendable {
-    let keyId: UUID
+    @LowercaseUUID var keyId: UUID
     let name: String
     let hint: String
     let createdAt: Date
@@ -24,7 +25,7 @@ struct ProvisioningKeyListing: Codable, Sendable {
     /// Who made it, as the audit log names them; absent for keys made before this was kept.
     let createdBy: String?
     /// The proposal a second person must approve before the key is accepted.
-    let pendingApproval: UUID?
+    @LowercaseOptionalUUID var pendingApproval: UUID?
 }
 
 /// Provisioning keys (`sk_prod_` + 32 random bytes, base64url). Only their SHA-256 is stored, so a

@@ -26,7 +26,7 @@ struct PinRoutes {
     }
 
     struct SigningKeyResponse: ResponseEncodable {
-        let keyId: UUID
+        @LowercaseUUID var keyId: UUID
         let createdAt: Date
         /// The public key, PEM.
         let pem: String

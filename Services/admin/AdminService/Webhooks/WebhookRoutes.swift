@@ -53,7 +53,7 @@ struct WebhookRequest: Decodable {
 
 struct WebhookCreatedResponse: ResponseEncodable {
     let message: String
-    let id: UUID
+    @LowercaseUUID var id: UUID
     /// `whsec_…`: shown once.
     let secret: String
 }

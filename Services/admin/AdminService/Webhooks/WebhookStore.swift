@@ -8,7 +8,7 @@ import SesameStorage
 
 /// A webhook as listed: never its secret.
 struct WebhookInfo: Encodable, Sendable {
-    let id: UUID
+    @LowercaseUUID var id: UUID
     let url: String
     /// Empty: every event.
     let events: [String]
