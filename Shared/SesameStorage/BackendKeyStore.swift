@@ -5,7 +5,7 @@ import SesameDomain
 
 /// A backend key as listings show it: never the key, only a hint.
 public struct BackendKeyListing: Codable, Sendable, Equatable {
-    public let keyId: UUID
+    @LowercaseUUID public var keyId: UUID
     public let name: String
     public let hint: String
     /// The one API audience whose tokens the key consumes; nil: any of the app's.
@@ -60,7 +60,7 @@ public struct BackendKeyStore: Sendable {
     }
 
     /// Creates a key for `appID` (registered), bound to `audience` (one the app's policy lists)
-    /// when given, audited as done by `actor`; returns the plaintext key, once, and its listing.
+    /// when given, made and audited as by `actor`; returns the plaintext key, once, and its listing.
     public func create(appID: String, name: String, audience: String?, actor: String) async throws -> (key: String, listing: BackendKeyListing) {
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             let key = BearerSecret.generate(prefix: Self.prefix)
@@ -71,8 +71,8 @@ public struct BackendKeyStore: Sendable {
                     SELECT app_id, coalesce(\(audience)::text IS NULL OR policy->'apiAudiences' ? \(audience)::text, false) AS listed
                     FROM apps WHERE app_id = \(appID)
                 ), inserted AS (
-                    INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint, audience)
-                    SELECT \(keyID), app_id, \(name), \(BearerSecret.hash(key)), \(Self.hint(key)), \(audience) FROM app WHERE listed
+                    INSERT INTO backend_keys (key_id, app_id, name, key_hash, key_hint, audience, created_by)
+                    SELECT \(keyID), app_id, \(name), \(BearerSecret.hash(key)), \(Self.hint(key)), \(audience), \(actor) FROM app WHERE listed
                     RETURNING created_at
                 )
                 SELECT (SELECT listed FROM app), (SELECT created_at FROM inserted)

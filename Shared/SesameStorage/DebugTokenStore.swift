@@ -6,7 +6,7 @@ import SesameDomain
 
 /// A debug token as listings show it: never the token, only its id, name and standing.
 public struct DebugTokenSummary: Codable, Sendable, Equatable {
-    public let tokenId: UUID
+    @LowercaseUUID public var tokenId: UUID
     public let name: String
     public let createdAt: Date
     public let expiresAt: Date
@@ -55,7 +55,7 @@ public struct DebugTokenStore: Sendable {
     }
 
     /// A new token for `appID` named `name`, living `lifetime`; the plaintext is returned once.
-    /// Nil when a live token already has that name. Audited as `actor`.
+    /// Nil when a live token already has that name. Made and audited as by `actor`.
     public func create(
         appID: String, name: String, lifetime: Duration, actor: String, createdByKey: UUID?
     ) async throws -> (token: String, summary: DebugTokenSummary)? {
@@ -70,8 +70,9 @@ public struct DebugTokenStore: Sendable {
             let tokenID = UUID()
             let rows = try await connection.query(
                 """
-                INSERT INTO debug_tokens (token_id, app_id, name, token_hash, created_by_key, expires_at)
-                VALUES (\(tokenID), \(appID), \(name), \(BearerSecret.hash(token)), \(createdByKey), now() + make_interval(secs => \(lifetime.wholeSeconds)))
+                INSERT INTO debug_tokens (token_id, app_id, name, token_hash, created_by_key, created_by, expires_at)
+                VALUES (\(tokenID), \(appID), \(name), \(BearerSecret.hash(token)), \(createdByKey), \(actor),
+                        now() + make_interval(secs => \(lifetime.wholeSeconds)))
                 ON CONFLICT (app_id, name) WHERE revoked_at IS NULL DO NOTHING
                 RETURNING created_at, expires_at
                 """, logger: logger)

@@ -216,6 +216,14 @@ struct RemovedPersonTests {
             #expect(try await harness.call(.post, "/v1/admin/debug-tokens", credential: hers, json: ["name": "her-sim", "ttl": "1d"]).status == .ok)
             #expect(try await harness.call(.post, "/v1/admin/debug-tokens", credential: bobs, json: ["name": "bob-sim", "ttl": "1d"]).status == .ok)
             #expect(try await alice.call(.post, "/v1/admin/webhooks", ["url": "https://hooks.example.com/alice"], app: Self.appA).status == .ok)
+            // Made on the dashboard, as a person: the maker is recorded all the same.
+            #expect(try await alice.call(.post, "/v1/admin/debug-tokens", ["name": "her-dashboard-sim", "ttl": "1d"], app: Self.appA).status == .ok)
+            let herBackendKey = try #require(
+                (try await alice.call(.post, "/v1/admin/backend-keys", ["name": "her-api"], app: Self.appA)["key"] as? [String: Any])?["keyId"] as? String)
+            let herKeysBackendKey = try #require(
+                (try await harness.call(.post, "/v1/admin/backend-keys", credential: hers, json: ["name": "her-key-api"])["key"] as? [String: Any])?["keyId"] as? String)
+            let bobsBackendKey = try #require(
+                (try await bob.call(.post, "/v1/admin/backend-keys", ["name": "bob-api"], app: Self.appA)["key"] as? [String: Any])?["keyId"] as? String)
             #expect(try await harness.call(.post, "/v1/admin/webhooks", credential: bobs, json: ["url": "https://hooks.example.com/bob"]).status == .ok)
 
             let removed = try await bob.call(.delete, "/v1/admin/accounts/alice@example.com?revokeWhatTheyMade=true", app: Self.appA)
@@ -226,6 +234,10 @@ struct RemovedPersonTests {
             for key in [bobs, operatorKey] { #expect(try await harness.call(.get, "/v1/admin/keys", credential: key).status == .ok) }
             let tokens = try await harness.call(.get, "/v1/admin/debug-tokens", credential: bobs)["tokens"] as? [[String: Any]] ?? []
             #expect(tokens.first { $0["name"] as? String == "her-sim" }?["revokedAt"] != nil, "\(tokens)")
+            #expect(tokens.first { $0["name"] as? String == "her-dashboard-sim" }?["revokedAt"] != nil, "\(tokens)")
+            let backendKeys = try await harness.call(.get, "/v1/admin/backend-keys", credential: bobs)["keys"] as? [[String: Any]] ?? []
+            let revoked = Dictionary(uniqueKeysWithValues: backendKeys.compactMap { key in (key["keyId"] as? String).map { ($0, key["revokedAt"] != nil) } })
+            #expect(revoked == [herBackendKey: true, herKeysBackendKey: true, bobsBackendKey: false], "\(backendKeys)")
             #expect(tokens.first { $0["name"] as? String == "bob-sim" }.map { $0["revokedAt"] == nil } == true, "\(tokens)")
             let hooks = try await harness.call(.get, "/v1/admin/webhooks", credential: bobs)["webhooks"] as? [[String: Any]] ?? []
             #expect(hooks.map { $0["url"] as? String } == ["https://hooks.example.com/bob"], "\(hooks)")

@@ -28,5 +28,6 @@ public enum Migrations {
         refreshGrace,
         auditHashVersion,
         auditChainStarts,
+        credentialMakers,
     ]
 }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameHTTP
 import SesameStorage
 
 /// What a dashboard account may do in one app. Viewers read; editors also change configs, kill

@@ -223,12 +223,11 @@ struct PeopleStore: Sendable {
         return nil
     }
 
-    /// Ends the open invitations `email` sent to `appID`.
     /// Revokes what `email` made in `appID`, so a removed person keeps no way back: every
     /// provisioning key that stands for them (made by them, or by a key of theirs, however many
-    /// keys down), the debug tokens those keys made, and the webhooks they or those keys made.
-    /// Each is audited as its own revocation (`key.revoke` reaches webhooks as `key.revoked`).
-    /// Backend keys and debug tokens made on the dashboard record no maker, and are left.
+    /// keys down), and the backend keys, debug tokens and webhooks they or those keys made. Each is
+    /// audited as its own revocation (`key.revoke` reaches webhooks as `key.revoked`). Backend keys
+    /// made before their maker was recorded (migration 27) say nothing of it, and are left.
     private func revokeWhatTheyMade(_ email: String, in appID: String, actor: String, on connection: PostgresConnection) async throws {
         let principal = "account:" + email
         var keys: [UUID] = []
@@ -247,12 +246,25 @@ struct PeopleStore: Sendable {
             """
             UPDATE debug_tokens SET revoked_at = now()
             WHERE app_id = \(appID) AND revoked_at IS NULL
-              AND created_by_key IN (SELECT key_id FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal))
+              AND (created_by = \(principal) OR created_by_key IN (
+                SELECT key_id FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
             RETURNING name
             """, logger: logger
         ).decode(String.self) {
             try await AuditLog.append(
                 AuditEntry(actor: actor, action: .debugTokenRevoke, details: ["name": .string(name), "reason": .string("its maker was removed")]),
+                appID: appID, on: connection, logger: logger)
+        }
+        for try await keyID in try await connection.query(
+            """
+            UPDATE backend_keys SET revoked_at = now()
+            WHERE app_id = \(appID) AND revoked_at IS NULL AND (created_by = \(principal) OR created_by IN (
+                SELECT 'key:' || key_id::text FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
+            RETURNING key_id
+            """, logger: logger
+        ).decode(UUID.self) {
+            try await AuditLog.append(
+                AuditEntry(actor: actor, action: .backendKeyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
                 appID: appID, on: connection, logger: logger)
         }
         for try await webhookID in try await connection.query(
@@ -269,6 +281,7 @@ struct PeopleStore: Sendable {
         }
     }
 
+    /// Ends the open invitations `email` sent to `appID`.
     private func cancelInvitations(issuedBy email: String, in appID: String, on connection: PostgresConnection) async throws {
         try await connection.query(
             """

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import SesameDomain
-import SesameHTTP
 
 /// `POST /v1/admin/keys/create`.
 struct CreateKeyRequest: Decodable {

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
-import SesameHTTP
 import SesameStorage
 
 /// A provisioning key as the management API shows it: never the key, only a hint.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SesameDomain
 import SesameHTTP
 import SesameOutbound
 

@@ -1,5 +1,5 @@
 import Foundation
-import SesameHTTP
+import SesameDomain
 import Testing
 
 @Suite("UUIDs in answers")
