@@ -203,7 +203,7 @@ struct RemovedPersonTests {
         }
     }
 
-    @Test("removing a person with revokeWhatTheyMade revokes the keys that stand for them, the debug tokens those made and their webhooks; others' survive")
+    @Test("removing a person with revokeWhatTheyMade revokes the keys that stand for them, and the backend keys, debug tokens and webhooks they or those keys made; others' survive")
     func whatTheyMadeGoesWithThem() async throws {
         try await AdminHarness.run { harness in
             let operatorKey = try await harness.createKey()

@@ -156,7 +156,7 @@ struct AccountRoutes {
         group.delete("accounts/{email}") { request, context -> Done in
             let (appID, caller, _) = try await owner(of: request)
             let email = try person(context)
-            // `revokeWhatTheyMade=true`: the keys, debug tokens and webhooks they made go with them.
+            // `revokeWhatTheyMade=true`: the keys (provisioning and backend), debug tokens and webhooks they made go with them.
             let revokeMade = request.uri.queryParameters.get("revokeWhatTheyMade") == "true"
             try Self.check(try await people.remove(email, from: appID, actor: caller.auditName, revokingWhatTheyMade: revokeMade))
             return Done(

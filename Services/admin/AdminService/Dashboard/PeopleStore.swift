@@ -226,57 +226,50 @@ struct PeopleStore: Sendable {
     /// Revokes what `email` made in `appID`, so a removed person keeps no way back: every
     /// provisioning key that stands for them (made by them, or by a key of theirs, however many
     /// keys down), and the backend keys, debug tokens and webhooks they or those keys made. Each is
-    /// audited as its own revocation (`key.revoke` reaches webhooks as `key.revoked`). Backend keys
-    /// made before their maker was recorded (migration 27) say nothing of it, and are left.
+    /// audited as its own revocation (`key.revoke` reaches webhooks as `key.revoked`). Backend keys,
+    /// and debug tokens made on the dashboard, from before makers were recorded (migration 27) say
+    /// nothing of it, and are left.
     private func revokeWhatTheyMade(_ email: String, in appID: String, actor: String, on connection: PostgresConnection) async throws {
         let principal = "account:" + email
-        var keys: [UUID] = []
+        try await revokeEach(
+            "UPDATE provisioning_keys SET revoked_at = now() WHERE app_id = \(appID) AND principal = \(principal) AND revoked_at IS NULL RETURNING key_id",
+            as: .keyRevoke, in: appID, actor: actor, on: connection
+        ) { (keyID: UUID) in ["keyId": .string(keyID.uuidString.lowercased())] }
+        // Who made a credential, as the audit log names them: the person, or any key that stands for them.
+        var makers = [principal]
         for try await keyID in try await connection.query(
-            """
-            UPDATE provisioning_keys SET revoked_at = now()
-            WHERE app_id = \(appID) AND principal = \(principal) AND revoked_at IS NULL RETURNING key_id
-            """, logger: logger
-        ).decode(UUID.self) { keys.append(keyID) }
-        for keyID in keys {
-            try await AuditLog.append(
-                AuditEntry(actor: actor, action: .keyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
-                appID: appID, on: connection, logger: logger)
-        }
-        for try await name in try await connection.query(
+            "SELECT key_id FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)", logger: logger
+        ).decode(UUID.self) { makers.append("key:" + keyID.uuidString.lowercased()) }
+        try await revokeEach(
             """
             UPDATE debug_tokens SET revoked_at = now()
-            WHERE app_id = \(appID) AND revoked_at IS NULL
-              AND (created_by = \(principal) OR created_by_key IN (
-                SELECT key_id FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
-            RETURNING name
-            """, logger: logger
-        ).decode(String.self) {
-            try await AuditLog.append(
-                AuditEntry(actor: actor, action: .debugTokenRevoke, details: ["name": .string(name), "reason": .string("its maker was removed")]),
-                appID: appID, on: connection, logger: logger)
-        }
-        for try await keyID in try await connection.query(
+            WHERE app_id = \(appID) AND revoked_at IS NULL AND created_by = ANY(\(makers)) RETURNING name
+            """, as: .debugTokenRevoke, in: appID, actor: actor, on: connection
+        ) { (name: String) in ["name": .string(name)] }
+        try await revokeEach(
             """
             UPDATE backend_keys SET revoked_at = now()
-            WHERE app_id = \(appID) AND revoked_at IS NULL AND (created_by = \(principal) OR created_by IN (
-                SELECT 'key:' || key_id::text FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
-            RETURNING key_id
-            """, logger: logger
-        ).decode(UUID.self) {
+            WHERE app_id = \(appID) AND revoked_at IS NULL AND created_by = ANY(\(makers)) RETURNING key_id
+            """, as: .backendKeyRevoke, in: appID, actor: actor, on: connection
+        ) { (keyID: UUID) in ["keyId": .string(keyID.uuidString.lowercased())] }
+        try await revokeEach(
+            "DELETE FROM webhooks WHERE app_id = \(appID) AND created_by = ANY(\(makers)) RETURNING webhook_id",
+            as: .webhookRemove, in: appID, actor: actor, on: connection
+        ) { (webhookID: UUID) in ["webhookId": .string(webhookID.uuidString.lowercased())] }
+    }
+
+    /// Runs `statement`, which revokes what a removed person made and returns one value per row, and
+    /// audits each row as `action` with `details` and the reason. The rows are read whole before the
+    /// first entry is written: one statement at a time on the transaction's connection.
+    private func revokeEach<Value: PostgresDecodable & Sendable>(
+        _ statement: PostgresQuery, as action: AuditAction, in appID: String, actor: String, on connection: PostgresConnection,
+        details: (Value) -> [String: JSONValue]
+    ) async throws {
+        var revoked: [Value] = []
+        for try await value in try await connection.query(statement, logger: logger).decode(Value.self) { revoked.append(value) }
+        for value in revoked {
             try await AuditLog.append(
-                AuditEntry(actor: actor, action: .backendKeyRevoke, details: ["keyId": .string(keyID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
-                appID: appID, on: connection, logger: logger)
-        }
-        for try await webhookID in try await connection.query(
-            """
-            DELETE FROM webhooks
-            WHERE app_id = \(appID) AND (created_by = \(principal) OR created_by IN (
-                SELECT 'key:' || key_id::text FROM provisioning_keys WHERE app_id = \(appID) AND principal = \(principal)))
-            RETURNING webhook_id
-            """, logger: logger
-        ).decode(UUID.self) {
-            try await AuditLog.append(
-                AuditEntry(actor: actor, action: .webhookRemove, details: ["webhookId": .string(webhookID.uuidString.lowercased()), "reason": .string("its maker was removed")]),
+                AuditEntry(actor: actor, action: action, details: details(value).merging(["reason": .string("its maker was removed")]) { $1 }),
                 appID: appID, on: connection, logger: logger)
         }
     }
