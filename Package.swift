@@ -81,23 +81,26 @@ let package = Package(
         // MARK: The client SDK (Foundation and swift-crypto only; Apple-only files behind #if canImport)
 
         .target(name: "SesameVault", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesameVault"),
-        .target(name: "SesamePinning", dependencies: [crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesamePinning"),
-        // The scope rules delivery and SesameKit share (no dependencies at all).
-        .target(name: "SesameScope", path: "Clients/SesameKit/Sources/SesameScope"),
+        // Sesame's one JSON value type and its RFC 8785 writer, shared by the SDK and the server (no dependencies at all).
+        .target(name: "SesameJSON", path: "Clients/SesameKit/Sources/SesameJSON"),
+        .target(name: "SesamePinning", dependencies: ["SesameJSON", crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesamePinning"),
+        // The scope rules delivery and SesameKit share.
+        .target(name: "SesameScope", dependencies: ["SesameJSON"], path: "Clients/SesameKit/Sources/SesameScope"),
         .target(
-            name: "SesameKit", dependencies: ["SesameVault", "SesamePinning", "SesameScope", crypto], path: "Clients/SesameKit/Sources/SesameKit",
+            name: "SesameKit", dependencies: ["SesameJSON", "SesameVault", "SesamePinning", "SesameScope", crypto], path: "Clients/SesameKit/Sources/SesameKit",
             resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "SesameKitTesting", dependencies: ["SesameKit", crypto, x509, asn1], path: "Clients/SesameKit/Sources/SesameKitTesting"),
         .testTarget(
             name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", cryptoExtras],
             path: "Clients/SesameKit/Tests/SesameKitTests"),
-        .testTarget(name: "SesameScopeTests", dependencies: ["SesameScope"], path: "Clients/SesameKit/Tests/SesameScopeTests"),
+        .testTarget(name: "SesameScopeTests", dependencies: ["SesameScope", "SesameJSON"], path: "Clients/SesameKit/Tests/SesameScopeTests"),
         .testTarget(
             name: "SesameVaultTests", dependencies: ["SesameVault"], path: "Clients/SesameKit/Tests/SesameVaultTests",
             resources: [.copy("Vectors")]),
         .testTarget(
-            name: "SesamePinningTests", dependencies: ["SesamePinning", x509, asn1, crypto], path: "Clients/SesameKit/Tests/SesamePinningTests",
-            resources: [.copy("Vectors")]),
+            name: "SesamePinningTests", dependencies: ["SesamePinning", x509, asn1, crypto], path: "Clients/SesameKit/Tests/SesamePinningTests"),
+        .testTarget(
+            name: "SesameJSONTests", dependencies: ["SesameJSON"], path: "Clients/SesameKit/Tests/SesameJSONTests", resources: [.copy("Vectors")]),
     ]
 )
 
@@ -144,7 +147,7 @@ if declaresServer {
         .target(name: "SesameEncryption", dependencies: ["SesameDomain", crypto], path: "Shared/SesameEncryption"),
         .target(
             name: "SesameStorage",
-            dependencies: ["SesameConfiguration", "SesameDomain", postgresNIO, logging, crypto, serviceLifecycle],
+            dependencies: ["SesameConfiguration", "SesameDomain", "SesameJSON", postgresNIO, logging, crypto, serviceLifecycle],
             path: "Shared/SesameStorage"
         ),
         .systemLibrary(
@@ -167,9 +170,9 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", dependencies: ["SesameScope", "SesamePinning", crypto, extrasBase64], path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: ["SesameJSON", crypto, extrasBase64], path: "Shared/SesameDomain"),
         // JSON Schema (draft 2020-12), the subset config validation needs: admin checks uploads, the CLI checks offline.
-        .target(name: "ConfigSchema", dependencies: ["SesameDomain"], path: "Shared/ConfigSchema"),
+        .target(name: "ConfigSchema", dependencies: ["SesameDomain", "SesameJSON"], path: "Shared/ConfigSchema"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
         .target(
             name: "SesameTokens",
@@ -203,7 +206,7 @@ if declaresServer {
         .target(
             name: "AuthService",
             dependencies: [
-                "SesameServer", "SesameTokens", "SesameDomain", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
+                "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
                 "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
                 asn1, httpTypes, metrics,
             ],
@@ -215,7 +218,7 @@ if declaresServer {
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", sesamePinning, crypto, cryptoExtras, postgresNIO,
+                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore,
             ],
             path: "Services/delivery/DeliveryService",
@@ -227,7 +230,7 @@ if declaresServer {
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "ConfigSchema",
-                "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
+                "SesameJSON", "SesameScope", "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
                 serviceLifecycle, crypto,
                 cryptoExtras,
                 postgresNIO, nioPosix, httpTypes, argumentParser,
@@ -243,7 +246,7 @@ if declaresServer {
 
         .target(
             name: "SesameCLI",
-            dependencies: ["AppAttest", "SesameDomain", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1],
+            dependencies: ["AppAttest", "SesameDomain", "SesameJSON", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1],
             path: "Clients/SesameCLI"
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
@@ -289,11 +292,11 @@ if declaresServer {
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
         .testTarget(
-            name: "ConfigSchemaTests", dependencies: ["ConfigSchema", "SesameDomain"], path: "Tests/ConfigSchemaTests",
+            name: "ConfigSchemaTests", dependencies: ["ConfigSchema", "SesameDomain", "SesameJSON"], path: "Tests/ConfigSchemaTests",
             resources: [.copy("Suite")]),
         // Apart from ConfigSchemaTests: it runs Python (jsonschema), so it is a service-layer test.
         .testTarget(
-            name: "ConfigSchemaOracleTests", dependencies: ["ConfigSchema", "SesameDomain", "SesameTestSupport"],
+            name: "ConfigSchemaOracleTests", dependencies: ["ConfigSchema", "SesameDomain", "SesameJSON", "SesameTestSupport"],
             path: "Tests/ConfigSchemaOracleTests", exclude: ["oracle.py"]),
         .testTarget(
             name: "AppAttestTests",
@@ -367,7 +370,7 @@ if declaresServer {
             path: "Tests/DeliveryServiceTests",
             exclude: ["verify_pin_registry.py"]
         ),
-        .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain"], path: "Tests/SesameDomainTests"),
+        .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain", "SesameJSON"], path: "Tests/SesameDomainTests"),
         // SesameKit's own wire types held to the services' OpenAPI documents (no service runs).
         .testTarget(name: "SesameKitWireTests", dependencies: [sesameKit, "AuthService", "DeliveryService"], path: "Tests/SesameKitWireTests"),
         .testTarget(

@@ -101,6 +101,7 @@ struct Fetch: AsyncParsableCommand {
             switch value {
             case .object(let inner): return paths(of: inner, prefix: path)
             case .string(let text): return [(path, text)]
+            case .integer(let number): return [(path, String(number))]
             case .number(let number): return [(path, String(number))]
             case .bool(let flag): return [(path, String(flag))]
             case .array(let items): return [(path, "[\(items.count) items]")]

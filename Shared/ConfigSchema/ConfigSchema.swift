@@ -1,5 +1,6 @@
 import Foundation
 import SesameDomain
+import SesameJSON
 
 /// A JSON Schema (draft 2020-12) that an app attaches to its configs, limited to the keywords
 /// config validation needs: `type`, `properties`, `required`, `additionalProperties`, `items`,

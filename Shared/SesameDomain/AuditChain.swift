@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import SesamePinning
+import SesameJSON
 
 /// The hash chain that makes an app's audit log tamper-evident. Each entry's hash covers the
 /// previous entry's hash and every field of the entry, so changing or removing an entry breaks
@@ -88,33 +88,13 @@ public enum AuditChain {
     }
 
     /// The details as RFC 8785 canonical JSON (version 2).
-    /// - Throws: `UnencodableDetails` for a number JCS cannot write exactly.
+    /// - Throws: `UnencodableDetails` for a number JCS cannot write exactly: not finite, or an
+    ///   integer past 2^53.
     public static func jcsDetails(_ details: [String: JSONValue]) throws(UnencodableDetails) -> [UInt8] {
         do {
-            return try CanonicalJSON.object(try details.mapValues(canonical)).canonicalBytes()
-        } catch let error as UnencodableDetails {
-            throw error
+            return try JSONValue.object(details).canonicalBytes()
         } catch {
-            throw UnencodableDetails(reason: String(describing: error))
-        }
-    }
-
-    /// The largest integer a JSON number (an IEEE 754 double) carries exactly.
-    static let largestExactInteger: Int64 = 1 << 53
-
-    private static func canonical(_ value: JSONValue) throws -> CanonicalJSON {
-        switch value {
-        case .null: return .null
-        case .bool(let value): return .bool(value)
-        case .integer(let value):
-            guard value.magnitude <= UInt64(largestExactInteger) else {
-                throw UnencodableDetails(reason: "the integer \(value) is past 2^53, which a JSON number cannot carry exactly")
-            }
-            return .number(Double(value))
-        case .number(let value): return .number(value)
-        case .string(let value): return .string(value)
-        case .array(let elements): return .array(try elements.map(canonical))
-        case .object(let members): return .object(try members.mapValues(canonical))
+            throw UnencodableDetails(reason: error.description)
         }
     }
 

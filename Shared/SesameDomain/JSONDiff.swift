@@ -1,3 +1,4 @@
+import SesameJSON
 /// One difference between two JSON documents.
 public struct JSONChange: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {

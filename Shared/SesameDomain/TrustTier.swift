@@ -1,4 +1,5 @@
 import Foundation
+import SesameJSON
 
 /// How much Sesame trusts the install behind a token, from least to most. Only auth decides it and
 /// writes it into the access token's `tier` claim; delivery trusts only the claim.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 
 /// One line of the append-only audit log (the database refuses updates and deletes).
 public struct AuditEntry: Codable, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 
 /// A backend key as listings show it: never the key, only a hint.
 public struct BackendKeyListing: Codable, Sendable, Equatable {

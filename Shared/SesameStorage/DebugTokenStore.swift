@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SesameConfiguration
 import SesameDomain
+import SesameJSON
 
 /// A debug token as listings show it: never the token, only its id, name and standing.
 public struct DebugTokenSummary: Codable, Sendable, Equatable {

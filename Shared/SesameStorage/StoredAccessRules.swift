@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 
 /// Reads apps' kill switches and emergency revocations as `AccessRules`: delivery for every app,
 /// admin's dry run and auth's refresh for one. One reader, so all three decide on the same rules.

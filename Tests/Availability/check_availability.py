@@ -40,11 +40,13 @@ DEFAULT_SOURCES = [
     "Clients/SesameKit/Sources/SesameKit",
     "Clients/SesameKit/Sources/SesameKitTesting",
     "Clients/SesameKit/Sources/SesamePinning",
+    "Clients/SesameKit/Sources/SesameJSON",
     "Clients/SesameKit/Sources/SesameScope",
     "Clients/SesameKit/Sources/SesameVault",
     # The SDK's tests build for its floor too: an app's team runs them on a device or Simulator.
     "Clients/SesameKit/Tests/SesameKitTests",
     "Clients/SesameKit/Tests/SesamePinningTests",
+    "Clients/SesameKit/Tests/SesameJSONTests",
     "Clients/SesameKit/Tests/SesameScopeTests",
     "Clients/SesameKit/Tests/SesameVaultTests",
 ]

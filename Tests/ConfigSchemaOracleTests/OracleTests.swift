@@ -1,6 +1,7 @@
 import ConfigSchema
 import Foundation
 import SesameDomain
+import SesameJSON
 import SesameTestSupport
 import Testing
 

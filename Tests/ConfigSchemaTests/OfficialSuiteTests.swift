@@ -1,6 +1,7 @@
 import ConfigSchema
 import Foundation
 import SesameDomain
+import SesameJSON
 import Testing
 
 /// The JSON-Schema-Test-Suite's draft 2020-12 cases for every keyword Sesame supports (copied into

@@ -1,6 +1,7 @@
 import ConfigSchema
 import Foundation
 import SesameDomain
+import SesameJSON
 import Testing
 
 /// Schemas an app member could attach to cost the admin service hours or its stack: each one must

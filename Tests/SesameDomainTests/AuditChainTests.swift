@@ -1,4 +1,5 @@
 import SesameDomain
+import SesameJSON
 import Testing
 
 @Suite("Audit chain")

@@ -1,5 +1,6 @@
 import Foundation
 import SesameDomain
+import SesameJSON
 import Testing
 
 @Suite("Domain types")

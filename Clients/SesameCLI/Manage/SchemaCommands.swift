@@ -2,6 +2,7 @@ import ArgumentParser
 import ConfigSchema
 import Foundation
 import SesameDomain
+import SesameJSON
 
 /// Reads a JSON file as a `JSONValue`.
 func readJSON(_ path: String) throws(CLIFailure) -> JSONValue {

@@ -4,6 +4,7 @@ import Metrics
 import SesameConfiguration
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 import SesameTokens
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SesameDomain
+import SesameJSON
 import Synchronization
 
 /// A published config, ready to serve: decrypted once per revision, with what each trust tier

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOFoundationEssentialsCompat
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameTokens
 
 /// `GET` and `PUT /v1/user/data`: a JSON document per user of the app (the user shown as the app's

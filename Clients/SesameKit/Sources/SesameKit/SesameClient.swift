@@ -380,7 +380,7 @@ public actor SesameClient {
         guard let values = try? JSONDecoder().decode([String: SesameConfig.Value].self, from: body) else {
             throw .server(code: "invalid_config", message: "The config is not a JSON object.")
         }
-        let selected = try Self.parsedScope(scope).map { $0.select(from: values, members: \.objectMembers, object: SesameConfig.Value.object) } ?? values
+        let selected = try Self.parsedScope(scope).map { $0.selecting(from: values) } ?? values
         return SesameConfig(
             values: selected, isStale: isStale, source: source, revision: saved.revision, matchedPattern: saved.matchedPattern,
             tier: saved.tier ?? .attested, withheld: saved.withheld ?? [], rollout: saved.rollout)

@@ -1,43 +1,12 @@
 import Foundation
+// Apps read `SesameConfig.Value` without importing a second module.
+@_exported import SesameJSON
 
 /// A config as the app reads it: a JSON object, read by dot paths (`api_keys.stripe`).
 public struct SesameConfig: Sendable, Equatable {
-    /// A JSON value.
-    public enum Value: Sendable, Equatable, Codable {
-        case string(String)
-        case number(Double)
-        case bool(Bool)
-        case object([String: Value])
-        case array([Value])
-        case null
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
-            else if let number = try? container.decode(Double.self) { self = .number(number) }
-            else if let string = try? container.decode(String.self) { self = .string(string) }
-            else if let array = try? container.decode([Value].self) { self = .array(array) }
-            else { self = .object(try container.decode([String: Value].self)) }
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .string(let value): try container.encode(value)
-            case .number(let value): try container.encode(value)
-            case .bool(let value): try container.encode(value)
-            case .object(let value): try container.encode(value)
-            case .array(let value): try container.encode(value)
-            case .null: try container.encodeNil()
-            }
-        }
-
-        /// The members, when this is an object.
-        var objectMembers: [String: Value]? {
-            if case .object(let members) = self { members } else { nil }
-        }
-    }
+    /// A JSON value: Sesame's one JSON value type, so a whole number stays an integer (`.integer`)
+    /// and a fraction is a `.number`.
+    public typealias Value = JSONValue
 
     /// Where a config came from.
     public enum Source: Sendable, Equatable {
@@ -127,17 +96,11 @@ public struct SesameConfig: Sendable, Equatable {
         return nil
     }
 
-    /// The whole number at `path`, or nil when absent, not a number or not whole.
-    public func int(_ path: String) -> Int? {
-        guard case .number(let value) = value(path), value.rounded() == value, abs(value) < 9.0e15 else { return nil }
-        return Int(value)
-    }
+    /// The whole number at `path`, or nil when absent, not a number, not whole or past `Int`.
+    public func int(_ path: String) -> Int? { value(path)?.intValue }
 
-    /// The number at `path`, or nil when absent or not a number.
-    public func double(_ path: String) -> Double? {
-        if case .number(let value) = value(path) { return value }
-        return nil
-    }
+    /// The number at `path` (an integer too), or nil when absent or not a number.
+    public func double(_ path: String) -> Double? { value(path)?.doubleValue }
 
     // MARK: With defaults
 

@@ -1,6 +1,7 @@
 import Crypto
-import Foundation
 import CryptoExtras
+import Foundation
+import SesameJSON
 
 
 /// The signed key registry the SslPinning SDK reads:
@@ -31,18 +32,18 @@ public struct PinRegistry: Sendable, Equatable {
 
     /// `{"keys": […]}`, canonicalised: the bytes the signature covers.
     public func canonicalPayload() throws -> [UInt8] {
-        try CanonicalJSON.object(["keys": .array(keys.map(\.canonical))]).canonicalBytes()
+        try JSONValue.object(["keys": .array(keys.map(\.canonical))]).canonicalBytes()
     }
 
     /// `{"keys": […], "sequence": N}`, canonicalised: the bytes the freshness signature covers.
     func canonicalFreshness(sequence: Int64) throws -> [UInt8] {
-        try CanonicalJSON.object(["keys": .array(keys.map(\.canonical)), "sequence": .number(Double(sequence))]).canonicalBytes()
+        try JSONValue.object(["keys": .array(keys.map(\.canonical)), "sequence": .number(Double(sequence))]).canonicalBytes()
     }
 
     /// The document to serve, signed with `signingKey` (its bytes are canonical too, so the same
     /// registry always reads the same and its ETag holds).
     public func signedDocument(with signingKey: _RSA.Signing.PrivateKey) throws -> [UInt8] {
-        var members: [String: CanonicalJSON] = [
+        var members: [String: JSONValue] = [
             "payload": .object(["keys": .array(keys.map(\.canonical))]),
             "signature": .string(try Self.sign(try canonicalPayload(), with: signingKey)),
         ]
@@ -51,7 +52,7 @@ public struct PinRegistry: Sendable, Equatable {
                 "sequence": .number(Double(sequence)), "signature": .string(try Self.sign(try canonicalFreshness(sequence: sequence), with: signingKey)),
             ])
         }
-        return try CanonicalJSON.object(members).canonicalBytes()
+        return try JSONValue.object(members).canonicalBytes()
     }
 
     private static func sign(_ bytes: [UInt8], with key: _RSA.Signing.PrivateKey) throws -> String {
@@ -138,8 +139,8 @@ extension PinRegistry {
 
         /// The pin as the registry's payload writes it: optional fields absent, never null (the
         /// SslPinning client rebuilds each key from these five fields before it checks the signature).
-        var canonical: CanonicalJSON {
-            var members: [String: CanonicalJSON] = ["domainName": .string(domainName), "key": .string(key), "date": .string(date)]
+        var canonical: JSONValue {
+            var members: [String: JSONValue] = ["domainName": .string(domainName), "key": .string(key), "date": .string(date)]
             if let fqdn { members["fqdn"] = .string(fqdn) }
             if let expire { members["expire"] = .number(Double(expire)) }
             return .object(members)

@@ -1,3 +1,5 @@
+import SesameJSON
+
 /// A config scope: the dot paths (`api_keys.stripe`) an app asks for, read by the one set of rules
 /// delivery (the `scope` query) and SesameKit (a saved or zero-knowledge config, cut on the device)
 /// share, so a scope selects the same members wherever it is applied.
@@ -45,30 +47,24 @@ public struct ConfigScope: Sendable, Equatable {
     /// The scope as a `scope` query's value, normalised: `a,b.c`.
     public var query: String { paths.map { $0.joined(separator: ".") }.joined(separator: ",") }
 
-    /// The members of `object` the paths name, nested as in `object`. `Value` is any JSON value
-    /// type: `members` reads a value's members when it is an object, `object` makes one.
-    public func select<Value>(
-        from object: [String: Value], members: (Value) -> [String: Value]?, object makeObject: ([String: Value]) -> Value
-    ) -> [String: Value] {
-        var selected: [String: Value] = [:]
+    /// The members of `config` the paths name, nested as in `config`.
+    public func selecting(from config: [String: JSONValue]) -> [String: JSONValue] {
+        var selected: [String: JSONValue] = [:]
         for names in paths {
-            guard let value = Self.value(at: names[...], in: object, members: members) else { continue }
-            Self.insert(value, at: names[...], into: &selected, members: members, object: makeObject)
+            guard let value = Self.value(at: names[...], in: config) else { continue }
+            Self.insert(value, at: names[...], into: &selected)
         }
         return selected
     }
 
-    private static func value<Value>(at names: ArraySlice<String>, in object: [String: Value], members: (Value) -> [String: Value]?) -> Value? {
+    private static func value(at names: ArraySlice<String>, in object: [String: JSONValue]) -> JSONValue? {
         guard let first = names.first, let member = object[first] else { return nil }
         if names.count == 1 { return member }
-        guard let inner = members(member) else { return nil }
-        return value(at: names.dropFirst(), in: inner, members: members)
+        guard let inner = member.objectValue else { return nil }
+        return value(at: names.dropFirst(), in: inner)
     }
 
-    private static func insert<Value>(
-        _ value: Value, at names: ArraySlice<String>, into object: inout [String: Value], members: (Value) -> [String: Value]?,
-        object makeObject: ([String: Value]) -> Value
-    ) {
+    private static func insert(_ value: JSONValue, at names: ArraySlice<String>, into object: inout [String: JSONValue]) {
         guard let first = names.first else { return }
         if names.count == 1 {
             object[first] = value
@@ -76,9 +72,9 @@ public struct ConfigScope: Sendable, Equatable {
         }
         // A member already selected whole (`a` before `a.b`) is an object holding `b` already:
         // inserting `b` again into it leaves it whole.
-        var inner = object[first].flatMap(members) ?? [:]
-        insert(value, at: names.dropFirst(), into: &inner, members: members, object: makeObject)
-        object[first] = makeObject(inner)
+        var inner = object[first]?.objectValue ?? [:]
+        insert(value, at: names.dropFirst(), into: &inner)
+        object[first] = .object(inner)
     }
 }
 

@@ -25,6 +25,22 @@ struct ConfigReadingTests {
         #expect(config.double("payments.stripeKey", default: 1.5) == 1.5)
     }
 
+    @Test("whole numbers stay exact: an integer past 2^53 reads back as sent, and a number reads as either")
+    func integers() throws {
+        let body = Data(#"{"order": {"id": 9007199254740993, "cents": 1999, "rate": 0.25, "whole": 3.0}}"#.utf8)
+        let values = try JSONDecoder().decode([String: SesameConfig.Value].self, from: body)
+        let config = SesameConfig(values: values, isStale: false, source: .network, revision: 1, matchedPattern: "*")
+        #expect(config.value("order.id") == .integer(9_007_199_254_740_993))
+        #expect(config.int("order.id") == 9_007_199_254_740_993, "a double would have read 9007199254740992")
+        #expect(config.int("order.cents") == 1999)
+        #expect(config.double("order.cents") == 1999)
+        #expect(config.double("order.rate") == 0.25)
+        #expect(config.int("order.rate") == nil)
+        #expect(config.int("order.whole") == 3)
+        struct Order: Decodable { let id: Int64 }
+        #expect(try config.decode(Order.self, at: "order").id == 9_007_199_254_740_993)
+    }
+
     @Test("decode reads the whole config or the part at a path, and says what is missing")
     func decode() throws {
         #expect(try config.decode(Payments.self, at: "payments") == Payments(stripeKey: "sk_live_1", retries: 3))

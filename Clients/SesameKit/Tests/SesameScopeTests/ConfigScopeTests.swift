@@ -1,30 +1,26 @@
+import SesameJSON
 import SesameScope
 import Testing
 
 /// The scope rules delivery and SesameKit share.
 @Suite("Config scopes")
 struct ConfigScopeTests {
-    /// A small JSON value for the tests: `ConfigScope` works on any.
-    indirect enum Value: Equatable {
-        case leaf(String)
-        case object([String: Value])
-        var members: [String: Value]? { if case .object(let members) = self { members } else { nil } }
-    }
+    typealias Value = JSONValue
 
     let config: [String: Value] = [
-        "api_keys": .object(["stripe": .leaf("sk"), "maps": .leaf("mk")]),
-        "features": .object(["a": .leaf("on"), "b": .object(["c": .leaf("deep")])]),
-        "plain": .leaf("p"),
+        "api_keys": .object(["stripe": .string("sk"), "maps": .string("mk")]),
+        "features": .object(["a": .string("on"), "b": .object(["c": .string("deep")])]),
+        "plain": .string("p"),
     ]
 
     func select(_ paths: [String]) throws -> [String: Value] {
-        try ConfigScope(paths: paths).select(from: config, members: \.members, object: Value.object)
+        try ConfigScope(paths: paths).selecting(from: config)
     }
 
     @Test("a path selects its member with the objects that lead to it; one naming nothing selects nothing")
     func selects() throws {
-        #expect(try select(["api_keys.stripe"]) == ["api_keys": .object(["stripe": .leaf("sk")])])
-        #expect(try select(["features.b.c", "plain"]) == ["features": .object(["b": .object(["c": .leaf("deep")])]), "plain": .leaf("p")])
+        #expect(try select(["api_keys.stripe"]) == ["api_keys": .object(["stripe": .string("sk")])])
+        #expect(try select(["features.b.c", "plain"]) == ["features": .object(["b": .object(["c": .string("deep")])]), "plain": .string("p")])
         #expect(try select(["missing", "plain.below", "api_keys.none"]) == [:])
     }
 
@@ -33,7 +29,7 @@ struct ConfigScopeTests {
         let whole: [String: Value] = ["features": config["features"]!]
         #expect(try select(["features", "features.a"]) == whole)
         #expect(try select(["features.a", "features"]) == whole)
-        #expect(try select(["features.a", "features.b.c"]) == ["features": .object(["a": .leaf("on"), "b": .object(["c": .leaf("deep")])])])
+        #expect(try select(["features.a", "features.b.c"]) == ["features": .object(["a": .string("on"), "b": .object(["c": .string("deep")])])])
     }
 
     @Test("spaces and tabs around a path are trimmed; the query form is normalised")

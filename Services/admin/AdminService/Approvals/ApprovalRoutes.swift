@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 
 /// `changes`: the proposals the two-person rule holds back; approve, reject (or withdraw), and the
 /// operator's break-glass.

@@ -6,6 +6,7 @@ import PostgresNIO
 import SesameDomain
 import SesameEncryption
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 import Synchronization
 

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
+import SesameJSON
 import SesameStorage
 
 /// A stored blob's description (never its bytes).

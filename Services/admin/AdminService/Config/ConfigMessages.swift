@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// `POST /v1/admin/config/upload`.

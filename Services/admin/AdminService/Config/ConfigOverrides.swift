@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 
 /// Device overrides: a named install gets a chosen revision of a pattern ("show me the new config

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 
 /// What can be done to a rollout in flight.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 import SesameVault
 

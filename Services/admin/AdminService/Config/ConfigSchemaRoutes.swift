@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 
 /// `config/schema` (attach, read, detach the JSON Schemas configs must match) and
 /// `config/validate` (check a config against them without publishing it).

@@ -4,6 +4,7 @@ import NIOPosix
 import PostgresNIO
 import SesameDomain
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 
 /// A schema attached to the app's configs: to every pattern (`pattern` nil) or to one.

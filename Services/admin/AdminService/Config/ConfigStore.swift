@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
+import SesameJSON
 import SesameStorage
 
 /// A pattern's current state, as the manifest shows it.

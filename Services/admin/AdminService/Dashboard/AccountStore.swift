@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// What a dashboard account may do in one app. Viewers read; editors also change configs, kill

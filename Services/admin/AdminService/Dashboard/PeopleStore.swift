@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// A passkey as its owner, or an owner managing them, sees it: never its key.

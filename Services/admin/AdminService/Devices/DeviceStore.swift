@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// An attested install as the management API lists it.

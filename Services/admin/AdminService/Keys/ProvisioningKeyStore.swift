@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// A provisioning key as the management API shows it: never the key, only a hint.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// A version that is switched off, and why.

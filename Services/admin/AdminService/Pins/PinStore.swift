@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import SesameDomain
 import SesameEncryption
+import SesameJSON
 import SesamePinning
 import SesameStorage
 import CryptoExtras

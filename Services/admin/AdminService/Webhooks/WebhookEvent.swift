@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SesameDomain
+import SesameJSON
 import SesameStorage
 
 /// What a webhook is told: an event named from the audit entry that records a change, the entry

@@ -4,6 +4,7 @@ import PostgresNIO
 import SesameDomain
 import SesameEncryption
 import SesameHTTP
+import SesameJSON
 import SesameStorage
 
 /// A webhook as listed: never its secret.

@@ -1,6 +1,8 @@
-/// Any JSON value, decoded faithfully (integers stay integers), for configs whose shape is the
-/// developer's business.
-public enum JSONValue: Codable, Sendable, Equatable {
+/// Any JSON value, decoded faithfully: a whole number that fits in 64 bits stays an integer, so an
+/// id or an amount in cents past 2^53 reads back as written. The one JSON value type of Sesame:
+/// configs as an app reads them (`SesameConfig.Value`), as Sesame's services store and serve
+/// them, audit details, and RFC 8785 canonical JSON (`canonicalBytes()`).
+public enum JSONValue: Codable, Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -48,5 +50,24 @@ public enum JSONValue: Codable, Sendable, Equatable {
     public var objectValue: [String: JSONValue]? {
         if case .object(let members) = self { return members }
         return nil
+    }
+
+    /// The number, when this is one: an integer as a `Double` (rounded past 2^53).
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+
+    /// The whole number, when this is one that fits in an `Int`: an integer, or a number with no
+    /// fraction (`3.0`) below 2^53, where a double is still exact.
+    public var intValue: Int? {
+        switch self {
+        case .integer(let value): Int(exactly: value)
+        case .number(let value) where value.rounded() == value && abs(value) < 9.0e15: Int(value)
+        default: nil
+        }
     }
 }

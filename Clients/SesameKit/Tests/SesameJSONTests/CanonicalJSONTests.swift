@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SesamePinning
+@testable import SesameJSON
 
 /// JCS (RFC 8785) against the RFC's own examples and 300 random documents, all canonicalised by
 /// the Python `rfc8785` package (`Vectors/make_vectors.py`).
@@ -12,9 +12,9 @@ struct CanonicalJSONTests {
         let canonical: String
     }
 
-    /// Reads JSON into `CanonicalJSON` as any JSON parser would: every number a double.
+    /// Reads JSON into `JSONValue` as any JSON parser would: every number a double.
     struct Parsed: Decodable {
-        let value: CanonicalJSON
+        let value: JSONValue
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if container.decodeNil() { value = .null }
@@ -48,17 +48,17 @@ struct CanonicalJSONTests {
             (1e-6, "0.000001"), (1e-7, "1e-7"), (123e-20, "1.23e-18"), (0.1, "0.1"), (.leastNonzeroMagnitude, "5e-324"), (9_007_199_254_740_992, "9007199254740992"),
             (1.7976931348623157e308, "1.7976931348623157e+308"), (5_488_607, "5488607"),
         ]
-        for (value, text) in cases { #expect(try CanonicalJSON.number(value).canonicalBytes() == Array(text.utf8), "\(value)") }
-        #expect(throws: CanonicalJSON.InvalidNumber.self) { try CanonicalJSON.number(.nan).canonicalBytes() }
-        #expect(throws: CanonicalJSON.InvalidNumber.self) { try CanonicalJSON.number(.infinity).canonicalBytes() }
+        for (value, text) in cases { #expect(try JSONValue.number(value).canonicalBytes() == Array(text.utf8), "\(value)") }
+        #expect(throws: JSONValue.InvalidNumber.self) { try JSONValue.number(.nan).canonicalBytes() }
+        #expect(throws: JSONValue.InvalidNumber.self) { try JSONValue.number(.infinity).canonicalBytes() }
     }
 
     @Test("strings escape only what JSON.stringify escapes; members sort by UTF-16 code units")
     func stringsAndOrder() throws {
-        let text = CanonicalJSON.string("a\"b\\c\n\u{01}\u{1F}\u{7F}/é\u{2028}😀")
+        let text = JSONValue.string("a\"b\\c\n\u{01}\u{1F}\u{7F}/é\u{2028}😀")
         #expect(String(decoding: try text.canonicalBytes(), as: UTF8.self) == "\"a\\\"b\\\\c\\n\\u0001\\u001f\u{7F}/é\u{2028}😀\"")
         // U+FB33 sorts after U+1F600 in UTF-16 (a surrogate pair starts with 0xD83D), before it in scalars.
-        let object = CanonicalJSON.object(["\u{FB33}": .null, "😀": .null, "b": .bool(true), "a": .array([.number(2), .string("")])])
+        let object = JSONValue.object(["\u{FB33}": .null, "😀": .null, "b": .bool(true), "a": .array([.number(2), .string("")])])
         #expect(String(decoding: try object.canonicalBytes(), as: UTF8.self) == "{\"a\":[2,\"\"],\"b\":true,\"😀\":null,\"\u{FB33}\":null}")
     }
 }

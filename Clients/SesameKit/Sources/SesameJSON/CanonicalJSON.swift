@@ -1,39 +1,41 @@
 import Foundation
 
-/// A JSON value for the JSON Canonicalization Scheme (RFC 8785): the one byte sequence a signer and
-/// a verifier agree on. Numbers are IEEE 754 doubles, as in I-JSON.
-public enum CanonicalJSON: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([CanonicalJSON])
-    case object([String: CanonicalJSON])
-
-    /// A number JCS cannot write: NaN or an infinity.
-    public struct InvalidNumber: Error, Equatable {
-        public let value: Double
+/// JSON written by the JSON Canonicalization Scheme (RFC 8785): the one byte sequence a signer and
+/// a verifier agree on. Numbers are IEEE 754 doubles, as in I-JSON: an integer is written as the
+/// double it equals, and one past 2^53, which no double carries exactly, is refused.
+extension JSONValue {
+    /// A number JCS cannot write exactly: NaN, an infinity, or an integer past 2^53.
+    public struct InvalidNumber: Error, Equatable, CustomStringConvertible {
+        public let description: String
     }
+
+    /// The largest magnitude of an integer a JSON number (an IEEE 754 double) carries exactly.
+    public static let largestExactInteger: Int64 = 1 << 53
 
     /// The canonical UTF-8 bytes: no whitespace, object members sorted by their names' UTF-16 code
     /// units, strings escaped as ECMAScript's JSON.stringify does, numbers as ECMAScript writes them.
     public func canonicalBytes() throws(InvalidNumber) -> [UInt8] {
         var output = ""
-        try write(to: &output)
+        try writeCanonical(to: &output)
         return Array(output.utf8)
     }
 
-    private func write(to output: inout String) throws(InvalidNumber) {
+    private func writeCanonical(to output: inout String) throws(InvalidNumber) {
         switch self {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
+        case .integer(let value):
+            guard value.magnitude <= UInt64(Self.largestExactInteger) else {
+                throw InvalidNumber(description: "the integer \(value) is past 2^53, which a JSON number cannot carry exactly")
+            }
+            output += try Self.ecmaScriptString(Double(value))
         case .number(let value): output += try Self.ecmaScriptString(value)
         case .string(let value): Self.writeString(value, to: &output)
         case .array(let elements):
             output += "["
             for (index, element) in elements.enumerated() {
                 if index > 0 { output += "," }
-                try element.write(to: &output)
+                try element.writeCanonical(to: &output)
             }
             output += "]"
         case .object(let members):
@@ -43,7 +45,7 @@ public enum CanonicalJSON: Sendable, Equatable {
                 if index > 0 { output += "," }
                 Self.writeString(name, to: &output)
                 output += ":"
-                try value.write(to: &output)
+                try value.writeCanonical(to: &output)
             }
             output += "}"
         }
@@ -74,7 +76,7 @@ public enum CanonicalJSON: Sendable, Equatable {
     /// ECMAScript's Number::toString (RFC 8785 §3.2.2.3): the shortest digits that round-trip,
     /// placed as ECMAScript places them.
     static func ecmaScriptString(_ value: Double) throws(InvalidNumber) -> String {
-        guard value.isFinite else { throw InvalidNumber(value: value) }
+        guard value.isFinite else { throw InvalidNumber(description: "\(value) is not a number JSON can write") }
         if value == 0 { return "0" }  // -0 too
         if value < 0 { return "-" + (try ecmaScriptString(-value)) }
         // Swift's description is also the shortest round-trip digits; only the layout differs.
