@@ -90,7 +90,8 @@ final class SingleConnectionPools: Sendable {
     ///   `CancellationError` when the task is cancelled while waiting.
     func lend() async throws -> Member {
         let openCount = opened.load(ordering: .acquiring)
-        if let idle = takeIdle(among: openCount) { return idle }
+        // Not past those already waiting: a member given back goes to the first of them.
+        if waiterCount.load(ordering: .relaxed) == 0, let idle = takeIdle(among: openCount) { return idle }
         if openCount < members.count,
             opened.compareExchange(expected: openCount, desired: openCount + 1, ordering: .releasing).exchanged {
             open.yield(openCount)
@@ -135,7 +136,8 @@ final class SingleConnectionPools: Sendable {
                     // the two sees the other, so a member freed meanwhile is never missed.
                     waiterCount.wrappingAdd(1, ordering: .sequentiallyConsistent)
                     let openCount = opened.load(ordering: .acquiring)
-                    if let idle = takeIdle(among: openCount) {
+                    // With others waiting, a member freed now goes to the first of them.
+                    if queue.isEmpty, let idle = takeIdle(among: openCount) {
                         waiterCount.wrappingSubtract(1, ordering: .sequentiallyConsistent)
                         return .success(idle)
                     }

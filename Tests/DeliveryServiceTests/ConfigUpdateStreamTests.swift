@@ -163,11 +163,11 @@ struct ConfigUpdateStreamTests {
             #expect(refused.event == "refused" && refused.data.contains("\"status\":401") && refused.data.contains("\"code\":\"token_revoked\""), "\(refused)")
             #expect(try await stream.next() == nil)
 
-            // A token issued 15 minutes less 10 seconds ago: the stream opens, then a tick after its expiry ends it.
+            // A token issued 15 minutes less 5 seconds ago: the stream opens, then a tick after its expiry ends it.
             var expiring = ""
             try await harness.withSigningKeys { _, signer in
                 let subject = TokenAuthority.Subject(keyID: "expiring-device", appID: DeliveryHarness.appID, environment: "production", appVersion: "2.1.3")
-                expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-890)).token
+                expiring = try await signer.issueAccessToken(for: subject, now: Date().addingTimeInterval(-895)).token
             }
             try await fetchFirst(expiring)
             let ending = try await EventReader(delivery: delivery, token: expiring)

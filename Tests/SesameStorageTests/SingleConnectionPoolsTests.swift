@@ -105,6 +105,25 @@ struct SingleConnectionPoolsTests {
         #expect(try await pools.lend() === third)
     }
 
+    @Test("first come first served: a query arriving while others wait queues behind them, even when a connection is idle")
+    func noQueueJumping() async throws {
+        let pools = try unrunPools(size: 2)
+        let (first, second) = (pools.members[0], pools.members[1])
+        first.isConnected.store(true, ordering: .relaxed)
+        let busy = try await pools.lend()
+        let earlier = try await waitingLend(pools, waiting: 1)
+        // The second's connection is open, but nobody has been told yet: a newcomer must not take it.
+        second.isConnected.store(true, ordering: .relaxed)
+        let later = try await waitingLend(pools, waiting: 2)
+        pools.connectionOpened(second)
+        #expect(try await earlier.value === second)
+        pools.giveBack(busy)
+        #expect(try await later.value === first)
+        pools.giveBack(first)
+        pools.giveBack(second)
+        #expect(pools.waiting == 0)
+    }
+
     @Test("a member given back while its connection is closed serves no waiter; it does once its connection opens again")
     func closedMemberServesNoWaiter() async throws {
         let pools = try unrunPools(size: 1)

@@ -77,7 +77,13 @@ struct KillSwitchStore: Sendable {
     /// What an emergency revocation's proposal is made against: the newest revocation of `pattern`
     /// (its time), or `none`; one revoked again since is stale.
     func latestRevocation(appID: String, pattern: String) async throws -> String {
-        try await revocations(appID: appID).first { $0.versionPattern == pattern }.map { "\($0.createdAt.timeIntervalSince1970)" } ?? "none"
+        let rows = try await database.client.query(
+            """
+            SELECT created_at FROM revocations WHERE app_id = \(appID) AND version_pattern = \(pattern)
+            ORDER BY created_at DESC, id DESC LIMIT 1
+            """, logger: logger)
+        for try await createdAt in rows.decode(Date.self) { return "\(createdAt.timeIntervalSince1970)" }
+        return "none"
     }
 
     /// The app's emergency revocations, newest first.
