@@ -53,7 +53,7 @@ public struct DatabaseClient: PostgresConnectionSource {
         isolation: isolated (any Actor)? = #isolation,
         _ closure: nonisolated(nonsending) (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        let member = try await pools.lend()
+        let member = try pools.lend()
         defer { pools.giveBack(member) }
         return try await member.client.withConnection(isolation: isolation, closure)
     }
@@ -62,7 +62,7 @@ public struct DatabaseClient: PostgresConnectionSource {
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws
         -> PostgresRowSequence
     {
-        let member = try await pools.lend()
+        let member = try pools.lend()
         defer { pools.giveBack(member) }
         return try await member.client.query(query, logger: logger, file: file, line: line)
     }
@@ -71,7 +71,7 @@ public struct DatabaseClient: PostgresConnectionSource {
     public func execute<Statement: PostgresPreparedStatement, Row>(
         _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
-        let member = try await pools.lend()
+        let member = try pools.lend()
         defer { pools.giveBack(member) }
         return try await member.client.execute(statement, logger: logger, file: file, line: line)
     }

@@ -131,9 +131,10 @@ struct DatabaseAvailabilityMiddlewareTests {
                 #expect(await database.isReachable(timeout: .seconds(15)))
                 let client = database.client
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    // More slow queries than the pool has connections: every one is lent out, the
-                    // rest queue (two rounds of 2 s, the pool opening its connections as they wait).
-                    for _ in 0..<40 { group.addTask { try await client.query("SELECT pg_sleep(2)") } }
+                    // More slow queries than the pool has connections: every one is lent out, the rest queue.
+                    // (Short ones: a burst on a pool that has opened one connection so far queues
+                    // on that one, so 40 of them run one after another.)
+                    for _ in 0..<40 { group.addTask { try await client.query("SELECT pg_sleep(0.3)") } }
                     try await Task.sleep(for: .milliseconds(500))
                     let started = ContinuousClock.now
                     #expect(await database.isReachable(timeout: .seconds(1)))

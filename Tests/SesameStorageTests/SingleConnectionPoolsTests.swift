@@ -40,132 +40,54 @@ struct SingleConnectionPoolsTests {
         }
     }
 
-    /// A pool never run: the choice alone, with the connections' states set by hand.
-    func unrunPools(size: Int) throws -> SingleConnectionPools {
+    @Test("a query goes to the first idle connected pool; with none, to the least busy connected one, and another opens")
+    func lendsIdleThenLeastBusy() throws {
+        // Never run: the choice alone, with the connections' states set by hand.
         let configuration = try DatabaseURL("postgres://nobody@127.0.0.1:1/none").clientConfiguration
-        return SingleConnectionPools(configuration: configuration, size: size, sweepInterval: .seconds(3600), logger: logger)
-    }
-
-    /// A `lend` in a task of its own, once it waits in the queue (`waiting` reached).
-    func waitingLend(_ pools: SingleConnectionPools, waiting: Int) async throws -> Task<SingleConnectionPools.Member, any Error> {
-        let lend = Task { try await pools.lend() }
-        try await eventually("\(waiting) waiting") { pools.waiting == waiting }
-        return lend
-    }
-
-    @Test("a query goes to the first idle connected pool; with every connected one busy, it waits for the first given back or opened, first come first served, and another opens")
-    func lendsIdleThenWaits() async throws {
-        let pools = try unrunPools(size: 3)
+        let pools = SingleConnectionPools(configuration: configuration, size: 3, sweepInterval: .seconds(3600), logger: logger)
         let (first, second, third) = (pools.members[0], pools.members[1], pools.members[2])
 
         // Nothing connected yet (PostgreSQL starting): the first waits for its connection; a second opens.
-        let waiting = try await pools.lend()
+        let waiting = try pools.lend()
         #expect(waiting === first)
         #expect(pools.openCount == 2)
-        #expect(pools.waiting == 0)
         pools.giveBack(waiting)
 
         first.isConnected.store(true, ordering: .relaxed)
-        let idle = try await pools.lend()
+        let idle = try pools.lend()
         #expect(idle === first)
         #expect(pools.openCount == 2, "an idle connected pool was found: nothing more opens")
 
-        // The first busy, the second open but not connected: the next query waits, never lent a
-        // connection that is not open while another is; a third opens.
-        let queued = try await waitingLend(pools, waiting: 1)
+        // The first busy, the second open but not connected: never lent while another is connected.
+        let busy = try pools.lend()
+        #expect(busy === first)
         #expect(pools.openCount == 3)
-        // The second's connection opens: it serves the waiter.
         second.isConnected.store(true, ordering: .relaxed)
-        pools.connectionOpened(second)
-        #expect(try await queued.value === second)
-        #expect(pools.waiting == 0)
-
-        // Both busy, the third not connected: two wait, and are served in their order by whichever is given back first.
-        let firstWaiter = try await waitingLend(pools, waiting: 1)
-        let secondWaiter = try await waitingLend(pools, waiting: 2)
-        pools.giveBack(second)
-        #expect(try await firstWaiter.value === second)
-        pools.giveBack(idle)
-        #expect(try await secondWaiter.value === first)
-        #expect(pools.waiting == 0)
-
-        // A cancelled waiter leaves the queue, and the member given back after it stays idle.
-        let cancelled = try await waitingLend(pools, waiting: 1)
-        cancelled.cancel()
-        await #expect(throws: CancellationError.self) { try await cancelled.value }
-        #expect(pools.waiting == 0)
-        pools.giveBack(first)
-        pools.giveBack(second)
-        #expect(pools.members.allSatisfy { $0.inFlight.load(ordering: .relaxed) == 0 })
-
-        // Idle again: taken at once, without waiting.
         third.isConnected.store(true, ordering: .relaxed)
-        #expect(try await pools.lend() === first)
-        #expect(try await pools.lend() === second)
-        #expect(try await pools.lend() === third)
+        let next = try pools.lend()
+        #expect(next === second)
+        let last = try pools.lend()
+        #expect(last === third)
+        // All busy, all open: the least busy (the second and third lent once, the first twice).
+        #expect(try pools.lend() === second)
+        #expect(pools.openCount == 3)
+        for member in [idle, busy, next, last, second] { pools.giveBack(member) }
+        #expect(pools.members.allSatisfy { $0.inFlight.load(ordering: .relaxed) == 0 })
+        #expect(try pools.lend() === first)
     }
 
-    @Test("first come first served: a query arriving while others wait queues behind them, even when a connection is idle")
-    func noQueueJumping() async throws {
-        let pools = try unrunPools(size: 2)
-        let (first, second) = (pools.members[0], pools.members[1])
-        first.isConnected.store(true, ordering: .relaxed)
-        let busy = try await pools.lend()
-        let earlier = try await waitingLend(pools, waiting: 1)
-        // The second's connection is open, but nobody has been told yet: a newcomer must not take it.
-        second.isConnected.store(true, ordering: .relaxed)
-        let later = try await waitingLend(pools, waiting: 2)
-        pools.connectionOpened(second)
-        #expect(try await earlier.value === second)
-        pools.giveBack(busy)
-        #expect(try await later.value === first)
-        pools.giveBack(first)
-        pools.giveBack(second)
-        #expect(pools.waiting == 0)
-    }
-
-    @Test("a member given back while its connection is closed serves no waiter; it does once its connection opens again")
-    func closedMemberServesNoWaiter() async throws {
-        let pools = try unrunPools(size: 1)
-        let only = pools.members[0]
-        only.isConnected.store(true, ordering: .relaxed)
-        let lent = try await pools.lend()
-        let waiter = try await waitingLend(pools, waiting: 1)
-        only.isConnected.store(false, ordering: .relaxed)
-        pools.giveBack(lent)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(pools.waiting == 1, "a waiter was handed a closed connection")
-        only.isConnected.store(true, ordering: .relaxed)
-        pools.connectionOpened(only)
-        #expect(try await waiter.value === only)
-        pools.giveBack(only)
-    }
-
-    @Test("past size × 32 queries in flight or waiting, a query is refused at once (busy) instead of queueing; one finished makes room")
-    func boundedWait() async throws {
-        // Nothing connected: each query waits in a member's own pool for its connection.
-        let pools = try unrunPools(size: 2)
+    @Test("past size × 32 queries in flight, a query is refused at once (busy) instead of queueing; one finished makes room")
+    func boundedWait() throws {
+        let configuration = try DatabaseURL("postgres://nobody@127.0.0.1:1/none").clientConfiguration
+        let pools = SingleConnectionPools(configuration: configuration, size: 2, sweepInterval: .seconds(3600), logger: logger)
         let bound = 2 * SingleConnectionPools.queuedPerConnection
         var lent: [SingleConnectionPools.Member] = []
-        for _ in 0..<bound { lent.append(try await pools.lend()) }
-        await #expect(throws: StorageError.busy) { try await pools.lend() }
+        for _ in 0..<bound { lent.append(try pools.lend()) }
+        #expect(throws: StorageError.busy) { try pools.lend() }
         #expect(pools.members.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound, "a refusal took a place")
         pools.giveBack(lent.removeLast())
-        lent.append(try await pools.lend())
+        lent.append(try pools.lend())
         for member in lent { pools.giveBack(member) }
-
-        // Connected and busy: the queue's waiters count toward the bound.
-        let connected = try unrunPools(size: 2)
-        for member in connected.members { member.isConnected.store(true, ordering: .relaxed) }
-        let running = [try await connected.lend(), try await connected.lend()]
-        var waiters: [Task<SingleConnectionPools.Member, any Error>] = []
-        for count in 1...(bound - 2) { waiters.append(try await waitingLend(connected, waiting: count)) }
-        await #expect(throws: StorageError.busy) { try await connected.lend() }
-        #expect(connected.waiting == bound - 2, "a refusal took a place")
-        for member in running { connected.giveBack(member) }
-        for waiter in waiters { connected.giveBack(try await waiter.value) }
-        #expect(connected.waiting == 0)
-        #expect(connected.members.allSatisfy { $0.inFlight.load(ordering: .relaxed) == 0 })
     }
 
     @Test("a slow database: queries past the bound are refused while the others wait their turn, and all of those complete")
@@ -174,7 +96,7 @@ struct SingleConnectionPoolsTests {
             let bound = SingleConnectionPools.queuedPerConnection
             let released = ReleaseFlag()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                // The first lease holds the one connection until released; the rest wait in the queue.
+                // The first lease holds the one connection until released; the rest queue behind it.
                 for _ in 0..<bound {
                     group.addTask {
                         try await database.client.withConnection { _ in
@@ -182,9 +104,8 @@ struct SingleConnectionPoolsTests {
                         }
                     }
                 }
-                try await eventually("every lease running or waiting") {
-                    let pools = database.client.pools
-                    return pools.members.reduce(pools.waiting) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound
+                try await eventually("every lease lent a place") {
+                    database.client.pools.members.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound
                 }
                 await #expect(throws: StorageError.busy) { try await database.client.query("SELECT 1") }
                 released.isSet.store(true, ordering: .relaxed)
@@ -199,21 +120,6 @@ struct SingleConnectionPoolsTests {
         try await withRunningPool(size: 3, sweepInterval: .seconds(3600)) { url, database in
             try await burst(12, on: database)
             #expect(try await TestDatabase.backends(of: url.database) == 3)
-        }
-    }
-
-    @Test("a burst on a new pool spreads over its connections as they open, instead of queueing on the one open at start")
-    func coldBurstSpreads() async throws {
-        try await withRunningPool(size: 20, sweepInterval: .seconds(3600)) { url, database in
-            // 40 statements of 1 s on 20 connections: two rounds once they are open. Queued on the
-            // first connection, as each was when lent at once, they took 40 s.
-            let started = ContinuousClock.now
-            try await withThrowingDiscardingTaskGroup { queries in
-                for _ in 0..<40 { queries.addTask { try await database.client.query("SELECT pg_sleep(1)") } }
-            }
-            let took = ContinuousClock.now - started
-            #expect(took < .seconds(8), "40 × 1 s on a new pool of 20 took \(took)")
-            #expect(try await TestDatabase.backends(of: url.database) == 20)
         }
     }
 
