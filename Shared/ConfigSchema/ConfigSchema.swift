@@ -117,13 +117,13 @@ public struct ConfigSchema: Sendable {
             if let constant = keywords["const"], !Self.equal(constant, instance) {
                 fail("const", "must be \(Self.render(constant))")
             }
-            if let number = Self.number(instance) {
+            if let number = instance.doubleValue {
                 let bounds: [(keyword: String, holds: (Double, Double) -> Bool, wording: String)] = [
                     ("minimum", (>=), "at least"), ("maximum", (<=), "at most"),
                     ("exclusiveMinimum", (>), "more than"), ("exclusiveMaximum", (<), "less than"),
                 ]
                 for bound in bounds {
-                    if let limit = keywords[bound.keyword], let value = Self.number(limit), !bound.holds(number, value) {
+                    if let limit = keywords[bound.keyword], let value = limit.doubleValue, !bound.holds(number, value) {
                         fail(bound.keyword, "must be \(bound.wording) \(Self.render(limit))")
                     }
                 }
@@ -213,7 +213,7 @@ public struct ConfigSchema: Sendable {
             case "enum":
                 guard case .array = value else { throw refuse(keyword, "must be a list of values") }
             case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-                guard number(value) != nil else { throw refuse(keyword, "must be a number") }
+                guard value.doubleValue != nil else { throw refuse(keyword, "must be a number") }
             case "minLength", "maxLength":
                 guard count(value) != nil else { throw refuse(keyword, "must be a non-negative integer") }
             case "pattern":
@@ -269,14 +269,6 @@ public struct ConfigSchema: Sendable {
         }
     }
 
-    static func number(_ value: JSONValue) -> Double? {
-        switch value {
-        case .integer(let integer): Double(integer)
-        case .number(let number): number
-        default: nil
-        }
-    }
-
     static func count(_ value: JSONValue) -> Int? {
         switch value {
         case .integer(let integer) where integer >= 0: Int(clamping: integer)
@@ -289,7 +281,7 @@ public struct ConfigSchema: Sendable {
     static func equal(_ left: JSONValue, _ right: JSONValue) -> Bool {
         switch (left, right) {
         case (.integer(let a), .integer(let b)): a == b
-        case (.integer, .number), (.number, .integer), (.number, .number): number(left) == number(right)
+        case (.integer, .number), (.number, .integer), (.number, .number): left.doubleValue == right.doubleValue
         // Code point by code point: Swift's `==` would call "é" and "e" + a combining accent equal.
         case (.string(let a), .string(let b)): a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { equal($0, $1) }

@@ -67,13 +67,13 @@ public enum StoredAccessRules {
             return
         }
         for entry in entries {
-            guard entry.count == 3, case .string(let text) = entry[0], let issuedBefore = seconds(entry[1]) else {
+            guard entry.count == 3, case .string(let text) = entry[0], let issuedBefore = entry[1].doubleValue else {
                 loaded.failures[appID] = "a revocation cannot be read"
                 return
             }
             add(
                 revocation: text, of: appID, issuedBefore: Date(timeIntervalSince1970: issuedBefore),
-                refreshDeadline: seconds(entry[2]).map { Date(timeIntervalSince1970: $0) }, to: &loaded)
+                refreshDeadline: entry[2].doubleValue.map { Date(timeIntervalSince1970: $0) }, to: &loaded)
         }
     }
 
@@ -85,14 +85,6 @@ public enum StoredAccessRules {
         }
         loaded.rules[appID, default: AccessRules()].revocations.append(
             RevocationRule(pattern: pattern, issuedBefore: issuedBefore, refreshDeadline: refreshDeadline))
-    }
-
-    private static func seconds(_ value: JSONValue) -> Double? {
-        switch value {
-        case .number(let seconds): seconds
-        case .integer(let seconds): Double(seconds)
-        default: nil
-        }
     }
 
     /// When a revocation stops letting a refresh through, if it sets a deadline (SQL, a timestamp or NULL).
