@@ -28,6 +28,8 @@ let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting",
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let openAPIRuntime: Target.Dependency = .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
+let openAPIAsyncHTTPClient: Target.Dependency = .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
@@ -129,6 +131,9 @@ if declaresServer {
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ]
     package.targets += [
         // MARK: Build tools
@@ -246,8 +251,14 @@ if declaresServer {
 
         .target(
             name: "SesameCLI",
-            dependencies: ["AppAttest", "SesameDomain", "SesameJSON", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1],
-            path: "Clients/SesameCLI"
+            dependencies: [
+                "AppAttest", "SesameDomain", "SesameJSON", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1, asyncHTTPClient, httpTypes, nioCore,
+                openAPIRuntime, openAPIAsyncHTTPClient,
+            ],
+            path: "Clients/SesameCLI",
+            // The management API's typed client (`Client`, `Operations`, `Components`), generated at build
+            // time from `openapi.yaml`, a link to Services/admin/openapi.yaml, the one contract.
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(name: "sesame", dependencies: ["SesameCLI"], path: "Clients/sesame"),
         // A software device on SesameKit, for operators to smoke-test a deployment.
@@ -317,7 +328,7 @@ if declaresServer {
             name: "SesameCLITests",
             dependencies: [
                 "SesameCLI", "AppAttest", "AppAttestTesting", "AdminService", "SesameConfiguration", "SesameTestSupport",
-                hummingbirdTesting, argumentParser, crypto, x509, asn1,
+                hummingbirdTesting, argumentParser, crypto, x509, asn1, openAPIRuntime,
             ],
             path: "Tests/SesameCLITests"
         ),

@@ -34,10 +34,10 @@ struct CommandLineTests {
     @Test("keys revoke takes the key's id or the key as its argument")
     func revokeTarget() throws {
         let id = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
-        #expect(try KeysRevokeCommand.parse([id]).revocationBody() == ["keyId": id])
+        #expect(try KeysRevokeCommand.parse([id]).revocationBody() == .init(keyId: id))
         let key = "sk_prod_" + String(repeating: "k", count: 43)
-        #expect(try KeysRevokeCommand.parse([key, "--key", "sk_prod_mine"]).revocationBody() == ["key": key])
+        #expect(try KeysRevokeCommand.parse([key, "--key", "sk_prod_mine"]).revocationBody() == .init(key: key))
         // The caller's own credential is never taken for the key to revoke.
-        #expect(try KeysRevokeCommand.parse(["--key", key, id]).revocationBody() == ["keyId": id])
+        #expect(try KeysRevokeCommand.parse(["--key", key, id]).revocationBody() == .init(keyId: id))
     }
 }

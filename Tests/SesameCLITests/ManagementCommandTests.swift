@@ -6,6 +6,7 @@ import X509
 import ArgumentParser
 import Foundation
 import Hummingbird
+import OpenAPIRuntime
 import HummingbirdTesting
 import SesameConfiguration
 @testable import SesameCLI
@@ -39,6 +40,14 @@ struct ManagementCommandTests {
             }
         }
         return (console.output.out, console.output.error, status)
+    }
+
+    /// A command's `--json` output read as the type the management API's document gives its reply:
+    /// what CI parses keeps the contract.
+    static func reply<Reply: Decodable>(_ type: Reply.Type, _ output: String) throws -> Reply {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(Reply.self, from: Data(output.utf8))
     }
 
     static func withAdmin(_ body: @Sendable (_ url: String) async throws -> Void) async throws {
@@ -92,8 +101,8 @@ struct ManagementCommandTests {
             // --json prints the reply alone, so CI can parse it.
             let second = await Self.sesame(["upload", "--file", v2, "--ver", "*", "--json"] + server)
             #expect(second.status == 0)
-            let published = try JSONSerialization.jsonObject(with: Data(second.out.utf8)) as? [String: Any]
-            #expect(published?["revision"] as? Int == 2, "upload --json printed \(second.out)")
+            let published = try Self.reply(Operations.uploadConfig.Output.Ok.Body.jsonPayload.self, second.out)
+            #expect(published.revision == 2, "upload --json printed \(second.out)")
             let bad = await Self.sesame(["upload", "--file", v2, "--ver", "2.x"] + server)
             #expect(bad.status == 1)
             #expect(bad.error.contains("N.N.N"))
@@ -103,8 +112,8 @@ struct ManagementCommandTests {
             #expect(view.out.contains("PATTERN"))
             #expect(view.out.contains("ci (sk_prod_…"))
             let viewJSON = await Self.sesame(["config:view", "--json"] + server)
-            let manifest = try #require(try JSONSerialization.jsonObject(with: Data(viewJSON.out.utf8)) as? [String: Any])
-            #expect((manifest["patterns"] as? [[String: Any]])?.first?["revision"] as? Int == 2)
+            let manifest = try Self.reply(Operations.getManifest.Output.Ok.Body.jsonPayload.self, viewJSON.out)
+            #expect(manifest.patterns.first?.revision == 2)
 
             let rollback = await Self.sesame(["config:rollback", "--ver", "*", "--revision", "1"] + server)
             #expect(rollback.status == 0)
@@ -139,8 +148,7 @@ struct ManagementCommandTests {
 
             // A key is revoked by its id, named as an argument; then it is refused, with a hint about SESAME_KEY.
             let listed = await Self.sesame(["keys", "list", "--json"] + server)
-            let keys = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: Any])["keys"] as? [[String: Any]]
-            let keyID = try #require(keys?.first?["keyId"] as? String)
+            let keyID = try #require(try Self.reply(Operations.listKeys.Output.Ok.Body.jsonPayload.self, listed.out).keys.first?.keyId)
             let revokedKey = await Self.sesame(["keys", "revoke", keyID] + server)
             #expect(revokedKey.status == 0, "\(revokedKey.error)")
             let refused = await Self.sesame(["config:view"] + server)
@@ -159,8 +167,8 @@ struct ManagementCommandTests {
             let file = try temporaryFile(#"{"api_keys":{"stripe":"sk"},"features":{"chat":true}}"#)
             let upload = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=unattested", "--json"] + server)
             #expect(upload.status == 0, "\(upload.error)")
-            let reply = try #require(try JSONSerialization.jsonObject(with: Data(upload.out.utf8)) as? [String: Any])
-            #expect(reply["tiers"] as? [String: String] == ["features": "unattested"])
+            let reply = try Self.reply(Operations.uploadConfig.Output.Ok.Body.jsonPayload.self, upload.out)
+            #expect(reply.tiers?.additionalProperties == ["features": "unattested"])
             #expect(await Self.sesame(["config:view"] + server).out.contains("features=unattested"))
             let badTier = await Self.sesame(["upload", "--file", file, "--ver", "*", "--tier", "features=trusted"] + server)
             #expect(badTier.status == 2 && badTier.error.contains("unattested, debug, attested"))
@@ -179,8 +187,8 @@ struct ManagementCommandTests {
             let set = await Self.sesame(["policy:set", "admitUnattested=true", "blobTier=debug"] + server)
             #expect(set.status == 0 && set.out.contains("admitUnattested") && set.out.contains("blobTier"), "\(set)")
             let after = await Self.sesame(["policy:view", "--json"] + server)
-            let policy = try #require((try JSONSerialization.jsonObject(with: Data(after.out.utf8)) as? [String: Any])?["policy"] as? [String: Any])
-            #expect(policy["admitUnattested"] as? Bool == true && policy["blobTier"] as? String == "debug")
+            let policy = try Self.reply(Operations.getPolicy.Output.Ok.Body.jsonPayload.self, after.out).policy
+            #expect(policy.admitUnattested == true && policy.blobTier == "debug")
             #expect(await Self.sesame(["policy:set", "blobTier=trusted"] + server).status == 1)
             #expect(await Self.sesame(["policy:set", "nonsense"] + server).status == 2)
 
@@ -306,9 +314,9 @@ struct ManagementCommandTests {
             let proposed = await Self.sesame(["config", "upload", "--file", file, "--ver", "*"] + ana)
             #expect(proposed.status == 0 && proposed.out.contains("proposed as change"), "\(proposed.out) \(proposed.error)")
             let listed = await Self.sesame(["changes", "list", "--json"] + ana)
-            let change = try #require(((try? JSONSerialization.jsonObject(with: Data(listed.out.utf8))) as? [String: Any])?["changes"] as? [[String: Any]])
-            let id = try #require(change.first?["id"] as? String)
-            #expect(change.first?["state"] as? String == "pending")
+            let change = try Self.reply(Operations.listChanges.Output.Ok.Body.jsonPayload.self, listed.out).changes
+            let id = try #require(change.first?.id)
+            #expect(change.first?.state == "pending")
             #expect(await Self.sesame(["changes", "show", id] + ben).out.contains("api.example.com"))
             let own = await Self.sesame(["changes", "approve", id] + ana)
             #expect(own.status == 1 && own.error.contains("second person"), "\(own.error)")

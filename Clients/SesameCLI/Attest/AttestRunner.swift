@@ -1,6 +1,7 @@
 import AppAttest
 import ArgumentParser
 import Foundation
+import SesameJSON
 import SwiftASN1
 import X509
 
@@ -39,9 +40,9 @@ enum AttestRunner {
                 environment: input.environment, at: time)
             return AttestOutcome(
                 line: jsonLine([
-                    "valid": true, "environment": verified.environment.rawValue,
-                    "publicKey": Data(verified.publicKey).base64EncodedString(),
-                    "receipt": Data(verified.receipt).base64EncodedString(), "counter": Int(verified.counter),
+                    "valid": .bool(true), "environment": .string(verified.environment.rawValue),
+                    "publicKey": .string(Data(verified.publicKey).base64EncodedString()),
+                    "receipt": .string(Data(verified.receipt).base64EncodedString()), "counter": .integer(Int64(verified.counter)),
                 ]),
                 exitCode: 0)
         } catch {
@@ -59,7 +60,7 @@ enum AttestRunner {
             let counter = try AppAttestVerifier().verifyAssertion(
                 assertion, clientDataHash: clientDataHash, publicKey: publicKey, appId: input.appId,
                 previousCounter: input.previousCounter)
-            return AttestOutcome(line: jsonLine(["valid": true, "counter": Int(counter)]), exitCode: 0)
+            return AttestOutcome(line: jsonLine(["valid": .bool(true), "counter": .integer(Int64(counter))]), exitCode: 0)
         } catch {
             return invalid(error)
         }
@@ -72,12 +73,10 @@ enum AttestRunner {
     }
 
     private static func invalid(_ error: AppAttestError) -> AttestOutcome {
-        AttestOutcome(line: jsonLine(["valid": false, "step": error.step.rawValue, "error": error.reason]), exitCode: 1)
+        AttestOutcome(line: jsonLine(["valid": .bool(false), "step": .string(error.step.rawValue), "error": .string(error.reason)]), exitCode: 1)
     }
 
-    private static func jsonLine(_ object: [String: Any]) -> String {
-        // Only strings, numbers and booleans go in: serialisation cannot fail.
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+    private static func jsonLine(_ object: [String: JSONValue]) -> String {
+        JSONDisplay.describe(JSONValue.object(object))
     }
 }

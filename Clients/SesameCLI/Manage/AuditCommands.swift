@@ -12,13 +12,13 @@ struct AuditListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("audit", query: ["after": String(after), "limit": String(limit)])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let entries = reply.object["entries"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let entries = try await client.call { try await $0.listAudit(query: .init(after: after, limit: limit)).ok.body.json.entries }
+            if server.printedReply(of: client) { return }
             Console.current.out(
                 Table.render(
                     ["ID", "AT", "WHO", "WHAT", "PATTERN", "REVISION"],
-                    entries.map { [text($0["id"]), text($0["at"]), text($0["actor"]), text($0["action"]), text($0["pattern"]), text($0["revision"])] }))
+                    entries.map { [text($0.id), $0.at, $0.actor, $0.action, text($0.pattern), text($0.revision)] }))
         }
     }
 }
@@ -41,15 +41,10 @@ struct AuditVerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var query: [String: String] = [:]
-            query["head"] = head
-            let reply = try await server.client().get("audit/verify", query: query)
-            if server.json {
-                Console.current.out(String(decoding: reply.raw, as: UTF8.self))
-            } else {
-                Console.current.out(text(reply.object["message"]))
-            }
-            guard reply.object["intact"] as? Bool == true else {
+            let client = try server.client()
+            let verdict = try await client.call { try await $0.verifyAudit(query: .init(head: head)).ok.body.json }
+            if !server.printedReply(of: client) { Console.current.out(verdict.message) }
+            guard verdict.intact else {
                 throw CLIFailure("the audit log failed verification", exitCode: 1)
             }
         }

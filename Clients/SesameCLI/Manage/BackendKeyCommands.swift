@@ -18,12 +18,11 @@ struct BackendKeysCreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var body: [String: Any] = ["name": name]
-            if let audience { body["audience"] = audience }
-            let reply = try await server.client().post("backend-keys", body)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(text(reply.object["backendKey"]))
-            Console.current.error(reply.message(or: "Created."))
+            let client = try server.client()
+            let created = try await client.call { try await $0.createBackendKey(body: .json(.init(name: name, audience: audience))).ok.body.json }
+            if server.printedReply(of: client) { return }
+            Console.current.out(created.backendKey)
+            Console.current.error(created.message)
         }
     }
 }
@@ -37,19 +36,14 @@ struct BackendKeysListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("backend-keys")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let keys = reply.object["keys"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let keys = try await client.call { try await $0.listBackendKeys().ok.body.json.keys }
+            if server.printedReply(of: client) { return }
             guard !keys.isEmpty else { return Console.current.out("No backend keys. Create one with: sesame backend-keys create --name payments-api") }
             Console.current.out(
                 Table.render(
                     ["NAME", "ID", "KEY", "AUDIENCE", "CREATED", "LAST USED", "REVOKED"],
-                    keys.map {
-                        [
-                            text($0["name"]), text($0["keyId"]), text($0["hint"]), text($0["audience"]), text($0["createdAt"]),
-                            text($0["lastUsedAt"]), text($0["revokedAt"]),
-                        ]
-                    }))
+                    keys.map { [$0.name, $0.keyId, $0.hint, text($0.audience), $0.createdAt, text($0.lastUsedAt), text($0.revokedAt)] }))
         }
     }
 }
@@ -65,8 +59,9 @@ struct BackendKeysRevokeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             guard UUID(uuidString: keyID) != nil else { throw CLIFailure("'\(keyID)' is not a key id (see sesame backend-keys list)", exitCode: 2) }
-            let reply = try await server.client().delete("backend-keys/" + keyID, query: [:])
-            server.show(reply) { $0.message(or: "Revoked.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.revokeBackendKey(path: .init(keyId: keyID)) }
+            server.confirm(client, or: "Revoked.")
         }
     }
 }

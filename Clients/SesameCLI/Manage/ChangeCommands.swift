@@ -10,15 +10,14 @@ struct ChangesListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("changes")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let changes = reply.object["changes"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let changes = try await client.call { try await $0.listChanges().ok.body.json.changes }
+            if server.printedReply(of: client) { return }
             Console.current.out(
                 Table.render(
                     ["ID", "STATE", "KIND", "WHAT", "PROPOSED BY", "EXPIRES", "DECIDED BY", "OUTCOME"],
                     changes.map {
-                        [text($0["id"]), text($0["state"]), text($0["kind"]), text($0["summary"]), text($0["proposer"]), text($0["expiresAt"]),
-                         text($0["decidedBy"]), text($0["outcome"])]
+                        [$0.id, JSONDisplay.describe($0.state), $0.kind, $0.summary, $0.proposer, text($0.expiresAt), text($0.decidedBy), text($0.outcome)]
                     }))
         }
     }
@@ -34,12 +33,12 @@ struct ChangesShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("changes/\(id)")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let change = reply.object["change"] as? [String: Any] ?? [:]
+            let client = try server.client()
+            let proposal = try await client.call { try await $0.getChange(path: .init(id: id)).ok.body.json }
+            if server.printedReply(of: client) { return }
+            let change = proposal.change
             Console.current.out(
-                "\(text(change["summary"])) (\(text(change["state"])), proposed by \(text(change["proposer"])))\n"
-                    + JSONDisplay.describe(reply.object["request"], pretty: true))
+                "\(change.summary) (\(JSONDisplay.describe(change.state)), proposed by \(change.proposer))\n" + JSONDisplay.describe(proposal.request, pretty: true))
         }
     }
 }
@@ -50,12 +49,21 @@ struct ChangeDecision: ParsableArguments {
     @Argument(help: "The change's id, from 'sesame changes list'.") var id: String
     @Option(help: "Why (required for break-glass; audited).") var reason: String?
 
-    func decide(_ decision: String) async throws {
+    enum Decision {
+        case approve, reject, breakGlass
+    }
+
+    func decide(_ decision: Decision) async throws {
         try await reportingFailures {
-            var body: [String: Any] = [:]
-            body["reason"] = reason
-            let reply = try await server.client().post("changes/\(id)/\(decision)", body)
-            server.show(reply) { text($0.object["message"]) }
+            let client = try server.client()
+            _ = try await client.call { api in
+                switch decision {
+                case .approve: _ = try await api.approveChange(path: .init(id: id))
+                case .reject: _ = try await api.rejectChange(path: .init(id: id), body: .json(.init(reason: reason)))
+                case .breakGlass: _ = try await api.breakGlassChange(path: .init(id: id), body: .json(.init(reason: reason)))
+                }
+            }
+            server.confirm(client, or: "-")
         }
     }
 }
@@ -64,13 +72,13 @@ struct ChangesApproveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "approve", abstract: "Approve a change another person or key proposed: it is applied exactly as proposed.")
     @OptionGroup var decision: ChangeDecision
-    func run() async throws { try await decision.decide("approve") }
+    func run() async throws { try await decision.decide(.approve) }
 }
 
 struct ChangesRejectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "reject", abstract: "Reject a proposed change (or withdraw your own).")
     @OptionGroup var decision: ChangeDecision
-    func run() async throws { try await decision.decide("reject") }
+    func run() async throws { try await decision.decide(.reject) }
 }
 
 struct ChangesBreakGlassCommand: AsyncParsableCommand {
@@ -78,5 +86,5 @@ struct ChangesBreakGlassCommand: AsyncParsableCommand {
         commandName: "break-glass",
         abstract: "With the operator token (--key), apply a proposed change without a second person; --reason is required and audited.")
     @OptionGroup var decision: ChangeDecision
-    func run() async throws { try await decision.decide("break-glass") }
+    func run() async throws { try await decision.decide(.breakGlass) }
 }

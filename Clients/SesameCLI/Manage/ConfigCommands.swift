@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenAPIRuntime
 import SesameVault
 
 /// `sesame config upload` (alias `sesame upload`): publish a config file for a version pattern.
@@ -24,23 +25,25 @@ struct UploadCommand: AsyncParsableCommand {
         try await reportingFailures {
             var document = try readFile(file)
             if encrypt {
-                guard (try? JSONSerialization.jsonObject(with: document)) is [String: Any] else {
+                guard (try? JSONDecoder().decode(OpenAPIObjectContainer.self, from: document)) != nil else {
                     throw CLIFailure("\(file) is not a JSON object; only JSON configs can be uploaded", exitCode: 2)
                 }
                 document = try VaultEnvelope.seal(document, password: try vault.password()).encoded()
             }
-            guard let config = try? JSONSerialization.jsonObject(with: document) else {
-                throw CLIFailure("\(file) is not valid JSON", exitCode: 2)
+            guard let config = try? JSONDecoder().decode(OpenAPIObjectContainer.self, from: document) else {
+                throw CLIFailure("\(file) is not a JSON object; only JSON configs can be uploaded", exitCode: 2)
             }
-            var body: [String: Any] = ["version": ver, "config": config]
-            if !tiers.isEmpty { body["tiers"] = try Self.parseTiers(tiers) }
-            if let rollout { body["rollout"] = rollout }
-            let reply = try await server.client().post("config/upload", body)
+            let body = Operations.uploadConfig.Input.Body.jsonPayload(
+                version: ver, config: config,
+                tiers: tiers.isEmpty ? nil : .init(additionalProperties: try Self.parseTiers(tiers).mapValues { .init(stringLiteral: $0) }),
+                rollout: rollout)
+            let client = try server.client()
+            let answer = try await client.call { try await $0.uploadConfig(body: .json(body)) }
             // With --json, standard output is the reply alone, for CI to parse.
-            server.show(reply) {
-                let patterns = ($0.object["allPatterns"] as? [String] ?? []).joined(separator: ", ")
-                return "\($0.message(or: "Published."))\nPatterns now published: \(patterns)"
-            }
+            if server.printedReply(of: client) { return }
+            var summary = client.message(or: "Published.")
+            if case .ok(let published) = answer { summary += "\nPatterns now published: " + (try published.body.json.allPatterns).joined(separator: ", ") }
+            Console.current.out(summary)
         }
     }
 }
@@ -67,24 +70,25 @@ struct ConfigViewCommand: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
 
     /// `features=unattested, beta=debug`; `-` when the config is attested-only.
-    static func lowerTiers(_ value: Any?) -> String {
-        guard let tiers = value as? [String: String], !tiers.isEmpty else { return "-" }
-        return tiers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    static func lowerTiers(_ value: Components.Schemas.Tiers?) -> String {
+        guard let tiers = value?.additionalProperties, !tiers.isEmpty else { return "-" }
+        return tiers.sorted { $0.key < $1.key }.map { "\($0.key)=\(JSONDisplay.describe($0.value))" }.joined(separator: ", ")
     }
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("config")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let patterns = reply.object["patterns"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let manifest = try await client.call { try await $0.getManifest().ok.body.json }
+            if server.printedReply(of: client) { return }
+            let patterns = manifest.patterns
             guard !patterns.isEmpty else {
                 return Console.current.out("No config is published. Upload one with: sesame config upload --file config.json --ver '*'")
             }
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "LOWER TIERS", "UPDATED", "BY"],
                 patterns.map { [
-                    text($0["pattern"]), text($0["revision"]), text($0["sizeBytes"]), ($0["zeroKnowledge"] as? Bool) == true ? "yes" : "no",
-                    Self.lowerTiers($0["tiers"]), text($0["updatedAt"]), text($0["updatedBy"]),
+                    $0.pattern, text($0.revision), text($0.sizeBytes), $0.zeroKnowledge ? "yes" : "no", Self.lowerTiers($0.tiers), $0.updatedAt,
+                    text($0.updatedBy),
                 ] }))
         }
     }
@@ -105,8 +109,9 @@ struct ConfigDeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().delete("config", query: ver.map { ["version": $0] } ?? [:])
-            server.show(reply) { $0.message(or: "Deleted.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.deleteConfig(query: .init(version: ver)) }
+            server.confirm(client, or: "Deleted.")
         }
     }
 }
@@ -120,18 +125,18 @@ struct ConfigHistoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("config/history", query: ver.map { ["version": $0] } ?? [:])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let revisions = reply.object["revisions"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let revisions = try await client.call { try await $0.getHistory(query: .init(version: ver)).ok.body.json.revisions }
+            if server.printedReply(of: client) { return }
             guard !revisions.isEmpty else { return Console.current.out("No revisions.") }
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "ACTION", "BYTES", "SHA-256", "AT", "BY"],
                 revisions.map { revision in
-                    var action = text(revision["action"])
-                    if let from = revision["restoredFrom"] as? Int { action += " of \(from)" }
+                    var action = revision.action
+                    if let from = revision.restoredFrom { action += " of \(from)" }
                     return [
-                        text(revision["pattern"]), text(revision["revision"]), action, text(revision["sizeBytes"]),
-                        String(text(revision["sha256"]).prefix(12)), text(revision["createdAt"]), text(revision["createdBy"]),
+                        revision.pattern, text(revision.revision), action, text(revision.sizeBytes), String(text(revision.sha256).prefix(12)),
+                        revision.createdAt, text(revision.createdBy),
                     ]
                 }))
         }
@@ -149,8 +154,9 @@ struct ConfigRollbackCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("config/rollback", ["version": ver, "revision": revision])
-            server.show(reply) { $0.message(or: "Rolled back.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.rollback(body: .json(.init(version: ver, revision: revision))) }
+            server.confirm(client, or: "Rolled back.")
         }
     }
 }
@@ -166,20 +172,19 @@ struct ConfigResolveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var query = ["version": appVersion]
-            if let install { query["install"] = install }
-            let reply = try await server.client().get("config/resolve", query: query)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            switch reply.object["outcome"] as? String {
+            let client = try server.client()
+            let answer = try await client.call { try await $0.resolveConfig(query: .init(version: appVersion, install: install)).ok.body.json }
+            if server.printedReply(of: client) { return }
+            switch JSONDisplay.describe(answer.outcome) {
             case "disabled":
-                Console.current.out("Version \(appVersion) is switched off: apps show \"\(text(reply.object["reason"]))\".")
+                Console.current.out("Version \(appVersion) is switched off: apps show \"\(text(answer.reason))\".")
             case "revoked":
                 Console.current.out("Version \(appVersion) is under an emergency revocation: apps must attest again.")
             default:
-                let refresh = (reply.object["refreshAfter"] as? Int).map { " (apps refresh within \($0) s: an emergency revocation is in its window)" } ?? ""
-                let override = reply.object["decidedBy"] as? String == "deviceOverride" ? ", by this device's override" : ""
+                let refresh = answer.refreshAfter.map { " (apps refresh within \($0) s: an emergency revocation is in its window)" } ?? ""
+                let override = JSONDisplay.describe(answer.decidedBy) == "deviceOverride" ? ", by this device's override" : ""
                 Console.current.out(
-                    "Version \(appVersion) gets pattern '\(text(reply.object["matchedPattern"]))', revision \(text(reply.object["revision"]))\(refresh)\(override)\(Self.rolloutNote(reply.object["rollout"])).")
+                    "Version \(appVersion) gets pattern '\(text(answer.matchedPattern))', revision \(text(answer.revision))\(refresh)\(override)\(Self.rolloutNote(answer.rollout)).")
             }
         }
     }
@@ -187,10 +192,10 @@ struct ConfigResolveCommand: AsyncParsableCommand {
 
 extension ConfigResolveCommand {
     /// What the answer's rollout means for the install asked about (or for installs outside it).
-    static func rolloutNote(_ value: Any?) -> String {
-        guard let rollout = value as? [String: Any] else { return "" }
-        let share = "a staged rollout at \(text(rollout["percent"])) %\((rollout["paused"] as? Bool) == true ? ", paused" : "")"
-        switch rollout["included"] as? Bool {
+    static func rolloutNote(_ rollout: Operations.resolveConfig.Output.Ok.Body.jsonPayload.rolloutPayload?) -> String {
+        guard let rollout else { return "" }
+        let share = "a staged rollout at \(text(rollout.percent)) %\(rollout.paused ? ", paused" : "")"
+        switch rollout.included {
         case true?: return ", as this install is in \(share)"
         case false?: return ", as this install is outside \(share)"
         case nil: return " for installs outside \(share) (name one with --install to place it)"
@@ -204,13 +209,19 @@ func readFile(_ path: String) throws(CLIFailure) -> Data {
     return data
 }
 
-/// A JSON value as table text.
-func text(_ value: Any?) -> String {
-    switch value {
-    case let string as String: string
-    case let number as NSNumber: number.stringValue
-    default: "-"
-    }
+/// A field as table text: `-` when absent.
+func text(_ value: String?) -> String { value ?? "-" }
+
+/// A whole number as table text: `-` when absent.
+func text(_ value: (some BinaryInteger)?) -> String { value.map { "\($0)" } ?? "-" }
+
+/// A time as the server writes it (ISO 8601, to the second): `-` when absent.
+func text(_ value: Date?) -> String { value.map { $0.formatted(.iso8601) } ?? "-" }
+
+/// A number as JSON wrote it (`5`, `12.5`): `-` when absent.
+func text(_ value: Double?) -> String {
+    guard let value else { return "-" }
+    return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
 }
 
 /// Plain-text columns.

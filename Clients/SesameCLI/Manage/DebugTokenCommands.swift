@@ -18,10 +18,13 @@ struct DebugTokensCreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("debug-tokens", ["name": name, "ttl": ttl])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(text(reply.object["debugToken"]))
-            Console.current.error(reply.message(or: "Created."))
+            let client = try server.client()
+            let created = try await client.call {
+                try await $0.createDebugToken(body: .json(.init(name: name, ttl: .case2(ttl)))).ok.body.json
+            }
+            if server.printedReply(of: client) { return }
+            Console.current.out(created.debugToken)
+            Console.current.error(created.message)
         }
     }
 }
@@ -35,19 +38,14 @@ struct DebugTokensListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("debug-tokens")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let tokens = reply.object["tokens"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let tokens = try await client.call { try await $0.listDebugTokens().ok.body.json.tokens }
+            if server.printedReply(of: client) { return }
             guard !tokens.isEmpty else { return Console.current.out("No debug tokens. Create one with: sesame debug-tokens create --name ci") }
             Console.current.out(
                 Table.render(
                     ["NAME", "ID", "EXPIRES", "REVOKED", "USES", "LAST USED"],
-                    tokens.map {
-                        [
-                            text($0["name"]), text($0["tokenId"]), text($0["expiresAt"]), text($0["revokedAt"]), text($0["uses"]),
-                            text($0["lastUsedAt"]),
-                        ]
-                    }))
+                    tokens.map { [$0.name, $0.tokenId, $0.expiresAt, text($0.revokedAt), text($0.uses), text($0.lastUsedAt)] }))
         }
     }
 }
@@ -63,10 +61,9 @@ struct DebugTokensRevokeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            guard let escaped = nameOrID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
-            else { throw CLIFailure("'\(nameOrID)' cannot be sent", exitCode: 2) }
-            let reply = try await server.client().delete("debug-tokens/" + escaped, query: [:])
-            server.show(reply) { $0.message(or: "Revoked.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.revokeDebugToken(path: .init(nameOrID: nameOrID)) }
+            server.confirm(client, or: "Revoked.")
         }
     }
 }

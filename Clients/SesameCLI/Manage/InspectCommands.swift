@@ -12,13 +12,12 @@ struct ConfigBodyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var query = ["version": ver]
-            query["revision"] = revision.map(String.init)
-            let reply = try await server.client().get("config/body", query: query)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            let client = try server.client()
+            let body = try await client.call { try await $0.getConfigBody(query: .init(version: ver, revision: revision)).ok.body.json }
+            if server.printedReply(of: client) { return }
             // The config alone on standard output, so `sesame config body --ver '*' > config.json` round-trips.
-            Console.current.out(JSONDisplay.describe(reply.object["config"], pretty: true))
-            Console.current.error("Pattern '\(ver)', revision \(text(reply.object["revision"])).")
+            Console.current.out(JSONDisplay.describe(body.config, pretty: true))
+            Console.current.error("Pattern '\(ver)', revision \(body.revision).")
         }
     }
 }
@@ -35,23 +34,20 @@ struct ConfigDiffCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var query = ["version": ver, "from": String(from)]
-            query["to"] = to.map(String.init)
-            let reply = try await server.client().get("config/diff", query: query)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let changes = reply.object["changes"] as? [[String: Any]] ?? []
-            var lines = changes.map { change -> String in
-                let path = (change["path"] as? [String] ?? []).joined(separator: ".")
-                switch change["kind"] as? String {
-                case "added": return "+ \(path): \(JSONDisplay.describe(change["to"]))"
-                case "removed": return "- \(path): \(JSONDisplay.describe(change["from"]))"
-                default: return "~ \(path): \(JSONDisplay.describe(change["from"])) → \(JSONDisplay.describe(change["to"]))"
+            let client = try server.client()
+            let diff = try await client.call { try await $0.diffConfig(query: .init(version: ver, from: from, to: to)).ok.body.json }
+            if server.printedReply(of: client) { return }
+            var lines = diff.changes.map { change -> String in
+                let path = change.path.joined(separator: ".")
+                switch JSONDisplay.describe(change.kind) {
+                case "added": return "+ \(path): \(JSONDisplay.describe(change.to))"
+                case "removed": return "- \(path): \(JSONDisplay.describe(change.from))"
+                default: return "~ \(path): \(JSONDisplay.describe(change.from)) → \(JSONDisplay.describe(change.to))"
                 }
             }
-            if changes.isEmpty { lines.append("No change in the config.") }
-            if reply.object["tiersChanged"] as? Bool == true { lines.append("The per-key tiers changed too.") }
-            Console.current.out(
-                "Revision \(text(reply.object["from"])) → \(text(reply.object["to"])) of '\(ver)':\n" + lines.joined(separator: "\n"))
+            if diff.changes.isEmpty { lines.append("No change in the config.") }
+            if diff.tiersChanged { lines.append("The per-key tiers changed too.") }
+            Console.current.out("Revision \(diff.from) → \(diff.to) of '\(ver)':\n" + lines.joined(separator: "\n"))
         }
     }
 }
@@ -65,15 +61,13 @@ struct KeysListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("keys")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let keys = reply.object["keys"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let keys = try await client.call { try await $0.listKeys().ok.body.json.keys }
+            if server.printedReply(of: client) { return }
             Console.current.out(
                 Table.render(
                     ["NAME", "HINT", "ID", "CREATED", "LAST USED", "REVOKED"],
-                    keys.map {
-                        [text($0["name"]), text($0["hint"]), text($0["keyId"]), text($0["createdAt"]), text($0["lastUsedAt"]), text($0["revokedAt"])]
-                    }))
+                    keys.map { [$0.name, $0.hint, $0.keyId, text($0.createdAt), text($0.lastUsedAt), text($0.revokedAt)] }))
         }
     }
 }
@@ -89,21 +83,16 @@ struct DevicesListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var query = ["limit": String(limit)]
-            query["after"] = after
-            let reply = try await server.client().get("devices", query: query)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let devices = reply.object["devices"] as? [[String: Any]] ?? []
-            guard !devices.isEmpty else { return Console.current.out("No attested device yet.") }
+            let client = try server.client()
+            let page = try await client.call { try await $0.listDevices(query: .init(after: after, limit: limit)).ok.body.json }
+            if server.printedReply(of: client) { return }
+            guard !page.devices.isEmpty else { return Console.current.out("No attested device yet.") }
             var output = Table.render(
                 ["KEY ID", "ENV", "VERSION", "FIRST SEEN", "LAST SEEN", "COUNTER", "REVOKED"],
-                devices.map {
-                    [
-                        text($0["keyId"]), text($0["environment"]), text($0["appVersion"]), text($0["firstSeen"]), text($0["lastSeen"]),
-                        text($0["counter"]), Self.revocation($0),
-                    ]
+                page.devices.map {
+                    [$0.keyId, $0.environment.rawValue, text($0.appVersion), $0.firstSeen, text($0.lastSeen), text($0.counter), Self.revocation($0)]
                 })
-            if let next = reply.object["next"] as? String { output += "\nMore: sesame devices list --after \(next)" }
+            if let next = page.next { output += "\nMore: sesame devices list --after \(next)" }
             Console.current.out(output)
         }
     }
@@ -111,9 +100,9 @@ struct DevicesListCommand: AsyncParsableCommand {
 
 extension DevicesListCommand {
     /// When and why a device was revoked; `-` for a live one.
-    static func revocation(_ device: [String: Any]) -> String {
-        guard let at = device["revokedAt"] as? String else { return "-" }
-        return "\(at) (\(text(device["revokedReason"])))"
+    static func revocation(_ device: Components.Schemas.Device) -> String {
+        guard let at = device.revokedAt else { return "-" }
+        return "\(at) (\(text(device.revokedReason)))"
     }
 }
 
@@ -129,8 +118,9 @@ struct DevicesRevokeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("devices/revoke", ["keyId": keyID, "reason": reason])
-            server.show(reply) { $0.message(or: "Revoked.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.revokeDevice(body: .json(.init(keyId: keyID, reason: reason))) }
+            server.confirm(client, or: "Revoked.")
         }
     }
 }

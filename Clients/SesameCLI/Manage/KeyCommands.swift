@@ -23,13 +23,13 @@ struct KeysCreateCommand: AsyncParsableCommand {
                 }
                 credential = token
             }
-            var body: [String: Any] = ["teamId": teamId, "bundleId": bundleId]
-            body["keyName"] = name
-            let reply = try await server.client(credential: credential).post("keys/create", body)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            // The key alone on standard output, so `export SESAME_KEY=$(sesame keys create …)` works.
-            Console.current.out(text(reply.object["key"]))
-            Console.current.error(reply.object["message"] as? String ?? "")
+            let client = try server.client(credential: credential)
+            let answer = try await client.call { try await $0.createKey(body: .json(.init(teamId: teamId, bundleId: bundleId, keyName: name))) }
+            if server.printedReply(of: client) { return }
+            // The key alone on standard output, so `export SESAME_KEY=$(sesame keys create …)` works; a
+            // key held for a second person's approval is not made yet.
+            if case .ok(let created) = answer { Console.current.out(try created.body.json.key) }
+            Console.current.error(client.message(or: ""))
         }
     }
 }
@@ -49,13 +49,15 @@ struct KeysRevokeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("keys/revoke", try revocationBody())
-            server.show(reply) { $0.message(or: "Revoked.") }
+            let client = try server.client()
+            let body = try revocationBody()
+            _ = try await client.call { try await $0.revokeKey(body: .json(body)) }
+            server.confirm(client, or: "Revoked.")
         }
     }
 
     /// `{"keyId": …}` for an id, `{"key": …}` for the key itself.
-    func revocationBody() throws(CLIFailure) -> [String: String] {
+    func revocationBody() throws(CLIFailure) -> Operations.revokeKey.Input.Body.jsonPayload {
         var named = target
         if named == nil || named == "-" {
             // Waiting on a terminal would look like a hang: `keys revoke --key OLD` is a mistake to name.
@@ -65,6 +67,6 @@ struct KeysRevokeCommand: AsyncParsableCommand {
             named = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
         guard let named, !named.isEmpty else { throw CLIFailure("no key to revoke was given", exitCode: 2) }
-        return UUID(uuidString: named) != nil ? ["keyId": named] : ["key": named]
+        return UUID(uuidString: named) != nil ? .init(keyId: named) : .init(key: named)
     }
 }

@@ -1,81 +1,63 @@
+import AsyncHTTPClient
 import Foundation
+import HTTPTypes
+import NIOCore
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// Calls the management API and turns its replies into JSON objects or `CLIFailure`s.
+/// The management API's generated client (`Client`, from `Services/admin/openapi.yaml`) with what
+/// every command needs around it: the credential, the server's refusals as `CLIFailure`s, and the
+/// reply's bytes as the server sent them, for `--json`.
 struct ManagementClient: Sendable {
+    /// The largest reply read (a config body is at most `SESAME_MAX_CONFIG_BYTES`, 1 MiB by default;
+    /// a page of the audit log or devices is far below).
+    static let replyLimit = 32 * 1024 * 1024
+
     let baseURL: URL
-    let credential: String
+    private let api: Client
+    private let lastReply: ReplyRecorder
 
-    /// The JSON object the server answered with on success.
-    struct Reply: @unchecked Sendable {
-        let object: [String: Any]
-        let raw: Data
-
-        /// The server's `message`, or `fallback`.
-        func message(or fallback: String) -> String { object["message"] as? String ?? fallback }
+    init(baseURL: URL, credential: String) {
+        self.baseURL = baseURL
+        let recorder = ReplyRecorder()
+        lastReply = recorder
+        api = Client(
+            serverURL: baseURL,
+            transport: AsyncHTTPClientTransport(configuration: .init(client: .shared, timeout: .seconds(60))),
+            middlewares: [ReplyMiddleware(credential: credential, recorder: recorder)])
     }
 
-    func get(_ path: String, query: [String: String] = [:]) async throws(CLIFailure) -> Reply {
-        try await send("GET", path, query: query, body: nil)
-    }
-
-    func post(_ path: String, _ body: [String: Any]) async throws(CLIFailure) -> Reply {
-        try await send("POST", path, query: [:], body: body)
-    }
-
-    func delete(_ path: String, query: [String: String]) async throws(CLIFailure) -> Reply {
-        try await send("DELETE", path, query: query, body: nil)
-    }
-
-    func put(_ path: String, _ body: [String: Any]) async throws(CLIFailure) -> Reply {
-        try await send("PUT", path, query: [:], body: body)
-    }
-
-    /// PUTs raw bytes (a blob) with their content type.
-    func put(_ path: String, data: Data, contentType: String) async throws(CLIFailure) -> Reply {
-        try await send("PUT", path, query: [:], body: nil, raw: (data, contentType))
-    }
-
-    private func send(
-        _ method: String, _ path: String, query: [String: String], body: [String: Any]?, raw: (Data, String)? = nil
-    ) async throws(CLIFailure) -> Reply {
-        var components = URLComponents(url: baseURL.appendingPathComponent("v1/admin/" + path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
-        guard let url = components?.url else { throw CLIFailure("cannot build a URL from \(baseURL)", exitCode: 2) }
-        var request = URLRequest(url: url, timeoutInterval: 60)
-        request.httpMethod = method
-        request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let data: Data
-        let response: URLResponse
+    /// The answer of `operation`, decoded; `CLIFailure` for a refusal (exit 1) or a server that
+    /// cannot be reached or read (exit 2).
+    func call<Answer>(_ operation: (Client) async throws -> Answer) async throws(CLIFailure) -> Answer {
         do {
-            if let body {
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            } else if let (data, contentType) = raw {
-                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-                request.httpBody = data
+            return try await operation(api)
+        } catch let error as ClientError {
+            if let failure = error.underlyingError as? CLIFailure { throw failure }
+            if error.response == nil {
+                throw CLIFailure(
+                    "cannot reach Sesame at \(baseURL.absoluteString) (\(error.underlyingError)); check --url or SESAME_URL", exitCode: 2)
             }
-            (data, response) = try await URLSession.shared.data(for: request)
+            throw CLIFailure("the server's reply to \(error.operationID) could not be read (\(error.underlyingError))", exitCode: 2)
+        } catch let failure as CLIFailure {
+            throw failure
         } catch {
-            throw CLIFailure(
-                "cannot reach Sesame at \(baseURL.absoluteString) (\(error.localizedDescription)); check --url or SESAME_URL", exitCode: 2)
+            throw CLIFailure("the server's reply could not be read (\(error))", exitCode: 2)
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard (200..<300).contains(status), let object else {
-            let error = object?["error"] as? [String: Any]
-            let message = error?["message"] as? String ?? "the server answered HTTP \(status)"
-            // A config refused by its schema: every violation, one per line, as `config validate` prints them.
-            let violations = (error?["violations"] as? [[String: Any]] ?? []).map { violation in
-                "\n  \(violation["path"] as? String ?? "") \(violation["message"] as? String ?? "") [\(violation["keyword"] as? String ?? ""), \(violation["schema"] as? String ?? "")]"
-            }
-            throw CLIFailure(message + Self.hint(status: status) + violations.joined(), exitCode: 1)
-        }
-        return Reply(object: object, raw: data)
+    }
+
+    /// The last successful reply's body, as the server sent it.
+    var rawReply: String { String(decoding: lastReply.bytes, as: UTF8.self) }
+
+    /// The last successful reply's `message`, or `fallback`.
+    func message(or fallback: String) -> String {
+        (try? JSONDecoder().decode(Confirmation.self, from: lastReply.bytes))?.message ?? fallback
+    }
+
+    /// The one field every confirmation carries.
+    private struct Confirmation: Decodable {
+        let message: String?
     }
 
     /// What to try next, for the statuses where it is not obvious.
@@ -88,5 +70,73 @@ struct ManagementClient: Sendable {
         case 500...: " (a server problem; its logs have the details under the reply's request id)"
         default: ""
         }
+    }
+
+    /// A blob's media type, which rides in the request's `Content-Type`: the document declares
+    /// `application/octet-stream` (any bytes), and the generated client sends only that.
+    @TaskLocal static var blobContentType: String?
+}
+
+/// The bytes of the last reply, shared between the middleware that reads them and the command.
+private final class ReplyRecorder: Sendable {
+    private let stored = Mutex<[UInt8]>([])
+
+    var bytes: Data { Data(stored.withLock { $0 }) }
+
+    func record(_ bytes: [UInt8]) { stored.withLock { $0 = bytes } }
+}
+
+/// Adds the credential; reads each reply whole (bounded), keeps a success's bytes and turns a
+/// refusal into a `CLIFailure` with the server's message, a hint and, for a config its schema
+/// refused, every violation.
+private struct ReplyMiddleware: ClientMiddleware {
+    let credential: String
+    let recorder: ReplyRecorder
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(credential)"
+        if operationID == "putBlob", let contentType = ManagementClient.blobContentType { request.headerFields[.contentType] = contentType }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        let bytes: [UInt8]
+        if let responseBody {
+            bytes = try await [UInt8](collecting: responseBody, upTo: ManagementClient.replyLimit)
+        } else {
+            bytes = []
+        }
+        guard response.status.kind == .successful else { throw Self.refusal(status: response.status.code, body: bytes) }
+        recorder.record(bytes)
+        return (response, HTTPBody(bytes))
+    }
+
+    /// The server's error document as one failure.
+    static func refusal(status: Int, body: [UInt8]) -> CLIFailure {
+        let error = (try? JSONDecoder().decode(Refusal.self, from: Data(body)))?.error
+        let message = error?.message ?? "the server answered HTTP \(status)"
+        // A config refused by its schema: every violation, one per line, as `config validate` prints them.
+        let violations = (error?.violations ?? []).map { violation in
+            "\n  \(violation.path ?? "") \(violation.message ?? "") [\(violation.keyword ?? ""), \(violation.schema ?? "")]"
+        }
+        return CLIFailure(message + ManagementClient.hint(status: status) + violations.joined(), exitCode: 1)
+    }
+
+    /// Sesame's error document, read leniently: whatever the refusal, its message reaches the user.
+    private struct Refusal: Decodable {
+        struct Detail: Decodable {
+            let message: String?
+            let violations: [Violation]?
+        }
+
+        struct Violation: Decodable {
+            let path: String?
+            let message: String?
+            let keyword: String?
+            let schema: String?
+        }
+
+        let error: Detail?
     }
 }

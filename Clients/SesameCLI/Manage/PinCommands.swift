@@ -25,11 +25,9 @@ struct PinsAddCommand: AsyncParsableCommand {
             case (nil, let path?): key = try Self.spkiSHA256(ofCertificateAt: path)
             default: throw CLIFailure("give exactly one of --spki-sha256 and --from-cert", exitCode: 2)
             }
-            var body: [String: Any] = ["domainName": domain, "key": key]
-            body["fqdn"] = fqdn
-            body["expire"] = expire
-            let reply = try await server.client().post("pins", body)
-            server.show(reply) { $0.message(or: "Pinned.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.addPin(body: .json(.init(domainName: domain, key: key, fqdn: fqdn, expire: expire.map(Int.init)))) }
+            server.confirm(client, or: "Pinned.")
         }
     }
 
@@ -54,18 +52,15 @@ struct PinsListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("pins")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let pins = reply.object["pins"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let pins = try await client.call { try await $0.listPins().ok.body.json.pins }
+            if server.printedReply(of: client) { return }
             guard !pins.isEmpty else { return Console.current.out("No pins. Add one with: sesame pins add --domain api.example.com --from-cert cert.pem") }
             Console.current.out(
                 Table.render(
                     ["DOMAIN", "SPKI SHA-256", "FQDN", "EXPIRES", "ADDED"],
                     pins.map {
-                        [
-                            text($0["domainName"]), text($0["key"]), text($0["fqdn"]),
-                            ($0["expire"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue).formatted(.iso8601) } ?? "-", text($0["date"]),
-                        ]
+                        [$0.domainName, $0.key, text($0.fqdn), text($0.expire.map { Date(timeIntervalSince1970: Double($0)) }), $0.date]
                     }))
         }
     }
@@ -81,8 +76,9 @@ struct PinsRemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().delete("pins", query: ["domainName": domain, "key": spkiSHA256])
-            server.show(reply) { $0.message(or: "Removed.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.removePin(query: .init(domainName: domain, key: spkiSHA256)) }
+            server.confirm(client, or: "Removed.")
         }
     }
 }
@@ -99,12 +95,13 @@ struct PinsSigningKeyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("pins/signing-key")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            guard let key = reply.object[next ? "next" : "active"] as? [String: Any] else {
+            let client = try server.client()
+            let keys = try await client.call { try await $0.getPinSigningKey().ok.body.json }
+            if server.printedReply(of: client) { return }
+            guard let key = next ? keys.next : keys.active else {
                 throw CLIFailure(next ? "no key is prepared; run pins prepare-signing-key" : "no key signs yet; add a pin first", exitCode: 1)
             }
-            Console.current.out(text(pem ? key["pem"] : key["base64"]))
+            Console.current.out(pem ? key.pem : key.base64)
         }
     }
 }
@@ -121,9 +118,10 @@ struct PinsPrepareSigningKeyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("pins/prepare-signing-key", ["bits": bits])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(text(reply.object["base64"]))
+            let client = try server.client()
+            let key = try await client.call { try await $0.preparePinSigningKey(body: .json(.init(bits: bits))).ok.body.json }
+            if server.printedReply(of: client) { return }
+            Console.current.out(key.base64)
             Console.current.error("Prepared; the registry is still signed with the current key until pins rotate-signing-key.")
         }
     }
@@ -144,9 +142,10 @@ struct PinsRotateSigningKeyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("pins/rotate-signing-key", ["bits": bits])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            Console.current.out(text(reply.object["base64"]))
+            let client = try server.client()
+            let key = try await client.call { try await $0.rotatePinSigningKey(body: .json(.init(bits: bits))).ok.body.json }
+            if server.printedReply(of: client) { return }
+            Console.current.out(key.base64)
             Console.current.error("The registry is signed with this key from now on.")
         }
     }

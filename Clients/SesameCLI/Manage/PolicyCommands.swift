@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SesameJSON
 
 /// `sesame policy view`.
 struct PolicyViewCommand: AsyncParsableCommand {
@@ -11,10 +12,11 @@ struct PolicyViewCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("policy")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let policy = reply.object["policy"] as? [String: Any] ?? [:]
-            Console.current.out(Table.render(["FIELD", "VALUE"], policy.keys.sorted().map { [$0, JSONDisplay.describe(policy[$0])] }))
+            let client = try server.client()
+            let policy = try await client.call { try await $0.getPolicy().ok.body.json.policy }
+            if server.printedReply(of: client) { return }
+            guard case .object(let fields) = JSONDisplay.value(policy) else { return }
+            Console.current.out(Table.render(["FIELD", "VALUE"], fields.keys.sorted().map { [$0, JSONDisplay.describe(fields[$0])] }))
         }
     }
 }
@@ -35,14 +37,24 @@ struct PolicySetCommand: AsyncParsableCommand {
         try await reportingFailures {
             guard !changes.isEmpty else { throw CLIFailure("name at least one change, such as admitUnattested=true", exitCode: 2) }
             let client = try server.client()
-            var policy = try await client.get("policy").object["policy"] as? [String: Any] ?? [:]
+            let current = try await client.call { try await $0.getPolicy().ok.body.json.policy }
+            guard case .object(var fields) = JSONDisplay.value(current) else { throw CLIFailure("the server's policy could not be read", exitCode: 2) }
             for change in changes {
                 let parts = change.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, !parts[0].isEmpty else { throw CLIFailure("'\(change)' is not FIELD=VALUE", exitCode: 2) }
-                policy[parts[0]] = JSONDisplay.parse(parts[1])
+                guard Components.Schemas.Policy.CodingKeys(rawValue: parts[0]) != nil else {
+                    throw CLIFailure("'\(parts[0])' is not a policy field (see sesame policy view)", exitCode: 2)
+                }
+                fields[parts[0]] = JSONDisplay.parse(parts[1])
             }
-            let reply = try await client.put("policy", data: try JSONSerialization.data(withJSONObject: policy), contentType: "application/json")
-            server.show(reply) { $0.message(or: "Policy updated.") }
+            let policy: Components.Schemas.Policy
+            do {
+                policy = try JSONDecoder().decode(Components.Schemas.Policy.self, from: JSONEncoder().encode(JSONValue.object(fields)))
+            } catch {
+                throw CLIFailure("the changed policy is not one Sesame takes (\(error))", exitCode: 2)
+            }
+            _ = try await client.call { try await $0.setPolicy(body: .json(policy)) }
+            server.confirm(client, or: "Policy updated.")
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenAPIRuntime
 
 /// `sesame config rollout ACTION --ver PATTERN [--percent N]`: steer a staged rollout begun with
 /// `sesame config upload --rollout N`.
@@ -28,10 +29,11 @@ struct ConfigRolloutCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var body: [String: Any] = ["version": ver, "action": action.rawValue]
-            if let percent { body["percent"] = percent }
-            let reply = try await server.client().post("config/rollout", body)
-            server.show(reply) { $0.message(or: "Done.") }
+            let client = try server.client()
+            _ = try await client.call {
+                try await $0.changeRollout(body: .json(.init(version: ver, action: .init(stringLiteral: action.rawValue), percent: percent)))
+            }
+            server.confirm(client, or: "Done.")
         }
     }
 }
@@ -45,17 +47,16 @@ struct ConfigRolloutsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("config/rollouts", query: ver.map { ["version": $0] } ?? [:])
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let rollouts = reply.object["rollouts"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let rollouts = try await client.call { try await $0.listRollouts(query: .init(version: ver)).ok.body.json.rollouts }
+            if server.printedReply(of: client) { return }
             guard !rollouts.isEmpty else {
                 return Console.current.out("No staged rollouts. Start one with: sesame config upload --file config.json --ver '2.*' --rollout 5")
             }
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "PREVIOUS", "PERCENT", "STATE", "UPDATED", "ID"],
                 rollouts.map { [
-                    text($0["pattern"]), text($0["revision"]), text($0["previousRevision"]), text($0["percent"]), text($0["state"]),
-                    text($0["updatedAt"]), text($0["id"]),
+                    $0.pattern, text($0.revision), text($0.previousRevision), text($0.percent), JSONDisplay.describe($0.state), text($0.updatedAt), $0.id,
                 ] }))
         }
     }
@@ -86,15 +87,15 @@ struct ConfigOverrideCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let client = try server.client()
-            let reply: ManagementClient.Reply
-            switch action {
-            case .set:
-                reply = try await client.post(
-                    "config/overrides", ["version": ver, "install": install, "revision": revision ?? 0, "label": label ?? ""])
-            case .remove:
-                reply = try await client.delete("config/overrides", query: ["version": ver, "install": install])
+            _ = try await client.call { api in
+                switch action {
+                case .set:
+                    _ = try await api.setOverride(body: .json(.init(version: ver, install: install, revision: revision ?? 0, label: label ?? "")))
+                case .remove:
+                    _ = try await api.removeOverride(query: .init(version: ver, install: install))
+                }
             }
-            server.show(reply) { $0.message(or: "Done.") }
+            server.confirm(client, or: "Done.")
         }
     }
 }
@@ -107,13 +108,13 @@ struct ConfigOverridesCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("config/overrides")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let overrides = reply.object["overrides"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let overrides = try await client.call { try await $0.listOverrides().ok.body.json.overrides }
+            if server.printedReply(of: client) { return }
             guard !overrides.isEmpty else { return Console.current.out("No device overrides.") }
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "LABEL", "INSTALL", "SINCE"],
-                overrides.map { [text($0["pattern"]), text($0["revision"]), text($0["label"]), text($0["install"]), text($0["createdAt"])] }))
+                overrides.map { [$0.pattern, text($0.revision), $0.label, $0.install, text($0.createdAt)] }))
         }
     }
 }

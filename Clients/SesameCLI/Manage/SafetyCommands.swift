@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenAPIRuntime
 
 /// `sesame kill-switch`.
 struct KillSwitchCommand: AsyncParsableCommand {
@@ -22,18 +23,14 @@ struct KillSwitchCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try server.client()
             if list {
-                let reply = try await client.get("kill-switch")
-                if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-                let killed = reply.object["killed"] as? [[String: Any]] ?? []
+                let killed = try await client.call { try await $0.listKillSwitches().ok.body.json.killed }
+                if server.printedReply(of: client) { return }
                 guard !killed.isEmpty else { return Console.current.out("No version is switched off.") }
-                return Console.current.out(Table.render(["VERSION", "SINCE", "REASON"], killed.map { [text($0["version"]), text($0["createdAt"]), text($0["reason"])] }))
+                return Console.current.out(Table.render(["VERSION", "SINCE", "REASON"], killed.map { [$0.version, $0.createdAt, $0.reason] }))
             }
-            var body: [String: Any] = [
-                "versions": (versions ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }, "enabled": clear,
-            ]
-            body["reason"] = reason
-            let reply = try await client.post("kill-switch", body)
-            server.show(reply) { $0.message(or: "Done.") }
+            let switched = (versions ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            _ = try await client.call { try await $0.setKillSwitch(body: .json(.init(versions: switched, enabled: clear, reason: reason))) }
+            server.confirm(client, or: "Done.")
         }
     }
 }
@@ -49,8 +46,9 @@ struct RevokeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().post("emergency-revoke", ["version": ver, "force_refresh_ttl": forceRefreshTtl])
-            server.show(reply) { $0.message(or: "Revoked.") }
+            let client = try server.client()
+            _ = try await client.call { try await $0.emergencyRevoke(body: .json(.init(version: ver, force_refresh_ttl: forceRefreshTtl))) }
+            server.confirm(client, or: "Revoked.")
         }
     }
 }
@@ -69,13 +67,12 @@ struct BlobUploadCommand: AsyncParsableCommand {
         try await reportingFailures {
             let data = try readFile(file)
             let key = blobKey ?? URL(fileURLWithPath: file).lastPathComponent
-            guard let escaped = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "._-"))) else {
-                throw CLIFailure("'\(key)' cannot be a blob key", exitCode: 2)
+            let client = try server.client()
+            let stored = try await ManagementClient.$blobContentType.withValue(contentType) {
+                try await client.call { try await $0.putBlob(path: .init(key: key), body: .binary(HTTPBody(data))).ok.body.json }
             }
-            let reply = try await server.client().put("blob/\(escaped)", data: data, contentType: contentType)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let blob = reply.object["blob"] as? [String: Any] ?? [:]
-            Console.current.out("\(reply.object["message"] as? String ?? "Stored.") SHA-256 \(text(blob["sha256"])).")
+            if server.printedReply(of: client) { return }
+            Console.current.out("\(stored.message) SHA-256 \(stored.blob.sha256).")
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConfigSchema
 import Foundation
+import OpenAPIRuntime
 import SesameDomain
 import SesameJSON
 
@@ -37,15 +38,9 @@ func violations(of config: JSONValue, against schemas: [(scope: String, document
 
 /// The schemas the server attaches to pattern `version` (the app's and the pattern's own).
 func attachedSchemas(_ server: ServerOptions, version: String) async throws(CLIFailure) -> [(scope: String, document: JSONValue)] {
-    let reply = try await server.client().get("config/schema", query: ["version": version])
-    guard let data = reply.raw.isEmpty ? nil : Optional(reply.raw),
-        case .object(let answer) = (try? JSONDecoder().decode(JSONValue.self, from: Data(data))) ?? .null,
-        case .array(let schemas)? = answer["schemas"]
-    else { throw CLIFailure("the server's schemas could not be read", exitCode: 2) }
-    return schemas.compactMap { entry in
-        guard case .object(let fields) = entry, let document = fields["schema"] else { return nil }
-        if case .string(let pattern)? = fields["pattern"] { return ("pattern '\(pattern)'", document) }
-        return ("the app", document)
+    let schemas = try await server.client().call { try await $0.getConfigSchemas(query: .init(version: version)).ok.body.json.schemas }
+    return schemas.map { entry in
+        (entry.pattern.map { "pattern '\($0)'" } ?? "the app", JSONDisplay.value(entry.schema))
     }
 }
 
@@ -104,11 +99,12 @@ struct ConfigSchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let schema = try JSONSerialization.jsonObject(with: try readFile(file), options: [.fragmentsAllowed])
-                var body: [String: Any] = ["schema": schema]
-                body["version"] = ver
-                let reply = try await server.client().put("config/schema", body)
-                server.show(reply) { text($0.object["message"]) }
+                guard let schema = try? JSONDecoder().decode(OpenAPIValueContainer.self, from: try readFile(file)) else {
+                    throw CLIFailure("\(file) is not JSON", exitCode: 2)
+                }
+                let client = try server.client()
+                _ = try await client.call { try await $0.attachConfigSchema(body: .json(.init(version: ver, schema: schema))) }
+                server.confirm(client, or: "-")
             }
         }
     }
@@ -120,15 +116,13 @@ struct ConfigSchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                var query: [String: String] = [:]
-                query["version"] = ver
-                let reply = try await server.client().get("config/schema", query: query)
-                if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-                let schemas = reply.object["schemas"] as? [[String: Any]] ?? []
+                let client = try server.client()
+                let schemas = try await client.call { try await $0.getConfigSchemas(query: .init(version: ver)).ok.body.json.schemas }
+                if server.printedReply(of: client) { return }
                 guard !schemas.isEmpty else { return Console.current.out("No schema is attached.") }
                 for entry in schemas {
-                    let scope = (entry["pattern"] as? String).map { "Pattern '\($0)'" } ?? "Every pattern"
-                    Console.current.out("\(scope) (by \(text(entry["updatedBy"])), \(text(entry["updatedAt"]))):\n\(JSONDisplay.describe(entry["schema"], pretty: true))")
+                    let scope = entry.pattern.map { "Pattern '\($0)'" } ?? "Every pattern"
+                    Console.current.out("\(scope) (by \(entry.updatedBy), \(entry.updatedAt)):\n\(JSONDisplay.describe(entry.schema, pretty: true))")
                 }
             }
         }
@@ -141,10 +135,9 @@ struct ConfigSchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                var query: [String: String] = [:]
-                query["version"] = ver
-                let reply = try await server.client().delete("config/schema", query: query)
-                server.show(reply) { text($0.object["message"]) }
+                let client = try server.client()
+                _ = try await client.call { try await $0.detachConfigSchema(query: .init(version: ver)) }
+                server.confirm(client, or: "-")
             }
         }
     }

@@ -34,9 +34,15 @@ struct ServerOptions: ParsableArguments {
         return key
     }
 
-    /// Prints the server's JSON reply with `--json`, else `summary` of it for people.
-    func show(_ reply: ManagementClient.Reply, _ summary: (ManagementClient.Reply) -> String) {
-        Console.current.out(json ? String(decoding: reply.raw, as: UTF8.self) : summary(reply))
+    /// Prints the last reply as the server sent it when `--json` asked for it; whether it did.
+    func printedReply(of client: ManagementClient) -> Bool {
+        if json { Console.current.out(client.rawReply) }
+        return json
+    }
+
+    /// Prints the last reply with `--json`, else its `message` (or `fallback`).
+    func confirm(_ client: ManagementClient, or fallback: String) {
+        Console.current.out(json ? client.rawReply : client.message(or: fallback))
     }
 
     func client(credential: String? = nil) throws(CLIFailure) -> ManagementClient {

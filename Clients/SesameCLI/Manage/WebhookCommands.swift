@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OpenAPIRuntime
 
 /// `sesame webhooks create`.
 struct WebhooksCreateCommand: AsyncParsableCommand {
@@ -13,13 +14,21 @@ struct WebhooksCreateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var body: [String: Any] = ["url": endpoint, "format": slack ? "slack" : "sesame"]
-            if let events { body["events"] = events.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            let reply = try await server.client().post("webhooks", body)
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
+            typealias Event = Operations.createWebhook.Input.Body.jsonPayload.eventsPayloadPayload
+            let named = try events?.split(separator: ",").map { name throws(CLIFailure) -> Event in
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                guard let event = Event(rawValue: trimmed) else {
+                    throw CLIFailure("'\(trimmed)' is not an event; the events are \(Event.allCases.map(\.rawValue).joined(separator: ", "))", exitCode: 2)
+                }
+                return event
+            }
+            let client = try server.client()
+            let body = Operations.createWebhook.Input.Body.jsonPayload(url: endpoint, events: named, format: .init(stringLiteral: slack ? "slack" : "sesame"))
+            let created = try await client.call { try await $0.createWebhook(body: .json(body)).ok.body.json }
+            if server.printedReply(of: client) { return }
             // The secret alone on standard output, so it can be piped into a secret store.
-            Console.current.out(text(reply.object["secret"]))
-            Console.current.error("Webhook \(text(reply.object["id"])): \(text(reply.object["message"]))")
+            Console.current.out(created.secret)
+            Console.current.error("Webhook \(created.id): \(created.message)")
         }
     }
 }
@@ -33,17 +42,17 @@ struct WebhooksListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().get("webhooks")
-            if server.json { return Console.current.out(String(decoding: reply.raw, as: UTF8.self)) }
-            let hooks = reply.object["webhooks"] as? [[String: Any]] ?? []
+            let client = try server.client()
+            let hooks = try await client.call { try await $0.listWebhooks().ok.body.json.webhooks }
+            if server.printedReply(of: client) { return }
             Console.current.out(
                 Table.render(
                     ["ID", "URL", "EVENTS", "DELIVERED", "LAST STATUS", "LAST ERROR", "NEXT TRY"],
                     hooks.map { hook in
-                        let events = (hook["events"] as? [String] ?? []).joined(separator: ",")
+                        let events = hook.events.joined(separator: ",")
                         return [
-                            text(hook["id"]), text(hook["url"]), events.isEmpty ? "all" : events, text(hook["delivered"]), text(hook["lastStatus"]),
-                            text(hook["lastError"]), text(hook["nextAttemptAt"]),
+                            hook.id, hook.url, events.isEmpty ? "all" : events, text(hook.delivered), text(hook.lastStatus), text(hook.lastError),
+                            text(hook.nextAttemptAt),
                         ]
                     }))
         }
@@ -59,8 +68,9 @@ struct WebhooksRemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let reply = try await server.client().delete("webhooks/\(id)", query: [:])
-            server.show(reply) { text($0.object["message"]) }
+            let client = try server.client()
+            _ = try await client.call { try await $0.removeWebhook(path: .init(id: id)) }
+            server.confirm(client, or: "-")
         }
     }
 }

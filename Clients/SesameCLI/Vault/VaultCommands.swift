@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SesameJSON
 import SesameVault
 
 /// The vault password, from `--vault-pass` or `SESAME_VAULT_PASS`.
@@ -35,7 +36,7 @@ struct EncryptCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let plaintext = try readFile(file)
-            guard (try? JSONSerialization.jsonObject(with: plaintext)) is [String: Any] else {
+            guard case .object? = try? JSONDecoder().decode(JSONValue.self, from: plaintext) else {
                 throw CLIFailure("\(file) is not a JSON object; Sesame configs are JSON objects", exitCode: 2)
             }
             // The server sees only ciphertext: its schemas are checked here, on the plaintext.
