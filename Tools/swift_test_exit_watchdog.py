@@ -10,7 +10,12 @@ then never exits, every thread idle. Two limits:
 - a run that prints nothing for SILENCE seconds is killed and fails, naming the test that started
   last (every test has a time limit far below this one, so a silent run is a hang).
 
+Killing `swift test`'s process group is not enough: the test process (`…PackageTests.xctest`) runs
+in a group of its own and, hung, ignores SIGTERM, so it outlived its run by half an hour on a
+developer's machine. The watchdog kills every descendant by pid, found through /proc.
+
 Delete it when docs/upstream/swift-testing-exit-hang.md's reproduction exits by itself every time.
+`--self-test` checks the kill against a fake `swift` whose test process hangs in a session of its own.
 """
 
 import os
@@ -18,17 +23,94 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-EXIT_GRACE = 60
+EXIT_GRACE = int(os.environ.get("SWIFT_TEST_WATCHDOG_EXIT_GRACE", "60"))
 SILENCE = 15 * 60
 
 SUMMARY = re.compile(r"Test run with \d+ tests? in \d+ suites? (passed|failed)")
 STARTED = re.compile(r"◇ Test (.*) started\.")
 
 
+def descendants(root: int) -> list[int]:
+    """Every process below `root`, from /proc (empty where there is none, as on macOS)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                # The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, pending = [], [root]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def kill_tree(process: subprocess.Popen) -> None:
+    """SIGKILL to `process`'s group and to each of its descendants by pid, whatever group they are in."""
+    below = descendants(process.pid)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for pid in below:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait()
+
+
+def self_test() -> int:
+    """A fake `swift` whose test process prints the summary from a session of its own and hangs:
+    the watchdog must end the run with the summary's verdict and leave no process behind."""
+    with tempfile.TemporaryDirectory() as folder:
+        pid_file = os.path.join(folder, "hung.pid")
+        fake = os.path.join(folder, "swift")
+        with open(fake, "w") as script:
+            script.write(f"""#!{sys.executable}
+import os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    open({pid_file!r}, "w").write(str(os.getpid()))
+    print("✔ Test run with 1 test in 1 suite passed after 0.001 seconds.", flush=True)
+    time.sleep(600)
+    sys.exit(0)
+os.wait()
+""")
+        os.chmod(fake, 0o755)
+        environment = dict(os.environ, PATH=folder + os.pathsep + os.environ["PATH"], SWIFT_TEST_WATCHDOG_EXIT_GRACE="2")
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, __file__], env=environment, capture_output=True, text=True, timeout=60)
+        hung = int(open(pid_file).read())
+        time.sleep(0.2)
+        alive = os.path.exists(f"/proc/{hung}") and "zombie" not in open(f"/proc/{hung}/status").read()
+        if run.returncode != 0 or "killed it" not in run.stdout or alive:
+            print(f"watchdog self-test failed: status {run.returncode}, test process alive: {alive}\n{run.stdout}{run.stderr}")
+            if alive:
+                os.kill(hung, signal.SIGKILL)
+            return 1
+        print(f"watchdog self-test: a hung test process in its own session was killed by pid ({time.monotonic() - started:.1f} s)")
+        return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     process = subprocess.Popen(
         ["swift", "test", *sys.argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     state = {"last_output": time.monotonic(), "last_started": None, "verdict": None, "verdict_at": None}
@@ -50,8 +132,7 @@ def main() -> int:
     reader.start()
 
     def stop() -> None:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        kill_tree(process)
 
     try:
         while True:
