@@ -238,12 +238,13 @@ if declaresServer {
                 "SesameJSON", "SesameScope", "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
                 serviceLifecycle, crypto,
                 cryptoExtras,
-                postgresNIO, nioPosix, httpTypes, argumentParser,
+                postgresNIO, nioPosix, httpTypes, argumentParser, openAPIRuntime,
             ],
             path: "Services/admin/AdminService",
             // Embedded by the EmbedFiles plugin.
             exclude: ["Dashboard/Assets"],
-            plugins: ["EmbedFiles"]
+            // EmbedFiles embeds the document; OpenAPIGenerator writes its message types (`openapi.yaml` is a link to it).
+            plugins: ["EmbedFiles", .plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(name: "sesame-admin", dependencies: ["AdminService", "SesameServer"], path: "Services/admin/sesame-admin"),
 

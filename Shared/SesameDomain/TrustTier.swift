@@ -28,7 +28,7 @@ public enum TrustTier: String, Codable, Sendable, CaseIterable, Comparable {
 
 /// Which tier each top-level key of a config needs: a key not named needs `attested`, so a config
 /// uploaded without tiers is attested-only, as every config was before tiers existed.
-public struct ConfigTiers: Codable, Sendable, Equatable {
+public struct ConfigTiers: Codable, Sendable, Hashable {
     /// Top-level key → the least tier that may see it.
     public var required: [String: TrustTier]
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpenAPIRuntime
+import SesameJSON
 import SesameVault
 
 /// `sesame config upload` (alias `sesame upload`): publish a config file for a version pattern.
@@ -25,12 +26,12 @@ struct UploadCommand: AsyncParsableCommand {
         try await reportingFailures {
             var document = try readFile(file)
             if encrypt {
-                guard (try? JSONDecoder().decode(OpenAPIObjectContainer.self, from: document)) != nil else {
+                guard case .object? = try? JSONDecoder().decode(JSONValue.self, from: document) else {
                     throw CLIFailure("\(file) is not a JSON object; only JSON configs can be uploaded", exitCode: 2)
                 }
                 document = try VaultEnvelope.seal(document, password: try vault.password()).encoded()
             }
-            guard let config = try? JSONDecoder().decode(OpenAPIObjectContainer.self, from: document) else {
+            guard let config = try? JSONDecoder().decode(JSONValue.self, from: document), case .object = config else {
                 throw CLIFailure("\(file) is not a JSON object; only JSON configs can be uploaded", exitCode: 2)
             }
             let body = Operations.uploadConfig.Input.Body.jsonPayload(
@@ -87,7 +88,7 @@ struct ConfigViewCommand: AsyncParsableCommand {
             Console.current.out(Table.render(
                 ["PATTERN", "REVISION", "BYTES", "ZERO-KNOWLEDGE", "LOWER TIERS", "UPDATED", "BY"],
                 patterns.map { [
-                    $0.pattern, text($0.revision), text($0.sizeBytes), $0.zeroKnowledge ? "yes" : "no", Self.lowerTiers($0.tiers), $0.updatedAt,
+                    $0.pattern, text($0.revision), text($0.sizeBytes), $0.zeroKnowledge ? "yes" : "no", Self.lowerTiers($0.tiers), text($0.updatedAt),
                     text($0.updatedBy),
                 ] }))
         }
@@ -136,7 +137,7 @@ struct ConfigHistoryCommand: AsyncParsableCommand {
                     if let from = revision.restoredFrom { action += " of \(from)" }
                     return [
                         revision.pattern, text(revision.revision), action, text(revision.sizeBytes), String(text(revision.sha256).prefix(12)),
-                        revision.createdAt, text(revision.createdBy),
+                        text(revision.createdAt), text(revision.createdBy),
                     ]
                 }))
         }
@@ -150,7 +151,7 @@ struct ConfigRollbackCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
-    @Option(help: "The revision to restore (see config history).") var revision: Int
+    @Option(help: "The revision to restore (see config history).") var revision: Int64
 
     func run() async throws {
         try await reportingFailures {

@@ -8,7 +8,7 @@ struct ConfigBodyCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
-    @Option(help: "A revision number (from config history); the published one when omitted.") var revision: Int?
+    @Option(help: "A revision number (from config history); the published one when omitted.") var revision: Int64?
 
     func run() async throws {
         try await reportingFailures {
@@ -29,8 +29,8 @@ struct ConfigDiffCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Option(help: "The version pattern.") var ver: String
-    @Option(help: "The revision to compare from.") var from: Int
-    @Option(help: "The revision to compare to; the published one when omitted.") var to: Int?
+    @Option(help: "The revision to compare from.") var from: Int64
+    @Option(help: "The revision to compare to; the published one when omitted.") var to: Int64?
 
     func run() async throws {
         try await reportingFailures {

@@ -13,9 +13,8 @@ struct ConfigRolloutCommand: AsyncParsableCommand {
             complete: every install gets the revision. rollback: every install gets the previous config again, as a new revision.
             """)
 
-    enum Action: String, ExpressibleByArgument, CaseIterable {
-        case widen, pause, resume, complete, rollback
-    }
+    /// The document's actions (`widen`, `pause`, `resume`, `complete`, `rollback`).
+    typealias Action = Operations.changeRollout.Input.Body.jsonPayload.actionPayload
 
     @OptionGroup var server: ServerOptions
     @Argument(help: "widen, pause, resume, complete or rollback.") var action: Action
@@ -31,7 +30,7 @@ struct ConfigRolloutCommand: AsyncParsableCommand {
         try await reportingFailures {
             let client = try server.client()
             _ = try await client.call {
-                try await $0.changeRollout(body: .json(.init(version: ver, action: .init(stringLiteral: action.rawValue), percent: percent)))
+                try await $0.changeRollout(body: .json(.init(version: ver, action: action, percent: percent)))
             }
             server.confirm(client, or: "Done.")
         }
@@ -77,7 +76,7 @@ struct ConfigOverrideCommand: AsyncParsableCommand {
     @Argument(help: "set or remove.") var action: Action
     @Option(help: "The version pattern.") var ver: String
     @Option(help: "The device's key id (base64url), as 'sesame devices list' shows it.") var install: String
-    @Option(help: "For set: the revision the device gets (see config history).") var revision: Int?
+    @Option(help: "For set: the revision the device gets (see config history).") var revision: Int64?
     @Option(help: "For set: whose device it is, such as \"Ana's iPhone\".") var label: String?
 
     func validate() throws {
@@ -118,3 +117,5 @@ struct ConfigOverridesCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension ConfigRolloutCommand.Action: ExpressibleByArgument {}

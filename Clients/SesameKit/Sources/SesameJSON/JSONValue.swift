@@ -2,7 +2,7 @@
 /// id or an amount in cents past 2^53 reads back as written. The one JSON value type of Sesame:
 /// configs as an app reads them (`SesameConfig.Value`), as Sesame's services store and serve
 /// them, audit details, and RFC 8785 canonical JSON (`canonicalBytes()`).
-public enum JSONValue: Codable, Sendable, Equatable {
+public enum JSONValue: Codable, Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)

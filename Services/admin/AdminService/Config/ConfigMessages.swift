@@ -79,78 +79,9 @@ struct RolloutResponse: ResponseEncodable {
     let restoredAs: Int64?
 }
 
-/// `POST /v1/admin/config/overrides`.
-struct OverrideRequest: Codable, Sendable {
-    let version: String
-    /// The install's key id (base64url), as the devices list and the token's `sub` show it.
-    let install: String
-    let revision: Int64
-    /// Whose device it is ("Ana's iPhone").
-    let label: String
-}
-
-/// A device override, as the API shows it.
-struct OverrideInfo: Encodable, Sendable {
-    let pattern: String
-    let install: String
-    let revision: Int64
-    let label: String
-    let zeroKnowledge: Bool
-    let createdAt: Date
-
-    init(_ stored: StoredOverride) {
-        pattern = stored.pattern
-        install = stored.install
-        revision = stored.revision
-        label = stored.label
-        zeroKnowledge = stored.zeroKnowledge
-        createdAt = stored.createdAt
-    }
-}
-
-/// `GET /v1/admin/config/overrides`.
-struct OverridesResponse: ResponseEncodable {
-    let overrides: [OverrideInfo]
-}
-
-/// `POST` and `DELETE /v1/admin/config/overrides`.
-struct OverrideChangeResponse: ChangeAnswer {
-    let message: String
-}
-
 /// `GET /v1/admin/config/rollouts`.
 struct RolloutsResponse: ResponseEncodable {
     let rollouts: [RolloutInfo]
-}
-
-/// `GET /v1/admin/config`.
-struct ManifestResponse: ResponseEncodable {
-    let appId: String
-    let patterns: [PatternState]
-}
-
-/// `DELETE /v1/admin/config`.
-struct DeleteResponse: ResponseEncodable {
-    let message: String
-    let deleted: [String]
-}
-
-/// `GET /v1/admin/config/history`.
-struct HistoryResponse: ResponseEncodable {
-    let revisions: [RevisionInfo]
-}
-
-/// `POST /v1/admin/config/rollback`.
-struct RollbackRequest: Codable, Sendable {
-    let version: String
-    let revision: Int64
-}
-
-struct RollbackResponse: ChangeAnswer {
-    let message: String
-    let pattern: String
-    let revision: Int64
-    let restoredFrom: Int64
 }
 
 /// `GET /v1/admin/config/resolve`.
@@ -181,15 +112,6 @@ struct ResolvedRollout: Encodable, Sendable {
     let included: Bool?
 }
 
-/// `GET /v1/admin/config/body`: a revision's config as stored (a zero-knowledge envelope as is).
-struct ConfigBodyResponse: ResponseEncodable {
-    let pattern: String
-    let revision: Int64
-    let zeroKnowledge: Bool
-    let tiers: ConfigTiers?
-    let config: JSONValue
-}
-
 /// `GET /v1/admin/config/diff`: what changed from one revision to another.
 struct ConfigDiffResponse: ResponseEncodable {
     let pattern: String
@@ -198,4 +120,41 @@ struct ConfigDiffResponse: ResponseEncodable {
     let changes: [JSONChange]
     /// Whether the per-key tiers differ too.
     let tiersChanged: Bool
+}
+
+// MARK: Messages the document declares (generated into `Operations`; see openapi-generator-config.yaml)
+
+/// `GET /v1/admin/config`.
+typealias ManifestResponse = Operations.getManifest.Output.Ok.Body.jsonPayload
+/// `DELETE /v1/admin/config`.
+typealias DeleteResponse = Operations.deleteConfig.Output.Ok.Body.jsonPayload
+/// `GET /v1/admin/config/history`.
+typealias HistoryResponse = Operations.getHistory.Output.Ok.Body.jsonPayload
+/// `POST /v1/admin/config/rollback`.
+typealias RollbackRequest = Operations.rollback.Input.Body.jsonPayload
+typealias RollbackResponse = Operations.rollback.Output.Ok.Body.jsonPayload
+/// `GET /v1/admin/config/body`: a revision's config as stored (a zero-knowledge envelope as is).
+typealias ConfigBodyResponse = Operations.getConfigBody.Output.Ok.Body.jsonPayload
+/// `POST /v1/admin/config/overrides`: a tester's device gets a chosen revision.
+typealias OverrideRequest = Operations.setOverride.Input.Body.jsonPayload
+/// `POST` and `DELETE /v1/admin/config/overrides`.
+typealias OverrideChangeResponse = Operations.setOverride.Output.Ok.Body.jsonPayload
+/// `GET /v1/admin/config/overrides`.
+typealias OverridesResponse = Operations.listOverrides.Output.Ok.Body.jsonPayload
+typealias OverrideInfo = Operations.listOverrides.Output.Ok.Body.jsonPayload.overridesPayloadPayload
+
+extension ManifestResponse: ResponseEncodable {}
+extension DeleteResponse: ResponseEncodable {}
+extension HistoryResponse: ResponseEncodable {}
+extension RollbackResponse: ChangeAnswer {}
+extension ConfigBodyResponse: ResponseEncodable {}
+extension OverrideChangeResponse: ChangeAnswer {}
+extension OverridesResponse: ResponseEncodable {}
+
+extension OverrideInfo {
+    init(_ stored: StoredOverride) {
+        self.init(
+            pattern: stored.pattern, install: stored.install, revision: stored.revision, label: stored.label, zeroKnowledge: stored.zeroKnowledge,
+            createdAt: stored.createdAt)
+    }
 }

@@ -7,30 +7,11 @@ import SesameEncryption
 import SesameJSON
 import SesameStorage
 
-/// A pattern's current state, as the manifest shows it.
-struct PatternState: Codable, Sendable {
-    let pattern: String
-    let revision: Int64
-    let sizeBytes: Int
-    let zeroKnowledge: Bool
-    let updatedAt: Date
-    let updatedBy: String?
-    /// The keys opened to tiers below `attested`; absent when the config is attested-only.
-    let tiers: ConfigTiers?
-}
+/// A pattern's current state, as the manifest shows it (the document's `PatternState`).
+typealias PatternState = Components.Schemas.PatternState
 
-/// One revision, as the history shows it.
-struct RevisionInfo: Codable, Sendable {
-    let pattern: String
-    let revision: Int64
-    let action: String
-    let sizeBytes: Int
-    let sha256: String?
-    let zeroKnowledge: Bool
-    let restoredFrom: Int64?
-    let createdAt: Date
-    let createdBy: String?
-}
+/// One revision, as the history shows it (the document's `RevisionInfo`).
+typealias RevisionInfo = Components.Schemas.RevisionInfo
 
 /// A revision's config, opened.
 struct StoredConfig: Sendable {
