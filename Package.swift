@@ -29,7 +29,7 @@ let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let openAPIRuntime: Target.Dependency = .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
-let openAPIAsyncHTTPClient: Target.Dependency = .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client")
+let openAPIURLSession: Target.Dependency = .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
@@ -133,7 +133,7 @@ if declaresServer {
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
-        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
     ]
     package.targets += [
         // MARK: Build tools
@@ -253,8 +253,8 @@ if declaresServer {
         .target(
             name: "SesameCLI",
             dependencies: [
-                "AppAttest", "SesameDomain", "SesameJSON", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1, asyncHTTPClient, httpTypes, nioCore,
-                openAPIRuntime, openAPIAsyncHTTPClient,
+                "AppAttest", "SesameDomain", "SesameJSON", "ConfigSchema", sesameVault, argumentParser, crypto, x509, asn1, httpTypes,
+                openAPIRuntime, openAPIURLSession,
             ],
             path: "Clients/SesameCLI",
             // The management API's typed client (`Client`, `Operations`, `Components`), generated at build

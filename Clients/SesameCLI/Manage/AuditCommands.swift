@@ -18,7 +18,7 @@ struct AuditListCommand: AsyncParsableCommand {
             Console.current.out(
                 Table.render(
                     ["ID", "AT", "WHO", "WHAT", "PATTERN", "REVISION"],
-                    entries.map { [text($0.id), $0.at, $0.actor, $0.action, text($0.pattern), text($0.revision)] }))
+                    entries.map { [text($0.id), text($0.at), $0.actor, $0.action, text($0.pattern), text($0.revision)] }))
         }
     }
 }

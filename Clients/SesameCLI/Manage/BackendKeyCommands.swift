@@ -43,7 +43,7 @@ struct BackendKeysListCommand: AsyncParsableCommand {
             Console.current.out(
                 Table.render(
                     ["NAME", "ID", "KEY", "AUDIENCE", "CREATED", "LAST USED", "REVOKED"],
-                    keys.map { [$0.name, $0.keyId, $0.hint, text($0.audience), $0.createdAt, text($0.lastUsedAt), text($0.revokedAt)] }))
+                    keys.map { [$0.name, $0.keyId, $0.hint, text($0.audience), text($0.createdAt), text($0.lastUsedAt), text($0.revokedAt)] }))
         }
     }
 }

@@ -45,7 +45,7 @@ struct DebugTokensListCommand: AsyncParsableCommand {
             Console.current.out(
                 Table.render(
                     ["NAME", "ID", "EXPIRES", "REVOKED", "USES", "LAST USED"],
-                    tokens.map { [$0.name, $0.tokenId, $0.expiresAt, text($0.revokedAt), text($0.uses), text($0.lastUsedAt)] }))
+                    tokens.map { [$0.name, $0.tokenId, text($0.expiresAt), text($0.revokedAt), text($0.uses), text($0.lastUsedAt)] }))
         }
     }
 }

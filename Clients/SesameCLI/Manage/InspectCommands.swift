@@ -90,7 +90,7 @@ struct DevicesListCommand: AsyncParsableCommand {
             var output = Table.render(
                 ["KEY ID", "ENV", "VERSION", "FIRST SEEN", "LAST SEEN", "COUNTER", "REVOKED"],
                 page.devices.map {
-                    [$0.keyId, $0.environment.rawValue, text($0.appVersion), $0.firstSeen, text($0.lastSeen), text($0.counter), Self.revocation($0)]
+                    [$0.keyId, $0.environment.rawValue, text($0.appVersion), text($0.firstSeen), text($0.lastSeen), text($0.counter), Self.revocation($0)]
                 })
             if let next = page.next { output += "\nMore: sesame devices list --after \(next)" }
             Console.current.out(output)

@@ -1,15 +1,26 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
-import NIOCore
-import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
+import OpenAPIURLSession
 import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The management API's generated client (`Client`, from `Services/admin/openapi.yaml`) with what
 /// every command needs around it: the credential, the server's refusals as `CLIFailure`s, and the
 /// reply's bytes as the server sent them, for `--json`.
 struct ManagementClient: Sendable {
+    /// URLSession, as before the generated client: it takes the system's proxy settings (and, on
+    /// Linux, `https_proxy`). 60 s without a byte ends a call; 10 minutes ends any.
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = 60
+        configuration.timeoutIntervalForResource = 600
+        return URLSession(configuration: configuration)
+    }()
+
     /// The largest reply read (a config body is at most `SESAME_MAX_CONFIG_BYTES`, 1 MiB by default;
     /// a page of the audit log or devices is far below).
     static let replyLimit = 32 * 1024 * 1024
@@ -24,7 +35,7 @@ struct ManagementClient: Sendable {
         lastReply = recorder
         api = Client(
             serverURL: baseURL,
-            transport: AsyncHTTPClientTransport(configuration: .init(client: .shared, timeout: .seconds(60))),
+            transport: URLSessionTransport(configuration: .init(session: Self.session)),
             middlewares: [ReplyMiddleware(credential: credential, recorder: recorder)])
     }
 

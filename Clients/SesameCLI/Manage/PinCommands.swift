@@ -26,7 +26,7 @@ struct PinsAddCommand: AsyncParsableCommand {
             default: throw CLIFailure("give exactly one of --spki-sha256 and --from-cert", exitCode: 2)
             }
             let client = try server.client()
-            _ = try await client.call { try await $0.addPin(body: .json(.init(domainName: domain, key: key, fqdn: fqdn, expire: expire.map(Int.init)))) }
+            _ = try await client.call { try await $0.addPin(body: .json(.init(domainName: domain, key: key, fqdn: fqdn, expire: expire))) }
             server.confirm(client, or: "Pinned.")
         }
     }
@@ -60,7 +60,7 @@ struct PinsListCommand: AsyncParsableCommand {
                 Table.render(
                     ["DOMAIN", "SPKI SHA-256", "FQDN", "EXPIRES", "ADDED"],
                     pins.map {
-                        [$0.domainName, $0.key, text($0.fqdn), text($0.expire.map { Date(timeIntervalSince1970: Double($0)) }), $0.date]
+                        [$0.domainName, $0.key, text($0.fqdn), text($0.expire.map { Date(timeIntervalSince1970: Double($0)) }), text($0.date)]
                     }))
         }
     }

@@ -26,7 +26,7 @@ struct KillSwitchCommand: AsyncParsableCommand {
                 let killed = try await client.call { try await $0.listKillSwitches().ok.body.json.killed }
                 if server.printedReply(of: client) { return }
                 guard !killed.isEmpty else { return Console.current.out("No version is switched off.") }
-                return Console.current.out(Table.render(["VERSION", "SINCE", "REASON"], killed.map { [$0.version, $0.createdAt, $0.reason] }))
+                return Console.current.out(Table.render(["VERSION", "SINCE", "REASON"], killed.map { [$0.version, text($0.createdAt), $0.reason] }))
             }
             let switched = (versions ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             _ = try await client.call { try await $0.setKillSwitch(body: .json(.init(versions: switched, enabled: clear, reason: reason))) }

@@ -1,4 +1,5 @@
 import Foundation
+import OpenAPIRuntime
 import Hummingbird
 import SesameDomain
 import SesameHTTP
@@ -211,8 +212,8 @@ struct ConfigRoutes {
         let reach = rollout.map { " to \(RolloutBucket.percentText(basisPoints: $0.basisPoints)) % of installs (staged rollout \($0.id.uuidString.lowercased()))" } ?? ""
         return UploadResponse(
             message: "Published revision \(revision) for version pattern '\(upload.pattern)'\(reach)\(upload.zeroKnowledge ? " (zero-knowledge: stored as ciphertext)" : "").",
-            tiers: upload.tiers, pattern: upload.pattern, revision: revision, rollout: rollout.map { RolloutInfo($0) }, totalPatterns: patterns.count,
-            allPatterns: patterns)
+            pattern: upload.pattern, revision: revision, totalPatterns: patterns.count, allPatterns: patterns, tiers: upload.tiers,
+            rollout: rollout.map { RolloutInfo($0) })
     }
 
     func rollback(appID: String, _ body: RollbackRequest, caller: Caller) async throws -> RollbackResponse {

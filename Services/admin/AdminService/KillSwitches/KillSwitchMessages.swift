@@ -16,9 +16,9 @@ struct KillSwitchResponse: ChangeAnswer {
 }
 
 /// `GET /v1/admin/kill-switch`.
-struct KilledVersionsResponse: ResponseEncodable {
-    let killed: [KilledVersion]
-}
+typealias KilledVersionsResponse = Operations.listKillSwitches.Output.Ok.Body.jsonPayload
+
+extension KilledVersionsResponse: ResponseEncodable {}
 
 /// `POST /v1/admin/emergency-revoke`.
 struct EmergencyRevokeRequest: Codable, Sendable {

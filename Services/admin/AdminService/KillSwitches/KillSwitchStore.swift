@@ -6,11 +6,7 @@ import SesameJSON
 import SesameStorage
 
 /// A version that is switched off, and why.
-struct KilledVersion: Codable, Sendable {
-    let version: String
-    let reason: String
-    let createdAt: Date
-}
+typealias KilledVersion = Components.Schemas.KilledVersion
 
 /// An emergency revocation, as listed.
 struct Revocation: Codable, Sendable {

@@ -12,37 +12,11 @@ struct PinRoutes {
     let authenticator: AdminAuthenticator
     let pins: PinStore
 
-    struct AddRequest: Decodable {
-        let domainName: String
-        /// Base64 SHA-256 of the leaf certificate's SubjectPublicKeyInfo.
-        let key: String
-        let fqdn: String?
-        /// Unix time (seconds) after which the pin no longer counts.
-        let expire: Int64?
-    }
-
-    struct ListResponse: ResponseEncodable {
-        let pins: [PinListing]
-    }
-
-    struct SigningKeyResponse: ResponseEncodable {
-        @LowercaseUUID var keyId: UUID
-        let createdAt: Date
-        /// The public key, PEM.
-        let pem: String
-        /// The same PEM as one line of base64: what the SslPinning SDK's `signingKeyBase64` takes.
-        let base64: String
-    }
-
-    /// `GET pins/signing-key`: the key that signs now, and the one prepared to sign next.
-    struct SigningKeysResponse: ResponseEncodable {
-        let active: SigningKeyResponse?
-        let next: SigningKeyResponse?
-    }
-
-    struct RotateRequest: Decodable {
-        let bits: Int?
-    }
+    typealias AddRequest = Operations.addPin.Input.Body.jsonPayload
+    typealias ListResponse = Operations.listPins.Output.Ok.Body.jsonPayload
+    typealias SigningKeyResponse = Components.Schemas.PinSigningKey
+    typealias SigningKeysResponse = Operations.getPinSigningKey.Output.Ok.Body.jsonPayload
+    typealias RotateRequest = Operations.preparePinSigningKey.Input.Body.jsonPayload
 
     struct Done: ResponseEncodable {
         let message: String
@@ -113,7 +87,7 @@ struct PinRoutes {
     }
 
     static func describe(_ key: PinStore.SigningKey) -> SigningKeyResponse {
-        SigningKeyResponse(keyId: key.keyID, createdAt: key.createdAt, pem: key.key.pemRepresentation, base64: PinSigningKeys.singleLineBase64(key.key))
+        SigningKeyResponse(keyId: key.keyID.uuidString.lowercased(), createdAt: key.createdAt, pem: key.key.pemRepresentation, base64: PinSigningKeys.singleLineBase64(key.key))
     }
 
     /// A host name, or `*.` and a host name of at least two labels (never a wildcard over a TLD).
@@ -139,3 +113,7 @@ struct PinRoutes {
         return host
     }
 }
+
+extension PinRoutes.ListResponse: ResponseEncodable {}
+extension PinRoutes.SigningKeyResponse: ResponseEncodable {}
+extension PinRoutes.SigningKeysResponse: ResponseEncodable {}

@@ -10,13 +10,7 @@ import SesameStorage
 import CryptoExtras
 
 /// A pin as the management API lists it.
-struct PinListing: Codable, Sendable {
-    let domainName: String
-    let key: String
-    let fqdn: String?
-    let expire: Int64?
-    let date: Date
-}
+typealias PinListing = Components.Schemas.Pin
 
 /// An app's pins and its registry signing key. Every change is audited and announced, so every
 /// delivery instance signs and serves the new registry.
