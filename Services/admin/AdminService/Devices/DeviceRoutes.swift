@@ -9,22 +9,15 @@ struct DeviceRoutes {
     let devices: DeviceStore
     let approvals: ChangeApprovals
 
+    /// `devices/revoke`: the key id as listed (base64url; base64 is accepted too) and why, for the
+    /// audit log and the listing; the answer.
+    typealias RevokeRequest = Operations.revokeDevice.Input.Body.jsonPayload
+    typealias RevokeResponse = Operations.revokeDevice.Output.Ok.Body.jsonPayload
+
     struct ListResponse: ResponseEncodable {
         let devices: [DeviceListing]
         /// Pass as `after` for the next page; absent on the last page.
         let next: String?
-    }
-
-    struct RevokeRequest: Codable, Sendable {
-        /// The key id as listed (base64url; base64 is accepted too).
-        let keyId: String
-        /// Why, for the audit log and the listing.
-        let reason: String
-    }
-
-    struct RevokeResponse: ChangeAnswer {
-        let keyId: String
-        let message: String
     }
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
@@ -82,3 +75,5 @@ struct DeviceRoutes {
         return bytes
     }
 }
+
+extension DeviceRoutes.RevokeResponse: ChangeAnswer {}

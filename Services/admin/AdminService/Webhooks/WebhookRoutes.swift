@@ -26,7 +26,7 @@ struct WebhookRoutes {
             let (id, secret) = try await webhooks.create(appID: appID, url: body.url, events: Array(Set(events)).sorted(), format: format, caller: caller)
             return WebhookCreatedResponse(
                 message: "Registered; copy the secret now, Sesame shows it only once. Deliveries are signed with it (Sesame-Signature).",
-                id: id, secret: secret)
+                id: id.uuidString.lowercased(), secret: secret)
         }
 
         group.get("webhooks") { request, _ -> WebhooksResponse in
@@ -52,19 +52,11 @@ struct WebhookRequest: Decodable {
     let format: String?
 }
 
-struct WebhookCreatedResponse: ResponseEncodable {
-    let message: String
-    @LowercaseUUID var id: UUID
-    /// `whsec_…`: shown once.
-    let secret: String
-}
+/// `POST /v1/admin/webhooks`'s answer (the secret, `whsec_…`, shown once), `GET`'s list and `DELETE`'s answer.
+typealias WebhookCreatedResponse = Operations.createWebhook.Output.Ok.Body.jsonPayload
+typealias WebhooksResponse = Operations.listWebhooks.Output.Ok.Body.jsonPayload
+typealias WebhookRemovedResponse = Operations.removeWebhook.Output.Ok.Body.jsonPayload
 
-struct WebhooksResponse: ResponseEncodable {
-    let webhooks: [WebhookInfo]
-    /// Every event a webhook may subscribe to.
-    let events: [String]
-}
-
-struct WebhookRemovedResponse: ResponseEncodable {
-    let message: String
-}
+extension WebhookCreatedResponse: ResponseEncodable {}
+extension WebhooksResponse: ResponseEncodable {}
+extension WebhookRemovedResponse: ResponseEncodable {}

@@ -7,25 +7,8 @@ import SesameHTTP
 import SesameJSON
 import SesameStorage
 
-/// A webhook as listed: never its secret.
-struct WebhookInfo: Encodable, Sendable {
-    @LowercaseUUID var id: UUID
-    let url: String
-    /// Empty: every event.
-    let events: [String]
-    let format: String
-    let createdBy: String
-    let createdAt: Date
-    /// Deliveries that succeeded.
-    let delivered: Int64
-    /// Failed attempts at the entry it waits on (0 when caught up or delivering).
-    let attempts: Int
-    let nextAttemptAt: Date?
-    let lastStatus: Int?
-    let lastError: String?
-    let lastAttemptAt: Date?
-    let lastDeliveredAt: Date?
-}
+/// A webhook as listed: never its secret (the document's `Webhook`).
+typealias WebhookInfo = Components.Schemas.Webhook
 
 /// The webhooks of an app: made (their secret shown once), listed with their last status,
 /// removed; and, for the dispatcher, claimed one at a time and moved along the audit log.
@@ -74,8 +57,8 @@ struct WebhookStore: Sendable {
         {
             hooks.append(
                 WebhookInfo(
-                    id: id, url: url, events: events, format: format, createdBy: createdBy, createdAt: createdAt, delivered: delivered,
-                    attempts: attempts, nextAttemptAt: next, lastStatus: status, lastError: error, lastAttemptAt: attempted,
+                    id: id.uuidString.lowercased(), url: url, events: events, format: format, delivered: delivered, attempts: attempts,
+                    createdBy: createdBy, createdAt: createdAt, nextAttemptAt: next, lastStatus: status, lastError: error, lastAttemptAt: attempted,
                     lastDeliveredAt: deliveredAt))
         }
         return hooks
