@@ -400,6 +400,9 @@ def main():
         new_key = owner.find("#new-key code").text
         status, _ = http(base + "/v1/admin/config", headers={"Authorization": "Bearer " + new_key})
         expect(status == 200, f"the key the dashboard made: {status}")
+        # Who made each key: the person, for the key made here.
+        made = owner.driver.find_element(By.XPATH, "//tr[td[1][normalize-space()='browser-ci']]").text
+        expect("owner@example.com" in made, f"the dashboard's key row does not name its maker: {made!r}")
         owner.shot("06-keys-created")
         # A backend key made on the same page: it redeems nothing here, but Sesame knows it, and the
         # management API refuses it.

@@ -202,6 +202,8 @@ struct ManagementCommandTests {
             #expect(await Self.sesame(["config:diff", "--ver", "*", "--from", "7"] + server).status == 1)
             let keys = await Self.sesame(["keys:list"] + server)
             #expect(keys.out.contains("HINT") && keys.out.contains("sk_prod_…") && !keys.out.contains(server[3]))
+            // Who made the key: the operator token registered the app.
+            #expect(keys.out.contains("BY") && keys.out.contains("operator"), "\(keys.out)")
             #expect(await Self.sesame(["devices:list"] + server).out.contains("No attested device"))
             // Pins: from a certificate, listed with the hash computed here, the signing key, rotation, removal.
             let certificate = try SoftwareAttester().rootCertificate

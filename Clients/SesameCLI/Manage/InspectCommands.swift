@@ -55,7 +55,7 @@ struct ConfigDiffCommand: AsyncParsableCommand {
 /// `sesame keys list`.
 struct KeysListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List the app's provisioning keys: name, hint, created, last used, revoked (never the keys).")
+        commandName: "list", abstract: "List the app's provisioning keys: name, hint, created, by whom, last used, revoked (never the keys).")
 
     @OptionGroup var server: ServerOptions
 
@@ -66,8 +66,8 @@ struct KeysListCommand: AsyncParsableCommand {
             if server.printedReply(of: client) { return }
             Console.current.out(
                 Table.render(
-                    ["NAME", "HINT", "ID", "CREATED", "LAST USED", "REVOKED"],
-                    keys.map { [$0.name, $0.hint, $0.keyId, text($0.createdAt), text($0.lastUsedAt), text($0.revokedAt)] }))
+                    ["NAME", "HINT", "ID", "CREATED", "BY", "LAST USED", "REVOKED"],
+                    keys.map { [$0.name, $0.hint, $0.keyId, text($0.createdAt), text($0.createdBy), text($0.lastUsedAt), text($0.revokedAt)] }))
         }
     }
 }

@@ -522,9 +522,9 @@ async function keysPage() {
     el("section", { class: "card wide" }, el("h2", { text: "Provisioning keys" }),
       el("p", { class: "muted", text: "For CI and the sesame CLI (SESAME_KEY). Sesame shows a key once, when it is created." }),
       isOwner() ? el("div", { class: "row" }, name, el("button", { id: "create-key", onclick: create, text: "Create key" })) : null, created,
-      table(["Name", "Hint", "Created", "Last used", "Revoked", ""], listing.keys.map((k) =>
+      table(["Name", "Hint", "Created", "Made by", "Last used", "Revoked", ""], listing.keys.map((k) =>
         el("tr", {}, el("td", { text: k.name }), el("td", {}, el("code", { text: k.hint })), el("td", { text: when(k.createdAt) }),
-          el("td", { text: when(k.lastUsedAt) }), el("td", { text: when(k.revokedAt) }),
+          el("td", { text: k.createdBy || "–" }), el("td", { text: when(k.lastUsedAt) }), el("td", { text: when(k.revokedAt) }),
           el("td", {}, isOwner() && !k.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(k), text: "Revoke" }) : null))))),
     backendKeysCard(backend.keys));
 }
