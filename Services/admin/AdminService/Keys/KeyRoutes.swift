@@ -9,9 +9,8 @@ struct KeyRoutes {
     let keys: ProvisioningKeyStore
     let approvals: ChangeApprovals
 
-    struct ListResponse: ResponseEncodable {
-        let keys: [ProvisioningKeyListing]
-    }
+    /// `GET keys`.
+    typealias ListResponse = Operations.listKeys.Output.Ok.Body.jsonPayload
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         approvals.register(
@@ -67,3 +66,5 @@ struct KeyRoutes {
         }
     }
 }
+
+extension KeyRoutes.ListResponse: ResponseEncodable {}

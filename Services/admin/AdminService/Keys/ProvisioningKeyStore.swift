@@ -13,20 +13,8 @@ struct ProvisioningKeySummary: Codable, Sendable {
     let hint: String
 }
 
-/// A provisioning key as `GET /v1/admin/keys` lists it: never the key.
-struct ProvisioningKeyListing: Codable, Sendable {
-    @LowercaseUUID var keyId: UUID
-    let name: String
-    let hint: String
-    let createdAt: Date
-    /// To the minute.
-    let lastUsedAt: Date?
-    let revokedAt: Date?
-    /// Who made it, as the audit log names them; absent for keys made before this was kept.
-    let createdBy: String?
-    /// The proposal a second person must approve before the key is accepted.
-    @LowercaseOptionalUUID var pendingApproval: UUID?
-}
+/// A provisioning key as `GET /v1/admin/keys` lists it: never the key (the document's `ProvisioningKey`).
+typealias ProvisioningKeyListing = Components.Schemas.ProvisioningKey
 
 /// Provisioning keys (`sk_prod_` + 32 random bytes, base64url). Only their SHA-256 is stored, so a
 /// database leak gives no usable key; the plaintext is shown once, at creation.
@@ -135,8 +123,8 @@ struct ProvisioningKeyStore: Sendable {
         {
             keys.append(
                 ProvisioningKeyListing(
-                    keyId: keyID, name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt, revokedAt: revokedAt, createdBy: createdBy,
-                    pendingApproval: pending))
+                    keyId: keyID.uuidString.lowercased(), name: name, hint: hint, createdAt: createdAt, lastUsedAt: lastUsedAt,
+                    revokedAt: revokedAt, createdBy: createdBy, pendingApproval: pending?.uuidString.lowercased()))
         }
         return keys
     }
