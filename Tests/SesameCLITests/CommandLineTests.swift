@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 @testable import SesameCLI
 import Testing
 
@@ -29,6 +30,16 @@ struct CommandLineTests {
         let help = SesameCommand.helpMessage(for: KeysGroup.self)
         for command in ["create", "list", "revoke"] { #expect(help.contains(command)) }
         #expect(SesameCommand.completionScript(for: .bash).contains("debug-tokens"))
+    }
+
+    @Test("devices list writes a revocation as the server's time and the reason; a live device as -")
+    func deviceRevocation() {
+        var device = Components.Schemas.Device(
+            keyId: "k", environment: .production, tier: "attested", firstSeen: Date(timeIntervalSince1970: 0), counter: 0)
+        #expect(DevicesListCommand.revocation(device) == "-")
+        device.revokedAt = Date(timeIntervalSince1970: 86_400)
+        device.revokedReason = "reported stolen"
+        #expect(DevicesListCommand.revocation(device) == "1970-01-02T00:00:00Z (reported stolen)")
     }
 
     @Test("keys revoke takes the key's id or the key as its argument")

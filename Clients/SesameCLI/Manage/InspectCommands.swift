@@ -102,7 +102,7 @@ extension DevicesListCommand {
     /// When and why a device was revoked; `-` for a live one.
     static func revocation(_ device: Components.Schemas.Device) -> String {
         guard let at = device.revokedAt else { return "-" }
-        return "\(at) (\(text(device.revokedReason)))"
+        return "\(text(at)) (\(text(device.revokedReason)))"
     }
 }
 
