@@ -48,7 +48,7 @@ struct ChainSearchBoundTests {
         return CBOREncoder.encode(.map(entries.map { $0.key == .text("attStmt") ? CBORMapEntry(key: $0.key, value: newStatement) : $0 }))
     }
 
-    @Test("x5c with the leaf and 9 self-issued intermediates is refused at the format step in under 100 ms")
+    @Test("x5c with the leaf and 9 self-issued intermediates is refused at the format step in well under a second")
     func nineSelfIssuedIntermediates() async throws {
         let attester = try SoftwareAttester()
         let key = attester.generateKey()
@@ -60,7 +60,10 @@ struct ChainSearchBoundTests {
         await #expect(throws: AppAttestError(.format, "")) {
             try await verifier.verifyAttestation(hostile, keyId: key.keyId, clientDataHash: hash, appId: "T.app", at: Date())
         }
-        #expect(ContinuousClock.now - started < .milliseconds(100))
+        // Unbounded, the search grows with the orderings of the intermediates (9! of them); the
+        // bound is counted in look-ups, so a second of slack measures the bound, not how
+        // busy the first layer's parallel tests keep the two cores.
+        #expect(ContinuousClock.now - started < .seconds(1))
     }
 
     @Test("x5c with one certificate, or three, is refused; the genuine pair still verifies")
@@ -83,7 +86,7 @@ struct ChainSearchBoundTests {
         }
     }
 
-    @Test("the search budget alone (a second wall) stops 9 self-issued intermediates within 100 ms")
+    @Test("the search budget alone (a second wall) stops 9 self-issued intermediates well within a second")
     func budgetStopsTheSearch() async throws {
         let (leaf, intermediates) = try Self.hostileChain(count: 9)
         let verifier = AppAttestVerifier()
@@ -91,6 +94,9 @@ struct ChainSearchBoundTests {
         await #expect(throws: AppAttestError(.chain, "")) {
             try await verifier.verifyChain(leaf: leaf, intermediates: intermediates, at: Date())
         }
-        #expect(ContinuousClock.now - started < .milliseconds(100))
+        // Unbounded, the search grows with the orderings of the intermediates (9! of them); the
+        // bound is counted in look-ups, so a second of slack measures the bound, not how
+        // busy the first layer's parallel tests keep the two cores.
+        #expect(ContinuousClock.now - started < .seconds(1))
     }
 }

@@ -43,8 +43,11 @@ struct OutboundDeadlineTests {
             await #expect(throws: OutboundHTTPClient.Refusal.timedOut(.seconds(1))) {
                 _ = try await client.get("http://127.0.0.1:\(port)/jwks.json", maximumBytes: 4096)
             }
+            // Without the deadline the body alone takes 200 s. The slack above the 1 s deadline is for a
+            // first layer whose parallel, CPU-bound tests can keep the two-core pool busy for seconds
+            // (CI saw 5.8 s once); a tight bound here measured the machine, not the client.
             let elapsed = ContinuousClock.now - start
-            #expect(elapsed < .seconds(3), "the call took \(elapsed)")
+            #expect(elapsed < .seconds(30), "the call took \(elapsed)")
         }
     }
 }
