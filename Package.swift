@@ -213,10 +213,11 @@ if declaresServer {
             dependencies: [
                 "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
                 "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
-                asn1, httpTypes, metrics,
+                asn1, httpTypes, metrics, openAPIRuntime,
             ],
             path: "Services/auth/AuthService",
-            plugins: ["EmbedFiles"]
+            // EmbedFiles embeds the document; OpenAPIGenerator writes its message types (`openapi.yaml` is a link to it).
+            plugins: ["EmbedFiles", .plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(name: "sesame-auth", dependencies: ["AuthService", "SesameServer"], path: "Services/auth/sesame-auth"),
         .target(

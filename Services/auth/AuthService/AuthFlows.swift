@@ -228,7 +228,7 @@ struct AuthFlows: Sendable {
 
     private func respond(with pair: TokenAuthority.TokenPair) -> TokenResponse {
         TokenMetrics.issued(tier: .attested, appID: pair.access.appID)
-        return TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds))
+        return TokenResponse(accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn: Int(tokens.lifetimes.access.wholeSeconds), tier: .attested)
     }
 
     /// The bytes of a base64 field; the bound is far above any real App Attest object.

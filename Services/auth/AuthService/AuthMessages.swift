@@ -1,91 +1,43 @@
+import Foundation
 import Hummingbird
+import OpenAPIRuntime
 import SesameDomain
 
-/// `POST /v1/auth/challenge` response.
-struct ChallengeResponse: ResponseEncodable {
-    /// Base64 of 32 random bytes; the app passes SHA256 of these bytes as `clientDataHash`.
-    let nonce: String
-    let expiresIn: Int
-}
+// Auth's messages are the document's (generated into `Components`; see openapi-generator-config.yaml).
 
-/// `POST /v1/auth/attest` body.
-struct AttestRequest: Decodable {
-    let attestationObject: String
-    let keyId: String
-    let nonce: String
-    let teamId: String
-    let bundleId: String
-    /// The app's version (`N.N.N`), carried in its tokens so revocations can target versions.
-    let appVersion: String?
-}
+/// `POST /v1/auth/challenge`'s answer: `nonce` is base64 of 32 random bytes; the app passes their
+/// SHA-256 as `clientDataHash`.
+typealias ChallengeResponse = Components.Schemas.Challenge
+/// `POST /v1/auth/attest`.
+typealias AttestRequest = Components.Schemas.AttestRequest
+/// `POST /v1/auth/refresh`: `assertion` and `clientData` come together or not at all.
+typealias RefreshRequest = Components.Schemas.RefreshRequest
+/// `POST /v1/auth/api-token`, with the install's access token as the bearer, and its answer.
+typealias APITokenRequest = Components.Schemas.APITokenRequest
+typealias APITokenResponse = Components.Schemas.APIToken
+/// The token pair, as `attest` and `refresh` answer (always the `attested` tier).
+typealias TokenResponse = Components.Schemas.TokenPair
+/// `POST /v1/auth/debug` and `POST /v1/auth/unattested`, and what both answer: an access token
+/// alone (exchange again when it expires).
+typealias DebugTokenRequest = Components.Schemas.DebugTokenRequest
+typealias UnattestedRequest = Components.Schemas.UnattestedRequest
+typealias TierTokenResponse = Components.Schemas.TierToken
+/// `POST /v1/verify/consume` and what a consumed token says, for the backend to decide on.
+typealias ConsumeRequest = Components.Schemas.ConsumeRequest
+typealias ConsumeResponse = Components.Schemas.ConsumedToken
+/// `POST /v1/verify/assertion` (what `SesameClient.assertion(for:)` gives the app), and which
+/// install of which app made an assertion that passed.
+typealias AssertionRequest = Components.Schemas.AssertionCheckRequest
+typealias AssertionResponse = Components.Schemas.AssertionCheck
 
-/// `POST /v1/auth/refresh` body. `assertion` and `clientData` come together or not at all.
-struct RefreshRequest: Decodable {
-    let refreshToken: String
-    /// Base64 of the assertion object from `generateAssertion`.
-    let assertion: String?
-    /// Base64 of the exact bytes whose SHA-256 the app passed to `generateAssertion`: a JSON object
-    /// with `"challenge"` set to a nonce from `POST /v1/auth/challenge`.
-    let clientData: String?
-    let appVersion: String?
-}
+extension ChallengeResponse: ResponseEncodable {}
+extension APITokenResponse: ResponseEncodable {}
+extension TokenResponse: ResponseEncodable {}
+extension TierTokenResponse: ResponseEncodable {}
+extension ConsumeResponse: ResponseEncodable {}
+extension AssertionResponse: ResponseEncodable {}
 
-/// `POST /v1/auth/api-token`, with the install's access token as the bearer.
-struct APITokenRequest: Decodable {
-    /// One of the app's API audiences; may be left out when the policy lists exactly one.
-    let audience: String?
-    /// The base64url SHA-256 of a value to bind the token to (its session token, a request body).
-    let binding: String?
-    /// A single-use token, which the app's backend consumes with `POST /v1/verify/consume`.
-    let limitedUse: Bool?
-}
-
-struct APITokenResponse: ResponseEncodable {
-    let token: String
-    /// Its lifetime in seconds.
-    let expiresIn: Int
-    let audience: String
-    /// Whether it is single use.
-    let limitedUse: Bool
-}
-
-/// The token pair, as `attest` and `refresh` answer.
-struct TokenResponse: ResponseEncodable {
-    let accessToken: String
-    let refreshToken: String
-    /// The access token's lifetime in seconds.
-    let expiresIn: Int
-    /// Always `attested`: only attested installs hold refresh tokens.
-    var tier = TrustTier.attested
-}
-
-/// `POST /v1/auth/debug` body.
-struct DebugTokenRequest: Decodable {
-    /// A debug token from `sesame debug-tokens create`.
-    let debugToken: String
-    let teamId: String
-    let bundleId: String
-    let appVersion: String?
-}
-
-/// `POST /v1/auth/unattested` body.
-struct UnattestedRequest: Decodable {
-    /// A nonce from `POST /v1/auth/challenge`, spent by this request.
-    let nonce: String
-    let teamId: String
-    let bundleId: String
-    let appVersion: String?
-}
-
-/// What `debug` and `unattested` answer: an access token alone (exchange again when it expires).
-struct TierTokenResponse: ResponseEncodable {
-    let accessToken: String
-    /// The access token's lifetime in seconds.
-    let expiresIn: Int
-    let tier: TrustTier
-}
-
-/// The JSON object inside an assertion's client data.
+/// The JSON object inside an assertion's client data (the app's own bytes, not a message of the API).
 struct AssertionClientData: Decodable {
     let challenge: String
 }

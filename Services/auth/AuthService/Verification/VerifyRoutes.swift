@@ -19,55 +19,6 @@ struct VerifyRoutes {
     let limits: AuthLimits
     let logger: Logger
 
-    /// `POST /v1/verify/consume`.
-    struct ConsumeRequest: Decodable {
-        /// The single-use API token the app sent.
-        let token: String
-        /// The backend's own audience: when given, a token for another one is refused. Required
-        /// when the backend key is bound to no audience and the app's policy lists several.
-        let audience: String?
-    }
-
-    /// What a consumed token says, for the backend to decide on.
-    struct ConsumeResponse: ResponseEncodable {
-        let app: String
-        /// The attested key id.
-        let sub: String
-        let tier: TrustTier
-        let env: String
-        let ver: String?
-        let aud: String
-        /// Base64url SHA-256 of the value the app bound the token to, if any.
-        let bnd: String?
-        let jti: String
-        /// Seconds since 1970.
-        let iat: Int
-        let exp: Int
-    }
-
-    /// `POST /v1/verify/assertion`: what the app sent with the action (`SesameClient.assertion(for:)`).
-    struct AssertionRequest: Decodable {
-        /// The App Attest key id, base64 (as `generateKey` gives it) or base64url.
-        let keyId: String
-        /// Base64 of the exact bytes the app asserted over: the action's data.
-        let clientData: String
-        /// Base64 of the assertion object.
-        let assertion: String
-    }
-
-    /// An assertion that passed: which install of which app made it.
-    struct AssertionResponse: ResponseEncodable {
-        let app: String
-        /// The attested key id, base64url.
-        let keyId: String
-        /// The App Attest environment of the key: `development` or `production`.
-        let environment: String
-        /// Always `attested`.
-        let tier: TrustTier
-        /// The key's counter, now advanced to this.
-        let counter: Int
-    }
-
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("consume") { request, context -> ConsumeResponse in
             // The key is checked in the consume's own statement: one round trip.
@@ -101,7 +52,11 @@ struct VerifyRoutes {
         do {
             let (key, counter) = try await assertions.verify(assertion, clientData: clientData, keyID: keyID, appID: appID)
             try await passGate(appID: appID, keyID: keyID, subject: .key)
-            return AssertionResponse(app: appID, keyId: Base64.urlEncode(keyID), environment: key.environment, tier: .attested, counter: Int(counter))
+            guard let environment = AssertionResponse.environmentPayload(rawValue: key.environment) else {
+                // Stored from the attestation's own environment: another value is the database's fault.
+                throw APIError.internalError
+            }
+            return AssertionResponse(app: appID, keyId: Base64.urlEncode(keyID), environment: environment, tier: .attested, counter: Int(counter))
         } catch let refusal as AssertionCheck.Refusal {
             switch refusal {
             case .unknownKey: throw AuthErrors.unknownAttestedKey
