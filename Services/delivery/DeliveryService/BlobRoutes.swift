@@ -34,15 +34,8 @@ struct BlobRoutes: Sendable {
         let sha256: [UInt8]
     }
 
-    /// The link, and what the app checks the downloaded bytes against.
-    struct LinkResponse: ResponseEncodable {
-        let url: String
-        let expiresIn: Int
-        let sizeBytes: Int64
-        /// Lowercase hex of the blob's SHA-256.
-        let sha256: String
-        let contentType: String
-    }
+    /// The link, and what the app checks the downloaded bytes against (the document's `BlobLink`).
+    typealias LinkResponse = Components.Schemas.BlobLink
 
     func link(_ request: Request, context: SesameRequestContext) async throws -> LinkResponse {
         let claims = try await gate.admit(request, to: .blobs, context: context).claims
@@ -156,3 +149,5 @@ struct BlobRoutes: Sendable {
         return last >= first ? (first, last) : nil
     }
 }
+
+extension BlobRoutes.LinkResponse: ResponseEncodable {}
