@@ -1,8 +1,13 @@
-import Foundation
 import Hummingbird
-import SesameDomain
 
-/// `POST /v1/admin/blob/upload`.
+// The blob routes' messages are the document's (generated into `Components` and `Operations`; see
+// openapi-generator-config.yaml).
+
+/// A stored blob's description (never its bytes).
+typealias BlobInfo = Components.Schemas.BlobInfo
+/// `POST /v1/admin/blob/upload`. Declared here, not generated: the document's `contentEncoding: base64`
+/// makes the generator decode with OpenAPIRuntime's `Base64EncodedData`, which ignores characters
+/// outside the alphabet; a corrupted upload must be refused, not stored as whatever remains.
 struct BlobUploadRequest: Decodable {
     let blobKey: String
     let dataBase64: String
@@ -14,13 +19,10 @@ struct BlobUploadRequest: Decodable {
         case contentType = "content_type"
     }
 }
-
-struct BlobUploadResponse: ResponseEncodable {
-    let message: String
-    let blob: BlobInfo
-}
-
+/// What both uploads answer.
+typealias BlobUploadResponse = Components.Schemas.BlobUpload
 /// `GET /v1/admin/blob`.
-struct BlobListResponse: ResponseEncodable {
-    let blobs: [BlobInfo]
-}
+typealias BlobListResponse = Operations.listBlobs.Output.Ok.Body.jsonPayload
+
+extension BlobUploadResponse: ResponseEncodable {}
+extension BlobListResponse: ResponseEncodable {}

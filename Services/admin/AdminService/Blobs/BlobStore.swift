@@ -7,15 +7,6 @@ import SesameEncryption
 import SesameJSON
 import SesameStorage
 
-/// A stored blob's description (never its bytes).
-struct BlobInfo: Codable, Sendable {
-    let blobKey: String
-    let contentType: String
-    let sizeBytes: Int64
-    let sha256: String
-    let updatedAt: Date
-}
-
 /// Binary blobs (models, images) an attested app may download; uploading a key again replaces it.
 /// The bytes are sealed at rest in chunks (`BlobLayout`); only their size and digest are in clear.
 struct BlobStore: Sendable {
