@@ -81,7 +81,7 @@ struct KillSwitchRoutes {
 
     static func validRevocation(_ body: EmergencyRevokeRequest) throws -> (pattern: String, ttl: Int) {
         let pattern = try ConfigRoutes.validPattern(body.version)
-        let ttl = body.forceRefreshTTL ?? 0
+        let ttl = body.force_refresh_ttl ?? 0
         guard (0...86_400).contains(ttl) else {
             throw APIError.invalidField("force_refresh_ttl", "must be from 0 to 86400 seconds")
         }

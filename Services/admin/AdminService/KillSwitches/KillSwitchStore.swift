@@ -9,13 +9,7 @@ import SesameStorage
 typealias KilledVersion = Components.Schemas.KilledVersion
 
 /// An emergency revocation, as listed.
-struct Revocation: Codable, Sendable {
-    let versionPattern: String
-    /// Tokens issued before this are refused.
-    let issuedBefore: Date
-    let forceRefreshTTL: Int
-    let createdAt: Date
-}
+typealias Revocation = Components.Schemas.Revocation
 
 /// The two emergency brakes: kill switches (a version gets an error carrying the reason instead of
 /// its config) and emergency revocations (tokens issued before now, for versions under a pattern,
