@@ -35,7 +35,7 @@ struct CommandLineTests {
     @Test("devices list writes a revocation as the server's time and the reason; a live device as -")
     func deviceRevocation() {
         var device = Components.Schemas.Device(
-            keyId: "k", environment: .production, tier: "attested", firstSeen: Date(timeIntervalSince1970: 0), counter: 0)
+            keyId: "k", environment: .production, tier: .attested, firstSeen: Date(timeIntervalSince1970: 0), counter: 0)
         #expect(DevicesListCommand.revocation(device) == "-")
         device.revokedAt = Date(timeIntervalSince1970: 86_400)
         device.revokedReason = "reported stolen"

@@ -14,11 +14,8 @@ struct DeviceRoutes {
     typealias RevokeRequest = Operations.revokeDevice.Input.Body.jsonPayload
     typealias RevokeResponse = Operations.revokeDevice.Output.Ok.Body.jsonPayload
 
-    struct ListResponse: ResponseEncodable {
-        let devices: [DeviceListing]
-        /// Pass as `after` for the next page; absent on the last page.
-        let next: String?
-    }
+    /// A page of devices; `next` (absent on the last page) is the `after` of the next.
+    typealias ListResponse = Operations.listDevices.Output.Ok.Body.jsonPayload
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("devices") { request, _ -> ListResponse in
@@ -77,3 +74,5 @@ struct DeviceRoutes {
 }
 
 extension DeviceRoutes.RevokeResponse: ChangeAnswer {}
+
+extension DeviceRoutes.ListResponse: ResponseEncodable {}

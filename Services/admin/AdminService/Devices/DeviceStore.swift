@@ -2,29 +2,15 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameHTTP
 import SesameJSON
 import SesameStorage
 
-/// An attested install as the management API lists it.
-struct DeviceListing: Codable, Sendable {
-    /// The App Attest key id, base64url: the `sub` of its tokens.
-    let keyId: String
-    /// `development` or `production`: the App Attest environment it attested in.
-    let environment: String
-    /// Always `attested`: only attested installs have a device record.
-    let tier: TrustTier
-    /// The version it reported at attestation or its latest refresh.
-    let appVersion: String?
-    let firstSeen: Date
-    let lastSeen: Date?
-    /// Its App Attest assertion counter.
-    let counter: Int64
-    let revokedAt: Date?
-    let revokedReason: String?
-}
+/// An attested install as the management API lists it (the document's `Device`).
+typealias DeviceListing = Components.Schemas.Device
 
-/// Attested installs: listed a page at a time, and revoked (the key, its refresh-token families,
-/// and, through `sesame.revocations`, every delivery instance at once).
+/// Attested installs: listed a page at a time, and revoked (the key and its refresh-token families;
+/// the database notes the revocation as an app change, which every delivery instance hears at once).
 struct DeviceStore: Sendable {
     let database: Database
     let logger: Logger
@@ -44,6 +30,8 @@ struct DeviceStore: Sendable {
         for try await (keyID, environment, appVersion, firstSeen, lastSeen, counter, revokedAt, reason) in rows.decode(
             (Data, String, String?, Date, Date?, Int64, Date?, String?).self)
         {
+            // Stored from the attestation's own environment: another value is the database's fault.
+            guard let environment = DeviceListing.environmentPayload(rawValue: environment) else { throw APIError.internalError }
             devices.append(
                 DeviceListing(
                     keyId: Base64.urlEncode(keyID), environment: environment, tier: .attested, appVersion: appVersion, firstSeen: firstSeen,
