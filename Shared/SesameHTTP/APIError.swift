@@ -19,7 +19,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, Sendable {
 
     /// One way a document failed: where (a JSON pointer), which rule, what to do, and which set of
     /// rules (a config schema's scope) it broke.
-    public struct Violation: Encodable, Equatable, Sendable {
+    public struct Violation: Codable, Hashable, Sendable {
         public let path: String
         public let keyword: String
         public let message: String

@@ -40,7 +40,7 @@ func violations(of config: JSONValue, against schemas: [(scope: String, document
 func attachedSchemas(_ server: ServerOptions, version: String) async throws(CLIFailure) -> [(scope: String, document: JSONValue)] {
     let schemas = try await server.client().call { try await $0.getConfigSchemas(query: .init(version: version)).ok.body.json.schemas }
     return schemas.map { entry in
-        (entry.pattern.map { "pattern '\($0)'" } ?? "the app", JSONDisplay.value(entry.schema))
+        (entry.pattern.map { "pattern '\($0)'" } ?? "the app", entry.schema)
     }
 }
 
@@ -99,7 +99,7 @@ struct ConfigSchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                guard let schema = try? JSONDecoder().decode(OpenAPIValueContainer.self, from: try readFile(file)) else {
+                guard let schema = try? JSONDecoder().decode(JSONValue.self, from: try readFile(file)) else {
                     throw CLIFailure("\(file) is not JSON", exitCode: 2)
                 }
                 let client = try server.client()
@@ -122,7 +122,7 @@ struct ConfigSchemaCommand: AsyncParsableCommand {
                 guard !schemas.isEmpty else { return Console.current.out("No schema is attached.") }
                 for entry in schemas {
                     let scope = entry.pattern.map { "Pattern '\($0)'" } ?? "Every pattern"
-                    Console.current.out("\(scope) (by \(entry.updatedBy), \(entry.updatedAt)):\n\(JSONDisplay.describe(entry.schema, pretty: true))")
+                    Console.current.out("\(scope) (by \(entry.updatedBy), \(text(entry.updatedAt))):\n\(JSONDisplay.describe(entry.schema, pretty: true))")
                 }
             }
         }

@@ -104,38 +104,21 @@ struct SchemaRequest: Codable, Sendable {
     let schema: JSONValue?
 }
 
-/// `POST /v1/admin/config/validate`.
-struct ValidateRequest: Decodable {
-    let version: String
-    let config: JSONValue
-}
+/// `POST /v1/admin/config/validate`, and its verdict without publishing.
+typealias ValidateRequest = Operations.validateConfig.Input.Body.jsonPayload
+typealias ValidateResponse = Operations.validateConfig.Output.Ok.Body.jsonPayload
+/// `GET /v1/admin/config/schema`; a schema's `pattern` is absent for the one every pattern's configs must match.
+typealias SchemasResponse = Operations.getConfigSchemas.Output.Ok.Body.jsonPayload
+typealias SchemaInfo = SchemasResponse.schemasPayloadPayload
+/// What attaching or detaching a schema answers.
+typealias SchemaChangeResponse = Operations.attachConfigSchema.Output.Ok.Body.jsonPayload
 
-/// `GET /v1/admin/config/schema`.
-struct SchemasResponse: ResponseEncodable {
-    let schemas: [SchemaInfo]
-}
+extension ValidateResponse: ResponseEncodable {}
+extension SchemasResponse: ResponseEncodable {}
+extension SchemaChangeResponse: ChangeAnswer {}
 
-struct SchemaInfo: Encodable, Sendable {
-    /// nil: the schema every pattern's configs must match.
-    let pattern: String?
-    let schema: JSONValue
-    let updatedBy: String
-    let updatedAt: Date
-
+extension SchemaInfo {
     init(_ attached: AttachedSchema) {
-        pattern = attached.pattern
-        schema = attached.schema.document
-        updatedBy = attached.updatedBy
-        updatedAt = attached.updatedAt
+        self.init(pattern: attached.pattern, schema: attached.schema.document, updatedBy: attached.updatedBy, updatedAt: attached.updatedAt)
     }
-}
-
-struct SchemaChangeResponse: ChangeAnswer {
-    let message: String
-}
-
-/// `POST /v1/admin/config/validate`: the verdict without publishing.
-struct ValidateResponse: ResponseEncodable {
-    let valid: Bool
-    let violations: [APIError.Violation]
 }
