@@ -5,7 +5,7 @@ import SesameDomain
 import SesameJSON
 
 /// One line of the append-only audit log (the database refuses updates and deletes).
-public struct AuditEntry: Codable, Sendable {
+public struct AuditEntry: Codable, Hashable, Sendable {
     public var id: Int64 = 0
     public var at: Date = Date()
     /// Who: a provisioning key's audit name, the operator, or a debug token's name.

@@ -5,7 +5,7 @@ import SesameDomain
 import SesameJSON
 
 /// A backend key as listings show it: never the key, only a hint.
-public struct BackendKeyListing: Codable, Sendable, Equatable {
+public struct BackendKeyListing: Codable, Sendable, Hashable {
     @LowercaseUUID public var keyId: UUID
     public let name: String
     public let hint: String

@@ -6,7 +6,7 @@ import SesameDomain
 import SesameJSON
 
 /// A debug token as listings show it: never the token, only its id, name and standing.
-public struct DebugTokenSummary: Codable, Sendable, Equatable {
+public struct DebugTokenSummary: Codable, Sendable, Hashable {
     @LowercaseUUID public var tokenId: UUID
     public let name: String
     public let createdAt: Date

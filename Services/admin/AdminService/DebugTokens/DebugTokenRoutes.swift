@@ -32,20 +32,11 @@ struct DebugTokenRoutes {
         }
     }
 
-    struct CreateResponse: ResponseEncodable {
-        let debugToken: String
-        let token: DebugTokenSummary
-        let message: String
-    }
-
-    struct ListResponse: ResponseEncodable {
-        let tokens: [DebugTokenSummary]
-    }
-
-    struct RevokeResponse: ResponseEncodable {
-        let token: DebugTokenSummary
-        let message: String
-    }
+    /// The token made (shown once), the list and a revocation's answer. The document's `DebugToken`
+    /// is the store's `DebugTokenSummary` (see openapi-generator-config.yaml).
+    typealias CreateResponse = Operations.createDebugToken.Output.Ok.Body.jsonPayload
+    typealias ListResponse = Operations.listDebugTokens.Output.Ok.Body.jsonPayload
+    typealias RevokeResponse = Operations.revokeDebugToken.Output.Ok.Body.jsonPayload
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("debug-tokens") { request, context -> CreateResponse in
@@ -84,3 +75,7 @@ struct DebugTokenRoutes {
         }
     }
 }
+
+extension DebugTokenRoutes.CreateResponse: ResponseEncodable {}
+extension DebugTokenRoutes.ListResponse: ResponseEncodable {}
+extension DebugTokenRoutes.RevokeResponse: ResponseEncodable {}

@@ -10,27 +10,12 @@ struct BackendKeyRoutes {
     let authenticator: AdminAuthenticator
     let backendKeys: BackendKeyStore
 
-    /// `POST backend-keys`.
-    struct CreateRequest: Decodable {
-        let name: String
-        /// One of the policy's API audiences: the key then consumes only tokens for it.
-        let audience: String?
-    }
-
-    struct CreateResponse: ResponseEncodable {
-        let backendKey: String
-        let key: BackendKeyListing
-        let message: String
-    }
-
-    struct ListResponse: ResponseEncodable {
-        let keys: [BackendKeyListing]
-    }
-
-    struct RevokeResponse: ResponseEncodable {
-        let key: BackendKeyListing
-        let message: String
-    }
+    /// `POST backend-keys` and the key made (shown once); the list; a revocation's answer. The
+    /// document's `BackendKey` is the store's `BackendKeyListing` (see openapi-generator-config.yaml).
+    typealias CreateRequest = Operations.createBackendKey.Input.Body.jsonPayload
+    typealias CreateResponse = Operations.createBackendKey.Output.Ok.Body.jsonPayload
+    typealias ListResponse = Operations.listBackendKeys.Output.Ok.Body.jsonPayload
+    typealias RevokeResponse = Operations.revokeBackendKey.Output.Ok.Body.jsonPayload
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("backend-keys") { request, context -> CreateResponse in
@@ -69,3 +54,7 @@ struct BackendKeyRoutes {
         }
     }
 }
+
+extension BackendKeyRoutes.CreateResponse: ResponseEncodable {}
+extension BackendKeyRoutes.ListResponse: ResponseEncodable {}
+extension BackendKeyRoutes.RevokeResponse: ResponseEncodable {}
