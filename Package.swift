@@ -406,6 +406,8 @@ if declaresServer {
 // MARK: Benchmarks (./sesame-dev bench)
 
 if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
+    // Only the handler-protocol benchmark serves through it: the services do not (see its source).
+    package.dependencies.append(.package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"))
     package.targets += [
         .target(
             name: "BenchmarkSupport",
@@ -430,7 +432,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
                 crypto, asn1, postgresNIO, logging,
             ],
             path: "Benchmarks/AuthBenchmark",
-            exclude: ["replay.lua"]
+            exclude: ["replay.lua", "flood.lua"]
         ),
         .executableTarget(
             name: "sesame-delivery-benchmark",
@@ -456,6 +458,15 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
                 nioHTTP1, nioFoundationCompat,
             ],
             path: "Benchmarks/StreamsBenchmark"
+        ),
+        .executableTarget(
+            name: "sesame-handler-protocol-benchmark",
+            dependencies: [
+                hummingbird, hummingbirdTesting, httpTypes, nioCore, openAPIRuntime,
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+            ],
+            path: "Benchmarks/HandlerProtocolBenchmark",
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .executableTarget(
             name: "sesame-soak",
