@@ -198,6 +198,11 @@ if declaresServer {
             path: "Shared/SesameOutbound"
         ),
         .target(
+            name: "SesameApple",
+            dependencies: ["SesameOutbound", crypto, jwtKit, nioCore],
+            path: "Shared/SesameApple"
+        ),
+        .target(
             name: "SesameServer",
             dependencies: [
                 "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
@@ -238,7 +243,7 @@ if declaresServer {
             name: "AdminService",
             dependencies: [
                 "SesameServer", "SesameConfiguration", "SesameEventBus", "SesameEvents", "SesameKafka", "SesameDomain", "ConfigSchema",
-                "SesameJSON", "SesameScope", "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
+                "SesameJSON", "SesameScope", "SesameEncryption", "SesameStorage", "SesameHTTP", "SesameOutbound", "SesameApple", sesameVault, sesamePinning, "SesameTokens", "WebAuthn",
                 serviceLifecycle, crypto,
                 cryptoExtras,
                 postgresNIO, nioPosix, httpTypes, argumentParser, openAPIRuntime,
@@ -305,6 +310,11 @@ if declaresServer {
             dependencies: [sesameKitTesting, "AppAttest", "CBOR", crypto, x509, asn1],
             path: "Tests/AppAttestTesting"
         ),
+        .target(
+            name: "AppleFake",
+            dependencies: [crypto, hummingbird, hummingbirdTesting, httpTypes, nioCore],
+            path: "Tests/AppleFake"
+        ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
         .testTarget(
             name: "ConfigSchemaTests", dependencies: ["ConfigSchema", "SesameDomain", "SesameJSON"], path: "Tests/ConfigSchemaTests",
@@ -370,7 +380,7 @@ if declaresServer {
             name: "AdminServiceTests",
             dependencies: [
                 "AdminService", "SesameConfiguration", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTestSupport",
-                "AppAttestTesting", "CBOR", "WebAuthnTesting", sesameVault, hummingbirdTesting, crypto, postgresNIO,
+                "AppAttestTesting", "AppleFake", "CBOR", "WebAuthnTesting", sesameVault, hummingbirdTesting, crypto, postgresNIO,
             ],
             path: "Tests/AdminServiceTests"
         ),

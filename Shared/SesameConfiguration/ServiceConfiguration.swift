@@ -34,6 +34,7 @@ import Logging
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
 /// | `SESAME_OUTBOUND_ALLOWED_HOSTS` | comma-separated host names that outbound calls to addresses apps configure (an identity issuer's JWKS) may reach although they resolve to internal addresses: an internal identity provider | none |
+/// | `SESAME_APPLE_DEVICECHECK_URL` | Apple's DeviceCheck server, which Sesame asks with each app's DeviceCheck key (another address for tests or an egress proxy; plain http only in development) | `https://api.devicecheck.apple.com` |
 /// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads the apps changed since its last read from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
@@ -98,6 +99,8 @@ public struct ServiceConfiguration: Sendable {
     public var deliveryResyncInterval: Duration
     /// Host names that outbound calls to addresses apps configure may reach on internal addresses.
     public var outboundAllowedHosts: Set<String>
+    /// Apple's DeviceCheck server (`SESAME_APPLE_DEVICECHECK_URL`).
+    public var appleDeviceCheckURL: String
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -138,6 +141,7 @@ public struct ServiceConfiguration: Sendable {
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
         outboundAllowedHosts: Set<String> = [],
+        appleDeviceCheckURL: String = "https://api.devicecheck.apple.com",
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -170,6 +174,7 @@ public struct ServiceConfiguration: Sendable {
         self.maxBlobBytes = maxBlobBytes
         self.deliveryResyncInterval = deliveryResyncInterval
         self.outboundAllowedHosts = outboundAllowedHosts
+        self.appleDeviceCheckURL = appleDeviceCheckURL
         self.warnings = warnings
     }
 
@@ -285,6 +290,15 @@ public struct ServiceConfiguration: Sendable {
             }
         }
 
+        let appleDeviceCheckURL = reader.string("SESAME_APPLE_DEVICECHECK_URL").flatMap { $0.isEmpty ? nil : $0 } ?? "https://api.devicecheck.apple.com"
+        guard let appleURL = URLComponents(string: appleDeviceCheckURL), let appleHost = appleURL.host, !appleHost.isEmpty, appleURL.query == nil,
+            appleURL.scheme == "https" || (appleURL.scheme == "http" && mode == .development)
+        else {
+            throw ConfigurationError(
+                variable: "SESAME_APPLE_DEVICECHECK_URL",
+                expectation: "Apple's DeviceCheck server or a stand-in, such as https://api.devicecheck.apple.com (http only in development), got \"\(appleDeviceCheckURL)\"")
+        }
+
         let kafkaSecurity = try KafkaSecurity(reader)
         if mode == .production, kafkaSecurity.securityProtocol == .plaintext {
             warnings.append(
@@ -330,6 +344,7 @@ public struct ServiceConfiguration: Sendable {
             outboundAllowedHosts: Set(
                 (reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? "").split(separator: ",")
                     .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
+            appleDeviceCheckURL: appleDeviceCheckURL,
             warnings: warnings
         )
     }

@@ -10,6 +10,8 @@ public enum AuditAction: String, CaseIterable, Sendable {
     case accountRemove = "account.remove"
     case accountRole = "account.role"
     case accountSessionsEnd = "account.sessions_end"
+    case appleCredentialsRemove = "apple_credentials.remove"
+    case appleCredentialsSet = "apple_credentials.set"
     case backendKeyCreate = "backend_key.create"
     case backendKeyRevoke = "backend_key.revoke"
     case blobUpload = "blob.upload"

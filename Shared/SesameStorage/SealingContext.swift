@@ -40,6 +40,11 @@ public enum SealingContext {
         "change_proposals.request_sealed:\(appID):\(proposalID.uuidString.lowercased())"
     }
 
+    /// `appID`'s DeviceCheck private key (PEM).
+    public static func appleCredentials(appID: String) -> String {
+        "apple_credentials.private_key_ciphertext:\(appID)"
+    }
+
     /// The signing secret of one of `appID`'s webhooks.
     public static func webhookSecret(appID: String, webhookID: UUID) -> String {
         "webhooks.secret_ciphertext:\(appID):\(webhookID.uuidString.lowercased())"

@@ -32,13 +32,14 @@ struct AdminHarness: Sendable {
 
     static func run(
         maxConfigBytes: Int = 1 << 20, maxBodyBytes: Int = 1 << 20, maxBlobBytes: Int = 50 << 20, connections: TestConnections = .one,
-        outboundAllowedHosts: Set<String> = [], _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
+        outboundAllowedHosts: Set<String> = [], appleDeviceCheckURL: String = "https://api.devicecheck.apple.com",
+        _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, maxBodyBytes: maxBodyBytes,
                 operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes,
-                outboundAllowedHosts: outboundAllowedHosts)
+                outboundAllowedHosts: outboundAllowedHosts, appleDeviceCheckURL: appleDeviceCheckURL)
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("admin ready") {

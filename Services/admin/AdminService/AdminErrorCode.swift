@@ -8,6 +8,7 @@ public enum AdminErrorCode: String, ErrorCodes {
     case accountNotFound = "account_not_found"
     case accountRequired = "account_required"
     case appNotFound = "app_not_found"
+    case appleCredentialsNotSet = "apple_credentials_not_set"
     case approverTooNew = "approver_too_new"
     case backendKeyNotFound = "backend_key_not_found"
     case blobTooLarge = "blob_too_large"

@@ -17,6 +17,9 @@ enum AdminErrors {
         .notFound, code: AdminErrorCode.appNotFound, message: "No app with this team id and bundle id is managed with this credential.")
     static let keyNotFound = APIError(
         .notFound, code: AdminErrorCode.keyNotFound, message: "No active provisioning key of this app matches.")
+    static let appleCredentialsNotSet = APIError(
+        .notFound, code: AdminErrorCode.appleCredentialsNotSet,
+        message: "The app has no DeviceCheck key: set one with PUT /v1/admin/apple/credentials (sesame apple set).")
     static let backendKeyNotFound = APIError(
         .notFound, code: AdminErrorCode.backendKeyNotFound, message: "No active backend key of this app has this id (see GET /v1/admin/backend-keys).")
     static let accountRequired = APIError(

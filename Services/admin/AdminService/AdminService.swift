@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import SesameApple
 import SesameConfiguration
 import SesameEncryption
 import SesameEventBus
@@ -46,6 +47,12 @@ public enum AdminService: SesameServiceDefinition {
         let blobRoutes = parts.group("v1/admin/blob", bodyLimit: configuration.maxBlobBytes / 3 * 4 + 64 * 1024).add(middleware: failedCredentials)
         KeyRoutes(authenticator: authenticator, keys: keys, approvals: approvals).addRoutes(to: admin)
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
+        AppleCredentialRoutes(
+            authenticator: authenticator,
+            credentials: AppleCredentialStore(database: database, encryption: dependencies.encryption, logger: logger),
+            deviceCheck: DeviceCheckClient(
+                baseURL: configuration.appleDeviceCheckURL, outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)))
+        ).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
         ConfigTargetingRoutes(authenticator: authenticator, configs: configs, approvals: approvals).addRoutes(to: admin)

@@ -29,5 +29,6 @@ public enum Migrations {
         auditHashVersion,
         auditChainStarts,
         credentialMakers,
+        appleCredentials,
     ]
 }

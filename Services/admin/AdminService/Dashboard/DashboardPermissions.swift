@@ -10,7 +10,7 @@ import SesameHTTP
 /// to the app (provisioning keys, debug tokens, devices, pins, the policy, people).
 enum DashboardPermissions {
     /// The management paths (under `/v1/admin/`) only owners may change.
-    static let ownerOnly = ["keys", "backend-keys", "debug-tokens", "devices", "policy", "accounts", "pins", "webhooks"]
+    static let ownerOnly = ["keys", "backend-keys", "debug-tokens", "devices", "policy", "accounts", "pins", "webhooks", "apple"]
 
     static func isRead(_ method: HTTPRequest.Method) -> Bool { method == .get || method == .head }
 

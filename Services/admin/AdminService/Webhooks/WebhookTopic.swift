@@ -32,8 +32,8 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .configSchemaSet, .configSchemaRemove: self = .configSchema
         case .killSwitchSet, .killSwitchClear: self = .killSwitch
         case .emergencyRevoke, .deviceRevoke: self = .revocation
-        case .keyCreate, .backendKeyCreate: self = .keyCreated
-        case .keyRevoke, .backendKeyRevoke: self = .keyRevoked
+        case .keyCreate, .backendKeyCreate, .appleCredentialsSet: self = .keyCreated
+        case .keyRevoke, .backendKeyRevoke, .appleCredentialsRemove: self = .keyRevoked
         case .policySet: self = .policyChanged
         case .webhookCreate, .webhookRemove: self = .webhookChanged
         case .accountInvite, .accountJoin, .accountRole, .accountRemove, .accountPasskeyAdd, .accountPasskeyRevoke, .accountSessionsEnd,

@@ -1,0 +1,69 @@
+import Foundation
+import Hummingbird
+import SesameApple
+import SesameHTTP
+
+/// An app's DeviceCheck key as the API shows it (never the key), and what Apple made of it.
+typealias AppleCredentials = Components.Schemas.AppleCredentials
+typealias AppleCredentialsCheck = Components.Schemas.AppleCredentialsCheck
+
+/// `apple/credentials`: set (checked with Apple at once), show, remove, and check again the app's
+/// DeviceCheck key, which signs Sesame's calls to Apple for the app. Owners only on the dashboard.
+struct AppleCredentialRoutes {
+    let authenticator: AdminAuthenticator
+    let credentials: AppleCredentialStore
+    let deviceCheck: DeviceCheckClient
+
+    typealias SetRequest = Operations.setAppleCredentials.Input.Body.jsonPayload
+    typealias SetResponse = Operations.setAppleCredentials.Output.Ok.Body.jsonPayload
+    typealias RemoveResponse = Operations.removeAppleCredentials.Output.Ok.Body.jsonPayload
+
+    func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("apple/credentials") { request, _ -> AppleCredentials in
+            let (appID, _) = try await authenticator.app(of: request)
+            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            return listing
+        }
+
+        group.put("apple/credentials") { request, context -> SetResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: SetRequest.self, context: context)
+            guard let teamID = try await credentials.teamID(of: appID) else { throw AdminErrors.appNotFound }
+            let key: DeviceCheckKey
+            do throws(DeviceCheckKey.Invalid) {
+                key = try DeviceCheckKey(keyID: body.keyId, teamID: teamID, privateKeyPEM: body.privateKey)
+            } catch {
+                throw APIError.invalidField(error.field, error.reason)
+            }
+            try await credentials.set(key, appID: appID, caller: caller)
+            let check = try await checkAndRecord(key, appID: appID)
+            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            return SetResponse(credentials: listing, message: "The DeviceCheck key \(key.keyID) is set for \(appID). \(check.message)")
+        }
+
+        group.delete("apple/credentials") { request, _ -> RemoveResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            guard try await credentials.remove(appID: appID, caller: caller) else { throw AdminErrors.appleCredentialsNotSet }
+            return RemoveResponse(message: "The DeviceCheck key of \(appID) is removed: Sesame asks Apple nothing for the app from now on.")
+        }
+
+        group.post("apple/credentials/check") { request, _ -> AppleCredentials in
+            let (appID, _) = try await authenticator.app(of: request)
+            guard let key = try await credentials.key(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            _ = try await checkAndRecord(key, appID: appID)
+            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            return listing
+        }
+    }
+
+    /// Asks Apple about `key` (bounded by the outbound client's deadline) and keeps the answer.
+    private func checkAndRecord(_ key: DeviceCheckKey, appID: String) async throws -> DeviceCheckClient.CredentialCheck {
+        let check = await deviceCheck.check(key)
+        try await credentials.record(check, keyID: key.keyID, appID: appID)
+        return check
+    }
+}
+
+extension AppleCredentials: ResponseEncodable {}
+extension AppleCredentialRoutes.SetResponse: ResponseEncodable {}
+extension AppleCredentialRoutes.RemoveResponse: ResponseEncodable {}

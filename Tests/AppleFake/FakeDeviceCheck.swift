@@ -1,0 +1,83 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Synchronization
+
+/// Apple's DeviceCheck server as its documentation describes it ("Accessing and modifying per-device
+/// data"), for tests: `POST /v1/query_two_bits` and `/v1/update_two_bits`, each authenticated by an
+/// ES256 JWT (`kid` a key id, `iss` a team id) that must verify with a key the test registered
+/// (`401 Unable to verify authorization token` otherwise), then a device token it knows
+/// (`400 Missing or incorrectly formatted device token payload` otherwise). It runs on 127.0.0.1.
+public final class FakeDeviceCheck: Sendable {
+    /// A key Apple would know: the team it belongs to and its public half.
+    struct RegisteredKey: Sendable {
+        let teamID: String
+        let publicKey: P256.Signing.PublicKey
+    }
+
+    private let keys = Mutex<[String: RegisteredKey]>([:])
+    /// When set, every call is answered this status first (Apple's `429`, a `500`).
+    public let forcedStatus = Mutex<HTTPResponse.Status?>(nil)
+    /// Calls received, by path.
+    public let calls = Mutex<[String]>([])
+
+    public init() {}
+
+    /// Apple knows `publicKey` as key `keyID` of `teamID`.
+    public func register(keyID: String, teamID: String, publicKey: P256.Signing.PublicKey) {
+        keys.withLock { $0[keyID] = RegisteredKey(teamID: teamID, publicKey: publicKey) }
+    }
+
+    /// Runs the fake while `body` runs; `body` gets its base URL (`http://127.0.0.1:PORT`).
+    public func run(_ body: @Sendable (String) async throws -> Void) async throws {
+        let router = Router()
+        for path in ["v1/query_two_bits", "v1/update_two_bits"] {
+            router.post(RouterPath(stringLiteral: path)) { request, _ -> Response in
+                self.calls.withLock { $0.append(path) }
+                let bytes = try await request.body.collect(upTo: 64 * 1024)
+                if let status = self.forcedStatus.withLock({ $0 }) { return Self.text(status, "Forced by the test") }
+                guard let bearer = request.headers[.authorization], bearer.hasPrefix("Bearer "), self.verifies(String(bearer.dropFirst(7))) else {
+                    return Self.text(.unauthorized, "Unable to verify authorization token")
+                }
+                guard let object = try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any],
+                    object["device_token"] is String, object["transaction_id"] is String, object["timestamp"] is NSNumber
+                else { return Self.text(.badRequest, "Missing or incorrectly formatted device token payload") }
+                // No device made the tokens tests send so far: Apple refuses them the same way.
+                return Self.text(.badRequest, "Missing or incorrectly formatted device token payload")
+            }
+        }
+        try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
+            try await body("http://127.0.0.1:\(client.port ?? 0)")
+        }
+    }
+
+    /// Apple answers in plain text.
+    static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: message)))
+    }
+
+    /// Whether `jwt` is ES256, names a registered key as `kid` and its team as `iss`, was issued
+    /// within the last hour, and verifies with that key.
+    func verifies(_ jwt: String) -> Bool {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let claimBytes = Self.base64URL(parts[1]),
+            let signatureBytes = Self.base64URL(parts[2]),
+            let header = try? JSONSerialization.jsonObject(with: headerBytes) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: claimBytes) as? [String: Any],
+            header["alg"] as? String == "ES256", let kid = header["kid"] as? String,
+            let key = keys.withLock({ $0[kid] }), claims["iss"] as? String == key.teamID,
+            let issuedAt = (claims["iat"] as? NSNumber)?.doubleValue, abs(Date().timeIntervalSince1970 - issuedAt) < 3600,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else { return false }
+        return key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
+    }
+
+    static func base64URL(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
