@@ -341,7 +341,7 @@ if declaresServer {
         .testTarget(
             name: "SesameCLITests",
             dependencies: [
-                "SesameCLI", "AppAttest", "AppAttestTesting", "AdminService", "SesameConfiguration", "SesameTestSupport",
+                "SesameCLI", "AppAttest", "AppAttestTesting", "AppleFake", "AdminService", "SesameConfiguration", "SesameTestSupport",
                 hummingbirdTesting, argumentParser, crypto, x509, asn1, openAPIRuntime,
             ],
             path: "Tests/SesameCLITests"

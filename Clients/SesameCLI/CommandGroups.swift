@@ -48,6 +48,13 @@ struct BackendKeysGroup: ParsableCommand {
         subcommands: [BackendKeysCreateCommand.self, BackendKeysListCommand.self, BackendKeysRevokeCommand.self])
 }
 
+/// `sesame apple …`.
+struct AppleGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apple", abstract: "The app's DeviceCheck key, which signs Sesame's calls to Apple for it.",
+        subcommands: [AppleSetCommand.self, AppleShowCommand.self, AppleCheckCommand.self, AppleRemoveCommand.self])
+}
+
 /// `sesame debug-tokens …`.
 struct DebugTokensGroup: ParsableCommand {
     static let configuration = CommandConfiguration(

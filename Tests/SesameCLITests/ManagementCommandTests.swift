@@ -1,5 +1,6 @@
 import AdminService
 import AppAttestTesting
+import AppleFake
 import Crypto
 import SwiftASN1
 import X509
@@ -13,6 +14,7 @@ import SesameConfiguration
 import SesameServer
 import SesameStorage
 import SesameTestSupport
+import Synchronization
 import Testing
 
 /// The CLI end to end against a live admin service on a fresh database.
@@ -50,11 +52,16 @@ struct ManagementCommandTests {
         return try decoder.decode(Reply.self, from: Data(output.utf8))
     }
 
-    static func withAdmin(_ body: @Sendable (_ url: String) async throws -> Void) async throws {
+    /// An admin on a fresh database; `appleDeviceCheckURL` on 127.0.0.1 is a fake Apple the tests run.
+    static func withAdmin(appleDeviceCheckURL: String? = nil, _ body: @Sendable (_ url: String) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { databaseURL in
-            let configuration = ServiceConfiguration(
+            var configuration = ServiceConfiguration(
                 databaseURL: databaseURL.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: Array(repeating: 3, count: 32)), port: 0, operatorToken: operatorToken)
+            if let appleDeviceCheckURL {
+                configuration.appleDeviceCheckURL = appleDeviceCheckURL
+                configuration.outboundAllowedHosts = ["127.0.0.1"]
+            }
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(.live) { client in
                 try await eventually("admin ready") { try await client.execute(uri: "/health/ready", method: .get) { $0.status == .ok } }
@@ -68,6 +75,38 @@ struct ManagementCommandTests {
     static func registerApp(url: String) async -> [String] {
         let created = await sesame(["keys:create", "--url", url, "--key", operatorToken, "--team-id", "TEAMID1234", "--bundle-id", "com.example.app"])
         return ["--url", url, "--key", created.out.trimmingCharacters(in: .whitespacesAndNewlines)]
+    }
+
+    @Test("sesame apple set, show, check and remove: the key is never printed, Apple's verdict is, and check's exit status follows it")
+    func appleCredentials() async throws {
+        let apple = FakeDeviceCheck()
+        let key = P256.Signing.PrivateKey()
+        apple.register(keyID: "ABCDE12345", teamID: "TEAMID1234", publicKey: key.publicKey)
+        try await apple.run { appleURL in
+            try await Self.withAdmin(appleDeviceCheckURL: appleURL) { url in
+                let server = await Self.registerApp(url: url)
+                let missing = await Self.sesame(["apple", "show"] + server)
+                #expect(missing.status == 1 && missing.error.contains("no DeviceCheck key"), "\(missing)")
+
+                let file = try temporaryFile(key.pemRepresentation)
+                let set = await Self.sesame(["apple", "set", "--key-id", "ABCDE12345", "--private-key-file", file] + server)
+                #expect(set.status == 0 && set.out.contains("ABCDE12345") && set.out.contains("accepted"), "\(set)")
+                #expect(!(set.out + set.error).contains("PRIVATE KEY"))
+                #expect(await Self.sesame(["apple", "check"] + server).status == 0)
+
+                let shown = await Self.sesame(["apple", "show", "--json"] + server)
+                let credentials = try Self.reply(Components.Schemas.AppleCredentials.self, shown.out)
+                #expect(credentials.keyId == "ABCDE12345" && credentials.check?.outcome == .accepted)
+
+                // Apple no longer accepts the key: check says so and fails.
+                apple.forcedStatus.withLock { $0 = .unauthorized }
+                let refused = await Self.sesame(["apple", "check"] + server)
+                #expect(refused.status == 1 && refused.out.contains("refused") && refused.error.contains("401"), "\(refused)")
+
+                #expect(await Self.sesame(["apple", "remove"] + server).status == 0)
+                #expect(await Self.sesame(["apple", "show"] + server).status == 1)
+            }
+        }
     }
 
     func temporaryFile(_ contents: String) throws -> String {
