@@ -63,6 +63,17 @@ struct AppleCredentialTests {
                 #expect(actions.filter { $0 == "apple_credentials.set" }.count == 2)
                 #expect(!String(decoding: audit.body, as: UTF8.self).contains(pemBody))
 
+                // Three calls to Apple so far; two more, then the app's bound: 429 with Retry-After, Apple not asked.
+                apple.forcedStatus.withLock { $0 = nil }
+                for _ in 0..<2 { #expect(try await harness.call(.post, "/v1/admin/apple/credentials/check", credential: credential).status == .ok) }
+                let asked = apple.calls.withLock { $0.count }
+                let bounded = try await harness.call(.post, "/v1/admin/apple/credentials/check", credential: credential)
+                #expect(bounded.status == .tooManyRequests && bounded.errorCode == "rate_limited", "\(bounded.json)")
+                let refusedSet = try await harness.call(
+                    .put, "/v1/admin/apple/credentials", credential: credential, json: ["keyId": Self.keyID, "privateKey": key.pemRepresentation])
+                #expect(refusedSet.status == .tooManyRequests && apple.calls.withLock { $0.count } == asked)
+                #expect(try await harness.call(.get, "/v1/admin/apple/credentials", credential: credential)["keyId"] as? String == "ZZZZZ99999")
+
                 let removed = try await harness.call(.delete, "/v1/admin/apple/credentials", credential: credential)
                 #expect(removed.status == .ok)
                 #expect(try await harness.call(.delete, "/v1/admin/apple/credentials", credential: credential).errorCode == "apple_credentials_not_set")

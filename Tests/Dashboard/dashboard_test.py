@@ -8,9 +8,11 @@ Every step prints one line; any failure raises and exits non-zero. The device si
 a debug token fetches what the dashboard published."""
 import argparse
 import base64
+import http.server
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -33,6 +35,38 @@ OTHER_BUNDLE = "com.example.other"
 
 class Failure(Exception):
     pass
+
+
+class AppleStandIn:
+    """Apple's DeviceCheck server as the admin service meets it when it checks a key: every call
+    answered `status` in plain text (401: Apple refuses the JWT; 400: it accepted the JWT and refused
+    the device token, which is how a good key shows)."""
+
+    def __init__(self, port):
+        self.status = 401
+        stand_in = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                message = b"Unable to verify authorization token" if stand_in.status == 401 else b"Missing or incorrectly formatted device token payload"
+                self.send_response(stand_in.status)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(message)))
+                self.end_headers()
+                self.wfile.write(message)
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def new_device_check_key():
+    """A P-256 key as Apple's .p8 file holds it (PKCS#8 PEM)."""
+    return subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+                          check=True, capture_output=True, text=True).stdout
 
 
 def expect(condition, message):
@@ -149,6 +183,7 @@ def main():
     parser.add_argument("--url", required=True, help="the gateway, as http://localhost:PORT")
     parser.add_argument("--runner", required=True, help="sesame-suite (./sesame-dev passes it), to run sesame-admin against the suite")
     parser.add_argument("--screenshots", required=True)
+    parser.add_argument("--apple-port", type=int, required=True, help="where admin finds Apple's DeviceCheck (SESAME_APPLE_DEVICECHECK_URL)")
     arguments = parser.parse_args()
     base = arguments.url.rstrip("/")
     screenshots = Path(arguments.screenshots)
@@ -158,6 +193,7 @@ def main():
     def step(number, title):
         print(f"dashboard {number} ok   {title} ({time.monotonic() - started:.1f} s)", flush=True)
 
+    apple = AppleStandIn(arguments.apple_port)
     key = run(arguments.runner, "keys", "create", "--team-id", TEAM, "--bundle-id", BUNDLE, "--name", "dashboard-test")
     owner_invite = run(arguments.runner, "accounts", "invite", "--app", APP, "--email", "owner@example.com", "--role", "owner")
     expect(owner_invite.startswith(base + "/dashboard/#invite="), f"the invitation link: {owner_invite}")
@@ -436,9 +472,26 @@ def main():
             status, registry = http(base + f"/v1/pins/{APP}.json")
         expect(status == 200 and registry["payload"]["keys"][0]["domainName"] == "api.example.com" and signing_key, f"the pin registry: {status} {registry}")
         owner.shot("06-pins")
+        # The Apple page: a key Apple refuses is kept and shown as the error it is; checked again once
+        # Apple accepts it; never shown back.
+        owner.go("apple")
+        owner.text_appears("#apple-not-set", "No key is set")
+        device_check_key = new_device_check_key()
+        owner.find("#apple-key-id").send_keys("DASHKEY001")
+        owner.find("#apple-private-key").send_keys(device_check_key)
+        owner.rerendering(lambda: owner.click("#set-apple-key"))
+        owner.text_appears("#apple-verdict", "Apple refused the key (401)")
+        expect("error" in owner.find("#status").get_attribute("class"), "a key Apple refuses is not shown as an error")
+        owner.shot("06-apple-refused")
+        apple.status = 400
+        owner.rerendering(lambda: owner.click("#check-apple-key"))
+        owner.text_appears("#apple-verdict", "Apple accepted the key")
+        key_body = device_check_key.splitlines()[1]
+        expect(key_body not in owner.driver.page_source, "the Apple page shows the private key")
+        owner.shot("06-apple-accepted")
         owner.go("overview")
         owner.text_appears("#page", "Emergency revocations")
-        step(11, "devices, keys, debug tokens, pins, audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
+        step(11, "devices, keys, debug tokens, pins, Apple (a refused key shown as an error, accepted once checked), audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)

@@ -13,6 +13,11 @@ struct AppleCredentialRoutes {
     let authenticator: AdminAuthenticator
     let credentials: AppleCredentialStore
     let deviceCheck: DeviceCheckClient
+    /// Calls to Apple one app's people may make by setting or checking its key: 5 at once, then one
+    /// every 12 s. Apple rate-limits the team's key, and the key's real work (bans, receipts) must not
+    /// be starved by someone pressing "check"; past it `429 rate_limited` with `Retry-After`, before
+    /// anything is stored. Per admin replica.
+    let appleCalls = RateLimiter(.init(rate: 1.0 / 12, burst: 5), maximumKeys: 10_000)
 
     typealias SetRequest = Operations.setAppleCredentials.Input.Body.jsonPayload
     typealias SetResponse = Operations.setAppleCredentials.Output.Ok.Body.jsonPayload
@@ -28,6 +33,7 @@ struct AppleCredentialRoutes {
         group.put("apple/credentials") { request, context -> SetResponse in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: SetRequest.self, context: context)
+            try appleCalls.enforce(appID)
             guard let teamID = try await credentials.teamID(of: appID) else { throw AdminErrors.appNotFound }
             let key: DeviceCheckKey
             do throws(DeviceCheckKey.Invalid) {
@@ -50,6 +56,7 @@ struct AppleCredentialRoutes {
         group.post("apple/credentials/check") { request, _ -> AppleCredentials in
             let (appID, _) = try await authenticator.app(of: request)
             guard let key = try await credentials.key(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            try appleCalls.enforce(appID)
             _ = try await checkAndRecord(key, appID: appID)
             guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
             return listing

@@ -181,6 +181,7 @@ const pages = {
   keys: { title: "Keys", render: keysPage },
   "debug-tokens": { title: "Debug tokens", render: debugTokensPage },
   pins: { title: "Pins", render: pinsPage },
+  apple: { title: "Apple", render: applePage },
   changes: { title: "Approvals", render: changesPage },
   audit: { title: "Audit log", render: auditPage },
   policy: { title: "Policy", render: policyPage },
@@ -621,6 +622,50 @@ async function pinsPage() {
         el("td", { text: p.expire ? when(new Date(p.expire * 1000).toISOString()) : "–" }), el("td", { text: when(p.date) }),
         el("td", {}, isOwner() ? el("button", { class: "danger small", onclick: () => remove(p), text: "Remove" }) : null)))),
     keys.active ? el("div", {}, el("h3", { text: "Registry signing key (the app's signingKeyBase64)" }), el("code", { id: "pin-signing-key", class: "secret", text: keys.active.base64 })) : null);
+}
+
+// Apple: the team's DeviceCheck key, which signs Sesame's calls to Apple for the app. Write-only:
+// the page shows its id and what Apple made of it, never the key.
+async function applePage() {
+  if (!isOwner()) {
+    return el("section", { class: "card" }, el("h2", { text: "Apple DeviceCheck key" }), el("p", { class: "muted", text: "Only owners see and set the app's Apple key." }));
+  }
+  let current = null;
+  try {
+    current = await api("GET", "apple/credentials");
+  } catch (error) {
+    if (error.code !== "apple_credentials_not_set") throw error;
+  }
+  const keyID = el("input", { id: "apple-key-id", placeholder: "ABCDE12345", value: current ? current.keyId : "" });
+  const privateKey = el("textarea", { id: "apple-private-key", rows: 5, placeholder: "-----BEGIN PRIVATE KEY-----  (the .p8 file's text)" });
+  async function change(method, path, body, confirmation) {
+    if (confirmation && !confirm(confirmation)) return;
+    try {
+      const reply = await api(method, path, body);
+      // Setting or checking answers Apple's verdict: a refusal is shown as the error it is.
+      const check = (reply.credentials || reply).check;
+      say(reply.message || (check ? check.message : "Done."), check && check.outcome !== "accepted" ? "error" : "ok");
+      await show("apple");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  const verdict = current && current.check
+    ? el("p", { id: "apple-verdict", class: "notice " + (current.check.outcome === "accepted" ? "ok" : "error"),
+      text: "Apple: " + current.check.outcome.replace("_", " ") + " (" + when(current.check.checkedAt) + "). " + current.check.message })
+    : null;
+  return el("section", { class: "card wide" }, el("h2", { text: "Apple DeviceCheck key" }),
+    el("p", { class: "muted", text: "The .p8 key from your Apple developer account signs Sesame's calls to Apple for this app (DeviceCheck bits, App Attest receipts). Sesame keeps it sealed and never shows it again." }),
+    current
+      ? table(["Key id", "Team", "Set by", "Set"], [el("tr", {}, el("td", {}, el("code", { text: current.keyId })), el("td", { text: current.teamId }),
+        el("td", { text: current.setBy }), el("td", { text: when(current.setAt) }))])
+      : el("p", { id: "apple-not-set", text: "No key is set: Sesame asks Apple nothing for this app." }),
+    verdict,
+    el("div", { class: "row" }, keyID, privateKey,
+      el("button", { id: "set-apple-key", class: "primary", onclick: () => change("PUT", "apple/credentials", { keyId: keyID.value.trim(), privateKey: privateKey.value }), text: current ? "Replace key" : "Set key" })),
+    current ? el("div", { class: "row" },
+      el("button", { id: "check-apple-key", onclick: () => change("POST", "apple/credentials/check"), text: "Check with Apple" }),
+      el("button", { id: "remove-apple-key", class: "danger", onclick: () => change("DELETE", "apple/credentials", undefined, "Remove the app's Apple key? Sesame then asks Apple nothing for it."), text: "Remove key" })) : null);
 }
 
 async function changesPage() {
