@@ -8,7 +8,6 @@ Every step prints one line; any failure raises and exits non-zero. The device si
 a debug token fetches what the dashboard published."""
 import argparse
 import base64
-import http.server
 import json
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from selenium import webdriver
@@ -46,7 +46,7 @@ class AppleStandIn:
         self.status = 401
         stand_in = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 message = b"Unable to verify authorization token" if stand_in.status == 401 else b"Missing or incorrectly formatted device token payload"
@@ -59,7 +59,7 @@ class AppleStandIn:
             def log_message(self, *arguments):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 

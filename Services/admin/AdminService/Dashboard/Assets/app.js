@@ -637,7 +637,7 @@ async function applePage() {
     if (error.code !== "apple_credentials_not_set") throw error;
   }
   const keyID = el("input", { id: "apple-key-id", placeholder: "ABCDE12345", value: current ? current.keyId : "" });
-  const privateKey = el("textarea", { id: "apple-private-key", rows: 5, placeholder: "-----BEGIN PRIVATE KEY-----  (the .p8 file's text)" });
+  const privateKey = el("textarea", { id: "apple-private-key", class: "key-text", rows: 5, placeholder: "-----BEGIN PRIVATE KEY-----  (the .p8 file's text)" });
   async function change(method, path, body, confirmation) {
     if (confirmation && !confirm(confirmation)) return;
     try {
