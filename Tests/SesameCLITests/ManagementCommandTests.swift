@@ -109,6 +109,20 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("a reply larger than the CLI reads (32 MiB) ends the command with exit 2 and says so, not with an internal error")
+    func replyLimit() async throws {
+        let router = Router()
+        router.get("v1/admin/config") { _, _ -> Response in
+            let body = ByteBuffer(repeating: UInt8(ascii: " "), count: ManagementClient.replyLimit + 1)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
+        }
+        try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
+            let url = "http://127.0.0.1:\(try #require(client.port))"
+            let oversized = await Self.sesame(["config", "view", "--url", url, "--key", "sk_prod_test"])
+            #expect(oversized.status == 2 && oversized.error.contains("larger than 32 MiB"), "\(oversized)")
+        }
+    }
+
     func temporaryFile(_ contents: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sesame-cli-\(UUID().uuidString).json").path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)

@@ -112,11 +112,14 @@ private struct ReplyMiddleware: ClientMiddleware {
         request.headerFields[.authorization] = "Bearer \(credential)"
         if operationID == "putBlob", let contentType = ManagementClient.blobContentType { request.headerFields[.contentType] = contentType }
         let (response, responseBody) = try await next(request, body, baseURL)
-        let bytes: [UInt8]
-        if let responseBody {
-            bytes = try await [UInt8](collecting: responseBody, upTo: ManagementClient.replyLimit)
-        } else {
-            bytes = []
+        var bytes: [UInt8] = []
+        // Read here rather than with `collecting(upTo:)`, whose error type is private: past the limit
+        // the user reads what happened, not an internal error's name.
+        for try await chunk in responseBody ?? HTTPBody() {
+            guard bytes.count + chunk.count <= ManagementClient.replyLimit else {
+                throw CLIFailure("the server's reply is larger than \(ManagementClient.replyLimit >> 20) MiB, the most the CLI reads", exitCode: 2)
+            }
+            bytes += chunk
         }
         guard response.status.kind == .successful else { throw Self.refusal(status: response.status.code, body: bytes) }
         recorder.record(bytes)

@@ -1,6 +1,4 @@
-import Foundation
 import Hummingbird
-import OpenAPIRuntime
 import SesameDomain
 
 // Auth's messages are the document's (generated into `Components`; see openapi-generator-config.yaml).
