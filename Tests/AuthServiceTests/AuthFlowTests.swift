@@ -311,6 +311,33 @@ struct AuthFlowTests {
         }
     }
 
+    @Test("every attestation auth judges is counted by app and result: accepted, the step of Apple's validation that refused it, a reused key")
+    func attestationsCounted() async throws {
+        try await AuthHarness.run { harness in
+            func counted(_ result: String) async throws -> Double {
+                let (_, body) = try await harness.get("/metrics")
+                let line = String(decoding: body, as: UTF8.self).split(separator: "\n").first {
+                    $0.hasPrefix("sesame_auth_attestations_total") && $0.contains(#"result="\#(result)""#) && $0.contains(AuthHarness.appID)
+                }
+                return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+            }
+            let before = (accepted: try await counted("accepted"), nonce: try await counted("nonce"), reused: try await counted("key_reused"))
+            let (key, accepted) = try await harness.attestNewKey()
+            #expect(accepted.status == .ok)
+            // The same key once more, over a new challenge: a reused key.
+            #expect(try await harness.post("/v1/auth/attest", try harness.attestBody(key, nonce: try await harness.challenge())).status != .ok)
+            // An attestation made over one challenge, sent with another: Apple's nonce step refuses it.
+            var mismatched = try harness.attestBody(harness.attester.generateKey(), nonce: try await harness.challenge())
+            mismatched["nonce"] = Data(try await harness.challenge()).base64EncodedString()
+            let refused = try await harness.post("/v1/auth/attest", mismatched)
+            #expect(refused.errorCode == "attestation_invalid", "\(refused.json)")
+            // At least these (other tests of this app may run at the same time).
+            #expect(try await counted("accepted") >= before.accepted + 1)
+            #expect(try await counted("key_reused") >= before.reused + 1)
+            #expect(try await counted("nonce") >= before.nonce + 1)
+        }
+    }
+
     @Test("an access token is not a refresh token, and garbage is not a token")
     func tokenConfusion() async throws {
         try await AuthHarness.run { harness in

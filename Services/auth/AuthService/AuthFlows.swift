@@ -51,15 +51,21 @@ struct AuthFlows: Sendable {
                 attestation, keyId: keyID, clientDataHash: Array(SHA256.hash(data: nonce)), appId: app.appID, at: Date())
         } catch {
             logger.info("attestation refused", metadata: ["app": "\(app.appID)", "step": "\(error.step.rawValue)"])
+            AttestationMetrics.refused(appID: app.appID, step: error.step)
             throw AuthErrors.attestationRefused(error)
         }
         if verified.environment == .development, !app.policy.allowsDevelopmentKeys(inProduction: inProduction) {
+            AttestationMetrics.refused(appID: app.appID, .environment)
             throw AuthErrors.environmentNotAllowed
         }
         guard
             let family = try await keys.register(
                 keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, familyLifetime: tokens.lifetimes.refresh)
-        else { throw AuthErrors.keyAlreadyAttested }
+        else {
+            AttestationMetrics.refused(appID: app.appID, .keyReused)
+            throw AuthErrors.keyAlreadyAttested
+        }
+        AttestationMetrics.accepted(appID: app.appID)
 
         let subject = TokenAuthority.Subject(
             keyID: Base64.urlEncode(keyID), appID: app.appID, environment: verified.environment.rawValue, appVersion: appVersion?.text)
