@@ -6,8 +6,6 @@ import SesameOutbound
 /// for development builds), reached only through the guarded outbound client, at the address the
 /// operator configured (`SESAME_APPLE_DEVICECHECK_URL`).
 public struct DeviceCheckClient: Sendable {
-    /// Apple's production host.
-    public static let productionURL = "https://api.devicecheck.apple.com"
     /// A device token no device makes: a call with it reaches Apple's token check only once the JWT passed.
     static let probeDeviceToken = Data("sesame: a credential check, not a device".utf8).base64EncodedString()
 

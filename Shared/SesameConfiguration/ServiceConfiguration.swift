@@ -101,6 +101,8 @@ public struct ServiceConfiguration: Sendable {
     public var outboundAllowedHosts: Set<String>
     /// Apple's DeviceCheck server (`SESAME_APPLE_DEVICECHECK_URL`).
     public var appleDeviceCheckURL: String
+    /// Apple's own DeviceCheck server, the default.
+    public static let defaultAppleDeviceCheckURL = "https://api.devicecheck.apple.com"
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -141,7 +143,7 @@ public struct ServiceConfiguration: Sendable {
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
         outboundAllowedHosts: Set<String> = [],
-        appleDeviceCheckURL: String = "https://api.devicecheck.apple.com",
+        appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -281,19 +283,15 @@ public struct ServiceConfiguration: Sendable {
         let configuredOrigin = reader.string("SESAME_DASHBOARD_ORIGIN").flatMap { $0.isEmpty ? nil : $0 }
         let dashboardOrigin = configuredOrigin ?? (mode == .development ? "http://localhost:8080" : nil)
         if let dashboardOrigin {
-            guard let url = URLComponents(string: dashboardOrigin), let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/",
-                url.query == nil, url.scheme == "https" || (url.scheme == "http" && mode == .development)
-            else {
+            guard let url = Self.serverURL(dashboardOrigin, mode: mode), url.path.isEmpty || url.path == "/" else {
                 throw ConfigurationError(
                     variable: "SESAME_DASHBOARD_ORIGIN",
                     expectation: "an origin such as https://sesame.example.com (http only in development), got \"\(dashboardOrigin)\"")
             }
         }
 
-        let appleDeviceCheckURL = reader.string("SESAME_APPLE_DEVICECHECK_URL").flatMap { $0.isEmpty ? nil : $0 } ?? "https://api.devicecheck.apple.com"
-        guard let appleURL = URLComponents(string: appleDeviceCheckURL), let appleHost = appleURL.host, !appleHost.isEmpty, appleURL.query == nil,
-            appleURL.scheme == "https" || (appleURL.scheme == "http" && mode == .development)
-        else {
+        let appleDeviceCheckURL = reader.string("SESAME_APPLE_DEVICECHECK_URL").flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultAppleDeviceCheckURL
+        guard Self.serverURL(appleDeviceCheckURL, mode: mode) != nil else {
             throw ConfigurationError(
                 variable: "SESAME_APPLE_DEVICECHECK_URL",
                 expectation: "Apple's DeviceCheck server or a stand-in, such as https://api.devicecheck.apple.com (http only in development), got \"\(appleDeviceCheckURL)\"")
@@ -347,5 +345,16 @@ public struct ServiceConfiguration: Sendable {
             appleDeviceCheckURL: appleDeviceCheckURL,
             warnings: warnings
         )
+    }
+}
+
+extension ServiceConfiguration {
+    /// `text` as the address of a server Sesame serves from or calls: an absolute URL with a host and
+    /// no query, https (http only in development); nil otherwise.
+    static func serverURL(_ text: String, mode: DeploymentEnvironment) -> URLComponents? {
+        guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty, url.query == nil,
+            url.scheme == "https" || (url.scheme == "http" && mode == .development)
+        else { return nil }
+        return url
     }
 }

@@ -32,7 +32,7 @@ struct AdminHarness: Sendable {
 
     static func run(
         maxConfigBytes: Int = 1 << 20, maxBodyBytes: Int = 1 << 20, maxBlobBytes: Int = 50 << 20, connections: TestConnections = .one,
-        outboundAllowedHosts: Set<String> = [], appleDeviceCheckURL: String = "https://api.devicecheck.apple.com",
+        outboundAllowedHosts: Set<String> = [], appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(

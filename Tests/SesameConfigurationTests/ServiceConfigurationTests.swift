@@ -134,6 +134,24 @@ struct ServiceConfigurationTests {
         }
     }
 
+    @Test("Apple's DeviceCheck URL: Apple's by default, another https server when set, http only in development")
+    func appleDeviceCheckURL() throws {
+        let production: [String: String] = [
+            "SESAME_ENVIRONMENT": "production", "SESAME_MASTER_KEY": validKey, "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame",
+            "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32),
+        ]
+        #expect(try ServiceConfiguration(environment: production, defaultPort: 8083).appleDeviceCheckURL == "https://api.devicecheck.apple.com")
+        let proxied = production.merging(["SESAME_APPLE_DEVICECHECK_URL": "https://egress.example.com/apple"]) { $1 }
+        #expect(try ServiceConfiguration(environment: proxied, defaultPort: 8083).appleDeviceCheckURL == "https://egress.example.com/apple")
+        let local = ["SESAME_MASTER_KEY": validKey, "SESAME_APPLE_DEVICECHECK_URL": "http://127.0.0.1:9"]
+        #expect(try ServiceConfiguration(environment: local, defaultPort: 8083).appleDeviceCheckURL == "http://127.0.0.1:9")
+        for bad in ["http://127.0.0.1:9", "api.devicecheck.apple.com", "https://api.devicecheck.apple.com?key=1", "ftp://apple.example"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_URL": bad]) { $1 }, defaultPort: 8083)
+            }
+        }
+    }
+
     @Test("production with every secret set starts, reading previous master keys for rotation")
     func productionComplete() throws {
         let previous = Data(repeating: 9, count: 32).base64EncodedString()

@@ -25,9 +25,7 @@ struct AppleCredentialRoutes {
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.get("apple/credentials") { request, _ -> AppleCredentials in
-            let (appID, _) = try await authenticator.app(of: request)
-            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
-            return listing
+            try await listing(appID: try await authenticator.app(of: request).appID)
         }
 
         group.put("apple/credentials") { request, context -> SetResponse in
@@ -43,8 +41,7 @@ struct AppleCredentialRoutes {
             }
             try await credentials.set(key, appID: appID, caller: caller)
             let check = try await checkAndRecord(key, appID: appID)
-            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
-            return SetResponse(credentials: listing, message: "The DeviceCheck key \(key.keyID) is set for \(appID). \(check.message)")
+            return SetResponse(credentials: try await listing(appID: appID), message: "The DeviceCheck key \(key.keyID) is set for \(appID). \(check.message)")
         }
 
         group.delete("apple/credentials") { request, _ -> RemoveResponse in
@@ -58,9 +55,14 @@ struct AppleCredentialRoutes {
             guard let key = try await credentials.key(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
             try appleCalls.enforce(appID)
             _ = try await checkAndRecord(key, appID: appID)
-            guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
-            return listing
+            return try await listing(appID: appID)
         }
+    }
+
+    /// The key of `appID` as set, or `404 apple_credentials_not_set`.
+    private func listing(appID: String) async throws -> AppleCredentials {
+        guard let listing = try await credentials.listing(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+        return listing
     }
 
     /// Asks Apple about `key` (bounded by the outbound client's deadline) and keeps the answer.
