@@ -199,7 +199,9 @@ if declaresServer {
         ),
         .target(
             name: "SesameApple",
-            dependencies: ["SesameOutbound", crypto, jwtKit, nioCore],
+            dependencies: [
+                "SesameOutbound", "SesameConfiguration", "SesameStorage", "SesameEncryption", crypto, jwtKit, nioCore, postgresNIO, logging,
+            ],
             path: "Shared/SesameApple"
         ),
         .target(
@@ -216,7 +218,7 @@ if declaresServer {
         .target(
             name: "AuthService",
             dependencies: [
-                "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration",
+                "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration", "SesameApple",
                 "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
                 asn1, httpTypes, metrics, openAPIRuntime,
             ],
@@ -288,7 +290,9 @@ if declaresServer {
         // The end-to-end walk through the local suite's gateway (run by ./sesame-dev test).
         .executableTarget(
             name: "sesame-e2e",
-            dependencies: ["ChildProcess", "DevSuite", sesameKit, sesameKitTesting, "AppAttestTesting", sesameVault, argumentParser, crypto, x509],
+            dependencies: [
+                "ChildProcess", "DevSuite", sesameKit, sesameKitTesting, "AppAttestTesting", "AppleFake", sesameVault, argumentParser, crypto, x509,
+            ],
             path: "Tests/EndToEnd"
         ),
         .testTarget(name: "DevSuiteTests", dependencies: ["DevSuite"], path: "Tests/DevSuiteTests"),
@@ -312,7 +316,7 @@ if declaresServer {
         ),
         .target(
             name: "AppleFake",
-            dependencies: [crypto, hummingbird, hummingbirdTesting, httpTypes, nioCore],
+            dependencies: [crypto, hummingbird, hummingbirdTesting, httpTypes, nioCore, nioFoundationCompat],
             path: "Tests/AppleFake"
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),
@@ -405,8 +409,8 @@ if declaresServer {
             name: "AuthServiceTests",
             dependencies: [
                 "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameDomain", "SesameEncryption",
-                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameEventBus", "SesameKafka", hummingbirdTesting, jwtKit,
-                crypto, postgresNIO, logging,
+                "SesameStorage", "SesameTestSupport", "SesameTokens", "SesameEvents", "SesameEventBus", "SesameKafka", "SesameApple", "AppleFake",
+                hummingbirdTesting, jwtKit, crypto, postgresNIO, logging,
             ],
             path: "Tests/AuthServiceTests"
         ),

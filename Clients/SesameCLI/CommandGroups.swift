@@ -28,7 +28,7 @@ struct KeysGroup: ParsableCommand {
 struct DevicesGroup: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices", abstract: "List and revoke attested installs.",
-        subcommands: [DevicesListCommand.self, DevicesRevokeCommand.self])
+        subcommands: [DevicesListCommand.self, DevicesRevokeCommand.self, DevicesUnbanCommand.self])
 }
 
 /// `sesame pins …`.

@@ -99,10 +99,14 @@ public struct ServiceConfiguration: Sendable {
     public var deliveryResyncInterval: Duration
     /// Host names that outbound calls to addresses apps configure may reach on internal addresses.
     public var outboundAllowedHosts: Set<String>
-    /// Apple's DeviceCheck server (`SESAME_APPLE_DEVICECHECK_URL`).
+    /// Apple's DeviceCheck server (`SESAME_APPLE_DEVICECHECK_URL`), for production builds' device tokens.
     public var appleDeviceCheckURL: String
+    /// Apple's DeviceCheck server for development builds' device tokens (`SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL`).
+    public var appleDeviceCheckDevelopmentURL: String
     /// Apple's own DeviceCheck server, the default.
     public static let defaultAppleDeviceCheckURL = "https://api.devicecheck.apple.com"
+    /// Apple's own DeviceCheck server for development builds, the default.
+    public static let defaultAppleDeviceCheckDevelopmentURL = "https://api.development.devicecheck.apple.com"
     /// Problems that did not stop the start but an operator should see (logged once logging is up).
     public var warnings: [String]
 
@@ -144,6 +148,7 @@ public struct ServiceConfiguration: Sendable {
         deliveryResyncInterval: Duration = .seconds(30),
         outboundAllowedHosts: Set<String> = [],
         appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
+        appleDeviceCheckDevelopmentURL: String = ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -177,6 +182,7 @@ public struct ServiceConfiguration: Sendable {
         self.deliveryResyncInterval = deliveryResyncInterval
         self.outboundAllowedHosts = outboundAllowedHosts
         self.appleDeviceCheckURL = appleDeviceCheckURL
+        self.appleDeviceCheckDevelopmentURL = appleDeviceCheckDevelopmentURL
         self.warnings = warnings
     }
 
@@ -290,12 +296,10 @@ public struct ServiceConfiguration: Sendable {
             }
         }
 
-        let appleDeviceCheckURL = reader.string("SESAME_APPLE_DEVICECHECK_URL").flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultAppleDeviceCheckURL
-        guard Self.serverURL(appleDeviceCheckURL, mode: mode) != nil else {
-            throw ConfigurationError(
-                variable: "SESAME_APPLE_DEVICECHECK_URL",
-                expectation: "Apple's DeviceCheck server or a stand-in, such as https://api.devicecheck.apple.com (http only in development), got \"\(appleDeviceCheckURL)\"")
-        }
+        let appleDeviceCheckURL = try Self.appleServerURL(
+            reader, "SESAME_APPLE_DEVICECHECK_URL", default: Self.defaultAppleDeviceCheckURL, mode: mode)
+        let appleDeviceCheckDevelopmentURL = try Self.appleServerURL(
+            reader, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL", default: Self.defaultAppleDeviceCheckDevelopmentURL, mode: mode)
 
         let kafkaSecurity = try KafkaSecurity(reader)
         if mode == .production, kafkaSecurity.securityProtocol == .plaintext {
@@ -343,6 +347,7 @@ public struct ServiceConfiguration: Sendable {
                 (reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? "").split(separator: ",")
                     .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
             appleDeviceCheckURL: appleDeviceCheckURL,
+            appleDeviceCheckDevelopmentURL: appleDeviceCheckDevelopmentURL,
             warnings: warnings
         )
     }
@@ -355,6 +360,19 @@ extension ServiceConfiguration {
         guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty, url.query == nil,
             url.scheme == "https" || (url.scheme == "http" && mode == .development)
         else { return nil }
+        return url
+    }
+
+    /// The Apple server URL in `variable`, or `defaultURL` when unset or empty.
+    static func appleServerURL(
+        _ reader: EnvironmentReader, _ variable: String, default defaultURL: String, mode: DeploymentEnvironment
+    ) throws(ConfigurationError) -> String {
+        let url = reader.string(variable).flatMap { $0.isEmpty ? nil : $0 } ?? defaultURL
+        guard serverURL(url, mode: mode) != nil else {
+            throw ConfigurationError(
+                variable: variable,
+                expectation: "Apple's server or a stand-in, such as \(defaultURL) (http only in development), got \"\(url)\"")
+        }
         return url
     }
 }

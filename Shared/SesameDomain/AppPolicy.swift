@@ -27,6 +27,10 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     public var apiAudiences: [String]
     /// The changes that need a second person's approval before they apply (two-person rule).
     public var requireApproval: [GuardedChange]
+    /// The DeviceCheck bit (0 or 1) that marks a banned device; nil: bans are off. When set, an attest
+    /// must carry the device's DeviceCheck token, and a device whose bit is set is refused whatever key
+    /// it makes. Apple keeps the bits per team, across its apps: every app of a team uses the same bit.
+    public var deviceBanBit: Int?
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -35,7 +39,8 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         allowDevelopmentKeys: Bool? = nil, refreshRequiresAssertion: Bool = true, userIdentity: UserIdentityMode = .verified,
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
-        userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = []
+        userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = [],
+        deviceBanBit: Int? = nil
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -48,6 +53,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.userDataTier = userDataTier
         self.apiAudiences = apiAudiences
         self.requireApproval = requireApproval
+        self.deviceBanBit = deviceBanBit
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,6 +72,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         userDataTier = try container.decodeIfPresent(TrustTier.self, forKey: .userDataTier) ?? defaults.userDataTier
         apiAudiences = try container.decodeIfPresent([String].self, forKey: .apiAudiences) ?? defaults.apiAudiences
         requireApproval = try container.decodeIfPresent([GuardedChange].self, forKey: .requireApproval) ?? defaults.requireApproval
+        deviceBanBit = try container.decodeIfPresent(Int.self, forKey: .deviceBanBit)
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).

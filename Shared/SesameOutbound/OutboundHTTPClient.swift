@@ -72,6 +72,20 @@ public struct OutboundHTTPClient: Sendable {
         }
     }
 
+    /// POSTs `body` to `url` with `headers`; returns the answer's status, whatever it is (a redirect
+    /// aside), and its body of at most `maximumBytes`: for services that explain in the body.
+    public func postReadingAnswer(
+        _ url: String, headers: [(String, String)], body: ByteBuffer, maximumBytes: Int
+    ) async throws -> (status: Int, body: ByteBuffer) {
+        try await call(url, method: .POST, headers: headers, body: body) { response in
+            do {
+                return (Int(response.status.code), try await response.body.collect(upTo: maximumBytes))
+            } catch is NIOTooManyBytesError {
+                throw Refusal.tooLarge(limit: maximumBytes)
+            }
+        }
+    }
+
     /// The call, within `timeout` from start to the last byte read: past it the call is cancelled
     /// (its connection closed) and `Refusal.timedOut` thrown. Resolution runs on a thread that
     /// cannot be interrupted; the caller stops waiting for it all the same.

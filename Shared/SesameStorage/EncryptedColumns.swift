@@ -12,6 +12,7 @@ public enum EncryptedColumns {
     /// All of them.
     public static let all: [Column] = [
         Column(table: "apple_credentials", column: "private_key_ciphertext"),
+        Column(table: "attested_keys", column: "device_token_ciphertext"),
         Column(table: "blob_chunks", column: "ciphertext"),
         Column(table: "change_proposals", column: "request_sealed"),
         Column(table: "config_revisions", column: "body"),

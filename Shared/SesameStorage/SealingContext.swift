@@ -45,6 +45,11 @@ public enum SealingContext {
         "apple_credentials.private_key_ciphertext:\(appID)"
     }
 
+    /// The DeviceCheck token an install of `appID` sent with the attest of its key `keyID` (base64url).
+    public static func deviceToken(appID: String, keyID: String) -> String {
+        "attested_keys.device_token_ciphertext:\(appID):\(keyID)"
+    }
+
     /// The signing secret of one of `appID`'s webhooks.
     public static func webhookSecret(appID: String, webhookID: UUID) -> String {
         "webhooks.secret_ciphertext:\(appID):\(webhookID.uuidString.lowercased())"

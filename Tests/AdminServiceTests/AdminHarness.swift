@@ -39,7 +39,10 @@ struct AdminHarness: Sendable {
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, maxBodyBytes: maxBodyBytes,
                 operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes,
-                outboundAllowedHosts: outboundAllowedHosts, appleDeviceCheckURL: appleDeviceCheckURL)
+                outboundAllowedHosts: outboundAllowedHosts, appleDeviceCheckURL: appleDeviceCheckURL,
+                // One fake Apple serves both of DeviceCheck's servers.
+                appleDeviceCheckDevelopmentURL: appleDeviceCheckURL == ServiceConfiguration.defaultAppleDeviceCheckURL
+                    ? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL : appleDeviceCheckURL)
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("admin ready") {

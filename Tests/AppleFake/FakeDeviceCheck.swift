@@ -4,13 +4,17 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOFoundationCompat
 import Synchronization
 
 /// Apple's DeviceCheck server as its documentation describes it ("Accessing and modifying per-device
 /// data"), for tests: `POST /v1/query_two_bits` and `/v1/update_two_bits`, each authenticated by an
 /// ES256 JWT (`kid` a key id, `iss` a team id) that must verify with a key the test registered
-/// (`401 Unable to verify authorization token` otherwise), then a device token it knows
-/// (`400 Missing or incorrectly formatted device token payload` otherwise). It runs on 127.0.0.1.
+/// (`401 Unable to verify authorization token` otherwise), then a device token it issued with
+/// `deviceToken(for:)` (`400 Missing or incorrectly formatted device token payload` otherwise). It keeps
+/// two bits per device as Apple does: a device never set is answered `200 Failed to find bit state`,
+/// one set `200 {"bit0":…,"bit1":…,"last_update_time":"YYYY-MM"}`; an update changes only the bits it
+/// names. It runs on 127.0.0.1.
 public final class FakeDeviceCheck: Sendable {
     /// A key Apple would know: the team it belongs to and its public half.
     struct RegisteredKey: Sendable {
@@ -23,6 +27,10 @@ public final class FakeDeviceCheck: Sendable {
     public let forcedStatus = Mutex<HTTPResponse.Status?>(nil)
     /// Calls received, by path.
     public let calls = Mutex<[String]>([])
+    /// The device each token issued names (a device makes a new token each time it is asked).
+    private let tokens = Mutex<[String: String]>([:])
+    /// Each device's bits, once set.
+    private let bits = Mutex<[String: (bit0: Bool, bit1: Bool)]>([:])
 
     public init() {}
 
@@ -31,19 +39,51 @@ public final class FakeDeviceCheck: Sendable {
         keys.withLock { $0[keyID] = RegisteredKey(teamID: teamID, publicKey: publicKey) }
     }
 
+    /// A fresh token of `device`, as `DCDevice.generateToken()` would make on it (base64).
+    public func deviceToken(for device: String) -> String {
+        let token = Data((0..<96).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        tokens.withLock { $0[token] = device }
+        return token
+    }
+
+    /// `device`'s bits as Apple keeps them; nil when never set.
+    public func bits(of device: String) -> (bit0: Bool, bit1: Bool)? {
+        bits.withLock { $0[device] }
+    }
+
+    /// Sets `device`'s bits, as an earlier update would have.
+    public func setBits(of device: String, bit0: Bool, bit1: Bool) {
+        bits.withLock { $0[device] = (bit0, bit1) }
+    }
+
     /// Runs the fake while `body` runs; `body` gets its base URL (`http://127.0.0.1:PORT`).
     public func run(_ body: @Sendable (String) async throws -> Void) async throws {
         let router = Router()
         for path in ["v1/query_two_bits", "v1/update_two_bits"] {
             router.post(RouterPath(stringLiteral: path)) { request, _ -> Response in
                 self.calls.withLock { $0.append(path) }
-                _ = try await request.body.collect(upTo: 64 * 1024)
+                let body = try await request.body.collect(upTo: 64 * 1024)
                 if let status = self.forcedStatus.withLock({ $0 }) { return Self.text(status, "Forced by the test") }
                 guard let bearer = request.headers[.authorization], bearer.hasPrefix("Bearer "), self.verifies(String(bearer.dropFirst(7))) else {
                     return Self.text(.unauthorized, "Unable to verify authorization token")
                 }
-                // The fake knows no device yet: every token is one Apple would refuse, well-formed or not.
-                return Self.text(.badRequest, "Missing or incorrectly formatted device token payload")
+                guard let fields = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+                    let token = fields["device_token"] as? String, fields["transaction_id"] is String, fields["timestamp"] is NSNumber,
+                    let device = self.tokens.withLock({ $0[token] })
+                else { return Self.text(.badRequest, "Missing or incorrectly formatted device token payload") }
+                if path == "v1/update_two_bits" {
+                    self.bits.withLock { bits in
+                        var current = bits[device] ?? (false, false)
+                        if let bit0 = fields["bit0"] as? Bool { current.bit0 = bit0 }
+                        if let bit1 = fields["bit1"] as? Bool { current.bit1 = bit1 }
+                        bits[device] = current
+                    }
+                    return Self.text(.ok, "")
+                }
+                guard let current = self.bits(of: device) else { return Self.text(.ok, "Failed to find bit state") }
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"bit0":\#(current.bit0),"bit1":\#(current.bit1),"last_update_time":"2026-11"}"#)))
             }
         }
         try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in

@@ -43,6 +43,7 @@ SEEDED_MISTAKES = [
      "incorrect argument label"),
     ("SesameKit", "Platform/DeviceCheckAppAttest.swift", "return try await DCAppAttestService.shared.generateKey()",
      "return await DCAppAttestService.shared.generateKey()", "throw"),
+    ("SesameKit", "Platform/DeviceCheckAppAttest.swift", "DCDevice.current.isSupported", "DCDevice.shared.isSupported", "has no member"),
     ("SesameKit", "Platform/SesameKeychainStore.swift", "SecItemDelete(item(key) as CFDictionary)", "SecItemDelete(item(key) as CFDictionary, nil)",
      "extra argument"),
     ("SesameKit", "Platform/BackgroundActivity.swift", "performExpiringActivity(withReason: name)", "performExpiringActivity(reason: name)",

@@ -42,7 +42,7 @@ struct AuthHarness: Sendable {
 
     static func run(
         policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), admissionRate: Int = 50, connections: TestConnections = .one,
-        _ body: @Sendable (AuthHarness) async throws -> Void
+        appleURL: String? = nil, _ body: @Sendable (AuthHarness) async throws -> Void
     ) async throws {
         let attester = try SoftwareAttester()
         try await TestDatabase.withFreshDatabase { url in
@@ -51,7 +51,11 @@ struct AuthHarness: Sendable {
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
                 // The test client is the gateway: `post(from:)` says which client it forwards for.
-                trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate)
+                trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate,
+                // A fake Apple on 127.0.0.1 serves both of DeviceCheck's servers.
+                outboundAllowedHosts: appleURL == nil ? [] : ["127.0.0.1"],
+                appleDeviceCheckURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckURL,
+                appleDeviceCheckDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL)
             let app = try AuthService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("auth ready") {
@@ -171,12 +175,13 @@ struct AuthHarness: Sendable {
     }
 
     /// Attests a new key and returns it with the token reply.
-    func attestNewKey(environment: AppAttestEnvironment = .development, appVersion: String? = nil) async throws -> (
+    func attestNewKey(environment: AppAttestEnvironment = .development, appVersion: String? = nil, deviceToken: String? = nil) async throws -> (
         SoftwareAttester.DeviceKey, Reply
     ) {
         let key = attester.generateKey()
-        let reply = try await post(
-            "/v1/auth/attest", try attestBody(key, nonce: try await challenge(), environment: environment, appVersion: appVersion))
+        var body = try attestBody(key, nonce: try await challenge(), environment: environment, appVersion: appVersion)
+        if let deviceToken { body["deviceToken"] = deviceToken }
+        let reply = try await post("/v1/auth/attest", body)
         return (key, reply)
     }
 

@@ -184,6 +184,7 @@ def main():
     parser.add_argument("--runner", required=True, help="sesame-suite (./sesame-dev passes it), to run sesame-admin against the suite")
     parser.add_argument("--screenshots", required=True)
     parser.add_argument("--apple-port", type=int, required=True, help="where admin finds Apple's DeviceCheck (SESAME_APPLE_DEVICECHECK_URL)")
+    parser.add_argument("--database-url-file", required=True, help="the suite's database URL, to record an attested install as auth would")
     arguments = parser.parse_args()
     base = arguments.url.rstrip("/")
     screenshots = Path(arguments.screenshots)
@@ -489,9 +490,33 @@ def main():
         key_body = device_check_key.splitlines()[1]
         expect(key_body not in owner.driver.page_source, "the Apple page shows the private key")
         owner.shot("06-apple-accepted")
+        # Bans: with the key accepted, the policy names the DeviceCheck bit that bans; the device
+        # list says which installs sent no DeviceCheck token (those can be revoked, not banned).
+        owner.go("policy")
+        Select(owner.find("#policy-deviceBanBit")).select_by_value("1")
+        owner.click("#save-policy")
+        owner.text_appears("#status", "deviceBanBit")
+        status, banning = http(base + "/v1/admin/policy", headers={"Authorization": "Bearer " + key})
+        expect(banning["policy"].get("deviceBanBit") == 1, f"the policy page saved {banning}")
+        # An install that attested without a DeviceCheck token, recorded as auth records one (no App
+        # Attest device takes part in this test): listed as one that cannot be banned.
+        with open(arguments.database_url_file) as file:
+            database_url = file.read().strip()
+        subprocess.run(
+            ["psql", database_url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
+             "INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment) "
+             f"SELECT decode(repeat('ab', 32), 'hex'), app_id, '\\x00'::bytea, '\\x00'::bytea, 0, 'production' FROM apps WHERE bundle_id = '{BUNDLE}'"],
+            check=True)
+        owner.go("devices")
+        owner.text_appears("#page", "no DeviceCheck token")
+        owner.shot("06-devices-bans")
+        owner.go("policy")
+        Select(owner.find("#policy-deviceBanBit")).select_by_value("none")
+        owner.click("#save-policy")
+        owner.text_appears("#status", "deviceBanBit")
         owner.go("overview")
         owner.text_appears("#page", "Emergency revocations")
-        step(11, "devices, keys, debug tokens, pins, Apple (a refused key shown as an error, accepted once checked), audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
+        step(11, "devices, keys, debug tokens, pins, Apple (a refused key shown as an error, accepted once checked; then the ban bit set and cleared on the policy page), audit log (its chain intact, config reads in it), policy, people and overview pages show the app; a key made there works, a backend key made there is known to verification and refused by management, a pin is served")
 
         # A change without the CSRF token, and one from another origin, are refused.
         forged = owner.fetch("POST", "/v1/admin/kill-switch", {"versions": ["2.0"], "enabled": False, "reason": "forged"}, csrf=False)

@@ -1,4 +1,6 @@
 import AppAttestTesting
+import AppleFake
+import Crypto
 import ArgumentParser
 import DevSuite
 import Foundation
@@ -37,26 +39,48 @@ struct EndToEnd: AsyncParsableCommand {
         let deviceAuthority = workURL.appendingPathComponent("device-authority.pem")
         try kitAuthority.pemBundle.write(to: deviceAuthority, atomically: true, encoding: .utf8)
         let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        let suite = LocalSuite(
-            suite: DevelopmentSuite(
-                layout: layout, extraEnvironment: ["SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken]),
-            cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
+        // Apple's DeviceCheck server, faked in this process, knows the team's DeviceCheck key.
+        let appleKey = P256.Signing.PrivateKey()
+        let apple = WalkApple(server: FakeDeviceCheck(), keyID: "WALKKEY123", keyFile: workURL.appendingPathComponent("devicecheck.p8").path)
+        try appleKey.pemRepresentation.write(toFile: apple.keyFile, atomically: true, encoding: .utf8)
+        apple.server.register(keyID: apple.keyID, teamID: "TEAMID1234", publicKey: appleKey.publicKey)
+        do {
+            try await apple.server.run { appleURL in
+                let suite = LocalSuite(
+                    suite: DevelopmentSuite(
+                        layout: layout,
+                        extraEnvironment: [
+                            "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
+                            "SESAME_APPLE_DEVICECHECK_URL": appleURL, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": appleURL,
+                            "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+                        ]),
+                    cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
 
-        let replicas = Replicas(delivery: Self.deliveryReplicas)
-        // Where the suite puts each delivery replica: the first on its port, the others ten apart.
-        let replicaClients = (0..<replicas.delivery).map { HTTPClient(base: URL(string: "http://127.0.0.1:\(layout.deliveryPort + 10 * $0)")!) }
-        try await suite.suite.up(replicas)
-        let walk = Walk(
-            suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
-            replicas: replicaClients, work: workURL, kitAuthority: kitAuthority, deviceAuthority: deviceAuthority.path,
-            operations: OperationsWalk(suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients, replicaCounts: replicas))
-        var failure: (any Error)?
-        do { try await walk.run() } catch { failure = error }
-        try? await suite.suite.down()
-        if let failure {
-            print("e2e: FAILED: \(failure)")
+                let replicas = Replicas(delivery: Self.deliveryReplicas)
+                // Where the suite puts each delivery replica: the first on its port, the others ten apart.
+                let replicaClients = (0..<replicas.delivery).map { HTTPClient(base: URL(string: "http://127.0.0.1:\(layout.deliveryPort + 10 * $0)")!) }
+                try await suite.suite.up(replicas)
+                let walk = Walk(
+                    suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
+                    replicas: replicaClients, work: workURL, kitAuthority: kitAuthority, deviceAuthority: deviceAuthority.path,
+                    operations: OperationsWalk(suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients, replicaCounts: replicas),
+                    apple: apple)
+                var failure: (any Error)?
+                do { try await walk.run() } catch { failure = error }
+                try? await suite.suite.down()
+                if let failure { throw failure }
+            }
+        } catch {
+            print("e2e: FAILED: \(error)")
             throw ExitCode.failure
         }
         print("e2e: every step passed")
     }
+}
+
+/// The walk's fake Apple: the server, and the team's DeviceCheck key as `sesame apple set` reads it.
+struct WalkApple: Sendable {
+    let server: FakeDeviceCheck
+    let keyID: String
+    let keyFile: String
 }

@@ -1,3 +1,4 @@
+import AppleFake
 import DevSuite
 import Foundation
 import SesameKit
@@ -16,6 +17,10 @@ struct KitWalk: Sendable {
     let vaultPassword: String
     /// The authority as a PEM bundle, for `sesame-device`.
     let deviceAuthority: String
+    /// Apple's DeviceCheck server (a fake the services are pointed at), and the team's key it knows.
+    let apple: FakeDeviceCheck
+    let appleKeyID: String
+    let appleKeyFile: String
 
     /// One install: its App Attest keys (the device) and its saved state (the Keychain).
     struct Install: Sendable {
@@ -24,6 +29,14 @@ struct KitWalk: Sendable {
     }
 
     func install() -> Install { Install(device: SoftwareAppAttest(appID: "\(team).\(bundle)", authority: authority)) }
+
+    /// An install on the phone Apple knows as `phone`: each attest carries a DeviceCheck token of it.
+    func install(onPhone phone: String) -> Install {
+        let apple = self.apple
+        return Install(
+            device: SoftwareAppAttest(
+                appID: "\(team).\(bundle)", authority: authority, deviceCheckTokens: { Data(base64Encoded: apple.deviceToken(for: phone)) }))
+    }
 
     /// A launch of `install` at `version`: a new client over the same keys and store.
     func launch(_ install: Install, version: String, vaultPassword: String? = nil) -> SesameClient {
@@ -137,7 +150,29 @@ struct KitWalk: Sendable {
             let manage = try await shop.send("GET", "/v1/admin/config", headers: bearer)
             try expect(manage.status == 401, "a backend key managed: \(manage.status)")
         }
-        try await step(19, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
+        try await step(19, "a device banned through DeviceCheck is refused after a reinstall with a new key; the ban lifted, it is served again") {
+            _ = try await suite.sesame(["apple", "set", "--key-id", appleKeyID, "--private-key-file", appleKeyFile], key: key)
+            _ = try await suite.sesame(["policy", "set", "deviceBanBit=1"], key: key)
+            let phone = install(onPhone: "walk-iphone")
+            _ = try await launch(phone, version: "2.1.3").fetchConfig()
+            guard let stored = try phone.store.data(for: "sesame.appAttestKeyID") else { throw WalkFailure("the install kept no key id") }
+            let keyID = String(decoding: stored, as: UTF8.self)
+            _ = try await suite.sesame(["devices", "revoke", "--key-id", keyID, "--reason", "e2e: a farmed device", "--ban"], key: key)
+            try expect(apple.bits(of: "walk-iphone")?.bit1 == true, "Apple was not told: \(String(describing: apple.bits(of: "walk-iphone")))")
+            // A reinstall: new App Attest keys, an empty Keychain, the same phone to Apple.
+            do {
+                let served = try await launch(install(onPhone: "walk-iphone"), version: "2.1.3").fetchConfig()
+                throw WalkFailure("a banned device was served after a reinstall: \(served.source)")
+            } catch let error as SesameError {
+                try expect(error.code == "device_banned", "a banned device's attest: \(error)")
+            }
+            _ = try await launch(install(onPhone: "another-iphone"), version: "2.1.3").fetchConfig()
+            _ = try await suite.sesame(["devices", "unban", "--key-id", keyID, "--reason", "e2e: appeal"], key: key)
+            try expect(apple.bits(of: "walk-iphone")?.bit1 == false, "the ban was not lifted with Apple")
+            _ = try await launch(install(onPhone: "walk-iphone"), version: "2.1.3").fetchConfig()
+            _ = try await suite.sesame(["policy", "set", "deviceBanBit=null"], key: key)
+        }
+        try await step(20, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
             try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")

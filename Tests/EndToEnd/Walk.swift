@@ -17,6 +17,8 @@ struct Walk: Sendable {
     /// `kitAuthority` as a PEM bundle, for `sesame-device`.
     let deviceAuthority: String
     let operations: OperationsWalk
+    /// The fake Apple DeviceCheck server the suite's services call.
+    let apple: WalkApple
 
     private static let vaultPassword = "correct horse battery staple, e2e"
 
@@ -188,9 +190,10 @@ struct Walk: Sendable {
         }
         let kit = KitWalk(
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
-            vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority)
+            vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority, apple: apple.server, appleKeyID: apple.keyID,
+            appleKeyFile: apple.keyFile)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(20, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(21, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()
         }
     }

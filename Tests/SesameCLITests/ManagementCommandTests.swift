@@ -109,6 +109,18 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("sesame devices revoke --ban and unban reach the ban routes and print their refusals")
+    func deviceBans() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let device = String(repeating: "A", count: 43)
+            let ban = await Self.sesame(["devices", "revoke", "--key-id", device, "--reason", "farm", "--ban"] + server)
+            #expect(ban.status == 1 && ban.error.contains("deviceBanBit"), "\(ban)")
+            let unban = await Self.sesame(["devices", "unban", "--key-id", device, "--reason", "appeal"] + server)
+            #expect(unban.status == 1 && unban.error.contains("banned"), "\(unban)")
+        }
+    }
+
     @Test("a reply larger than the CLI reads (32 MiB) ends the command with exit 2 and says so, not with an internal error")
     func replyLimit() async throws {
         let router = Router()

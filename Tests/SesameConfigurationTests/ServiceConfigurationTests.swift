@@ -145,6 +145,14 @@ struct ServiceConfigurationTests {
         #expect(try ServiceConfiguration(environment: proxied, defaultPort: 8083).appleDeviceCheckURL == "https://egress.example.com/apple")
         let local = ["SESAME_MASTER_KEY": validKey, "SESAME_APPLE_DEVICECHECK_URL": "http://127.0.0.1:9"]
         #expect(try ServiceConfiguration(environment: local, defaultPort: 8083).appleDeviceCheckURL == "http://127.0.0.1:9")
+        #expect(
+            try ServiceConfiguration(environment: production, defaultPort: 8083).appleDeviceCheckDevelopmentURL
+                == "https://api.development.devicecheck.apple.com")
+        let development = production.merging(["SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": "https://egress.example.com/apple-dev"]) { $1 }
+        #expect(try ServiceConfiguration(environment: development, defaultPort: 8083).appleDeviceCheckDevelopmentURL == "https://egress.example.com/apple-dev")
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": "http://127.0.0.1:9"]) { $1 }, defaultPort: 8083)
+        }
         for bad in ["http://127.0.0.1:9", "api.devicecheck.apple.com", "https://api.devicecheck.apple.com?key=1", "ftp://apple.example"] {
             #expect(throws: ConfigurationError.self, "\(bad)") {
                 try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_URL": bad]) { $1 }, defaultPort: 8083)

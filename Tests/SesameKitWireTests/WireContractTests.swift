@@ -96,9 +96,11 @@ struct WireContractTests {
     @Test("the auth flows: the bodies SesameKit sends are the documented ones")
     func authRequests() throws {
         let auth = try Self.auth()
-        try expectRequest(
-            AuthMessages.Attest(attestationObject: "a", keyId: "k", nonce: "n", teamId: "t", bundleId: "b", appVersion: "1.0"),
-            matches: try auth.requestSchema("post", "/v1/auth/attest"), "Attest")
+        for deviceToken in [nil, Data("token".utf8).base64EncodedString()] {
+            try expectRequest(
+                AuthMessages.Attest(attestationObject: "a", keyId: "k", nonce: "n", teamId: "t", bundleId: "b", appVersion: "1.0", deviceToken: deviceToken),
+                matches: try auth.requestSchema("post", "/v1/auth/attest"), "Attest")
+        }
         try expectRequest(
             AuthMessages.Refresh(refreshToken: "r", assertion: "a", clientData: "c", appVersion: "1.0"),
             matches: try auth.requestSchema("post", "/v1/auth/refresh"), "Refresh")

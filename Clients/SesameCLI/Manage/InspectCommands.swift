@@ -88,9 +88,12 @@ struct DevicesListCommand: AsyncParsableCommand {
             if server.printedReply(of: client) { return }
             guard !page.devices.isEmpty else { return Console.current.out("No attested device yet.") }
             var output = Table.render(
-                ["KEY ID", "ENV", "VERSION", "FIRST SEEN", "LAST SEEN", "COUNTER", "REVOKED"],
+                ["KEY ID", "ENV", "VERSION", "FIRST SEEN", "LAST SEEN", "COUNTER", "REVOKED", "BANNED"],
                 page.devices.map {
-                    [$0.keyId, $0.environment.rawValue, text($0.appVersion), text($0.firstSeen), text($0.lastSeen), text($0.counter), Self.revocation($0)]
+                    [
+                        $0.keyId, $0.environment.rawValue, text($0.appVersion), text($0.firstSeen), text($0.lastSeen), text($0.counter),
+                        Self.revocation($0), Self.ban($0),
+                    ]
                 })
             if let next = page.next { output += "\nMore: sesame devices list --after \(next)" }
             Console.current.out(output)
@@ -104,6 +107,12 @@ extension DevicesListCommand {
         guard let at = device.revokedAt else { return "-" }
         return "\(text(at)) (\(text(device.revokedReason)))"
     }
+
+    /// When a device was banned; `-` for one that is not, `no token` for one that cannot be.
+    static func ban(_ device: Components.Schemas.Device) -> String {
+        if let at = device.bannedAt { return text(at) }
+        return device.deviceCheck == true ? "-" : "- (no token)"
+    }
 }
 
 /// `sesame devices revoke`.
@@ -115,12 +124,32 @@ struct DevicesRevokeCommand: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
     @Option(name: .customLong("key-id"), help: "The device's key id, as devices list shows it.") var keyID: String
     @Option(help: "Why, for the audit log.") var reason: String
+    @Flag(help: "Also ban the device: set the policy's DeviceCheck bit with Apple, so it is refused whatever key it makes, across reinstalls.")
+    var ban = false
 
     func run() async throws {
         try await reportingFailures {
             let client = try server.client()
-            _ = try await client.call { try await $0.revokeDevice(body: .json(.init(keyId: keyID, reason: reason))) }
-            server.confirm(client, or: "Revoked.")
+            _ = try await client.call { try await $0.revokeDevice(body: .json(.init(keyId: keyID, reason: reason, ban: ban ? true : nil))) }
+            server.confirm(client, or: ban ? "Revoked and banned." : "Revoked.")
+        }
+    }
+}
+
+/// `sesame devices unban`.
+struct DevicesUnbanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unban", abstract: "Lift a device's ban (clear its DeviceCheck bit with Apple): it may attest a new key again.")
+
+    @OptionGroup var server: ServerOptions
+    @Option(name: .customLong("key-id"), help: "The banned device's key id, as devices list shows it.") var keyID: String
+    @Option(help: "Why, for the audit log.") var reason: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try server.client()
+            _ = try await client.call { try await $0.unbanDevice(body: .json(.init(keyId: keyID, reason: reason))).ok }
+            server.confirm(client, or: "The ban is lifted.")
         }
     }
 }

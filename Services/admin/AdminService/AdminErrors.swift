@@ -1,4 +1,5 @@
 import HTTPTypes
+import SesameApple
 import SesameDomain
 import SesameHTTP
 
@@ -46,6 +47,14 @@ enum AdminErrors {
     }
     static let deviceNotFound = APIError(
         .notFound, code: AdminErrorCode.deviceNotFound, message: "No live attested device of this app has that key id; see GET /v1/admin/devices.")
+    static let deviceNotBanned = APIError(
+        .notFound, code: AdminErrorCode.deviceNotBanned, message: "No device of this app with that key id is banned; see GET /v1/admin/devices.")
+    static func banUnavailable(_ why: String) -> APIError {
+        APIError(.conflict, code: AdminErrorCode.banUnavailable, message: "The device cannot be banned: \(why).")
+    }
+    static func appleUnavailable(_ failure: DeviceCheckClient.Failure) -> APIError {
+        APIError(.badGateway, code: AdminErrorCode.appleUnavailable, message: "Nothing was changed: \(failure). Try again.")
+    }
     static func debugTokenNameTaken(_ name: String) -> APIError {
         APIError(
             .conflict, code: AdminErrorCode.debugTokenExists,

@@ -36,6 +36,8 @@ public enum AdminService: SesameServiceDefinition {
         let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
         let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
         let policies = PolicyStore(database: database, logger: logger)
+        let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
+        let deviceCheck = DeviceCheckClient(configuration: configuration)
         let approvals = ChangeApprovals(database: database, encryption: dependencies.encryption, policies: policies, logger: logger)
 
         var parts = ServiceParts()
@@ -49,9 +51,8 @@ public enum AdminService: SesameServiceDefinition {
         BackendKeyRoutes(authenticator: authenticator, backendKeys: BackendKeyStore(database: database, logger: logger)).addRoutes(to: admin)
         AppleCredentialRoutes(
             authenticator: authenticator,
-            credentials: AppleCredentialStore(database: database, encryption: dependencies.encryption, logger: logger),
-            deviceCheck: DeviceCheckClient(
-                baseURL: configuration.appleDeviceCheckURL, outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)))
+            credentials: AppleCredentialStore(database: database, encryption: dependencies.encryption, logger: logger), keys: deviceCheckKeys,
+            deviceCheck: deviceCheck
         ).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
@@ -70,7 +71,10 @@ public enum AdminService: SesameServiceDefinition {
             .addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
             .addRoutes(to: admin)
-        DeviceRoutes(authenticator: authenticator, devices: DeviceStore(database: database, logger: logger), approvals: approvals)
+        let devices = DeviceStore(database: database, logger: logger)
+        DeviceRoutes(
+            authenticator: authenticator, devices: devices, approvals: approvals,
+            bans: DeviceBans(devices: devices, policies: policies, keys: deviceCheckKeys, deviceCheck: deviceCheck))
             .addRoutes(to: admin)
         ApprovalRoutes(authenticator: authenticator, approvals: approvals).addRoutes(to: admin)
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))

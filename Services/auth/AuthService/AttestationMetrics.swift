@@ -5,13 +5,17 @@ import SesameDomain
 /// `sesame_auth_attestations_total{app, result}`: every attestation auth judged (a challenge redeemed
 /// and admitted), by app and result: `accepted`, the step of Apple's validation that refused it
 /// (`format`, `chain`, `nonce`, `keyId`, `rpIdHash`, `counter`, `aaguid`, `credentialId`), `environment`
-/// (a development key the policy does not allow) or `key_reused` (a key attested before). The
+/// (a development key the policy does not allow), `key_reused` (a key attested before), `device_banned`,
+/// `device_check_required` (no DeviceCheck token while the app bans) or `device_token_invalid`. The
 /// success rate an attestation ramp watches (issue 59), and what an operator alerts on.
 enum AttestationMetrics {
     /// A refusal's result label.
     enum Refusal: String {
         case environment
         case keyReused = "key_reused"
+        case deviceBanned = "device_banned"
+        case deviceCheckRequired = "device_check_required"
+        case deviceTokenInvalid = "device_token_invalid"
     }
 
     /// Each series' counter, made once (apps × results: bounded by the apps registered).

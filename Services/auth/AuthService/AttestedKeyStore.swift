@@ -36,12 +36,14 @@ struct AttestedKeyStore: Sendable {
     /// Stores a newly attested key and opens its first refresh-token family, in one statement.
     /// - Returns: the family id, or nil when the key id was attested before (a key attests once).
     func register(
-        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, familyLifetime: Duration
+        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, deviceToken: Data?,
+        familyLifetime: Duration
     ) async throws -> UUID? {
         let family = UUID()
         let statement = RegisterStatement(
             keyID: Data(keyID), appID: appID, publicKey: Data(attestation.publicKey), receipt: Data(attestation.receipt),
-            counter: Int64(attestation.counter), environment: attestation.environment.rawValue, appVersion: appVersion, family: family,
+            counter: Int64(attestation.counter), environment: attestation.environment.rawValue, appVersion: appVersion, deviceToken: deviceToken,
+            family: family,
             familyLifetimeSeconds: familyLifetime.wholeSeconds)
         for try await _ in try await database.client.execute(statement, logger: logger) { return family }
         return nil
@@ -68,8 +70,8 @@ struct AttestedKeyStore: Sendable {
 private struct RegisterStatement: PostgresPreparedStatement {
     static let sql = """
         WITH attested AS (
-            INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, last_used_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+            INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, device_token_ciphertext, last_used_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $10, now())
             ON CONFLICT (key_id) DO NOTHING RETURNING key_id
         )
         INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
@@ -85,11 +87,13 @@ private struct RegisterStatement: PostgresPreparedStatement {
     let counter: Int64
     let environment: String
     let appVersion: String?
+    /// The install's DeviceCheck token, sealed; nil when it sent none.
+    let deviceToken: Data?
     let family: UUID
     let familyLifetimeSeconds: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 9)
+        var bindings = PostgresBindings(capacity: 10)
         try bindings.append(keyID)
         bindings.append(appID)
         try bindings.append(publicKey)
@@ -99,6 +103,7 @@ private struct RegisterStatement: PostgresPreparedStatement {
         bindings.append(appVersion)
         bindings.append(family)
         bindings.append(Double(familyLifetimeSeconds))
+        try bindings.append(deviceToken)
         return bindings
     }
 

@@ -62,6 +62,15 @@ enum AuthErrors {
     static let alreadyConsumed = APIError(.conflict, code: AuthErrorCode.alreadyConsumed, message: "This single-use token was consumed already.")
     static let unknownAttestedKey = APIError(.notFound, code: AuthErrorCode.keyNotFound, message: "No attested key of this app has this id.")
     static let deviceRevoked = APIError(.forbidden, code: AuthErrorCode.deviceRevoked, message: "This device's key was revoked: refuse the action.")
+    static let deviceBanned = APIError(
+        .forbidden, code: AuthErrorCode.deviceBanned,
+        message: "This device is banned from the app (its DeviceCheck bit is set); a new key does not lift the ban, an admin does.")
+    static let deviceCheckRequired = APIError(
+        .forbidden, code: AuthErrorCode.deviceCheckRequired,
+        message: "This app bans devices through DeviceCheck: an attest must carry deviceToken (DCDevice.generateToken(), base64). Without one the install uses the lower tiers.")
+    static let deviceTokenInvalid = APIError(
+        .unauthorized, code: AuthErrorCode.deviceTokenInvalid,
+        message: "Apple refused the DeviceCheck token: send a fresh one from DCDevice.generateToken() made by this app's build.")
     /// `assertionRefused`'s code, for callers that tell it apart.
     static let assertionInvalidCode = "assertion_invalid"
     static func assertionRefused(_ reason: String) -> APIError {

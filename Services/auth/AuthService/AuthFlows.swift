@@ -21,6 +21,8 @@ struct AuthFlows: Sendable {
     let verifier: AppAttestVerifier
     /// The assertion check refresh shares with the backend's `POST /v1/verify/assertion`.
     let assertions: AssertionCheck
+    /// Bans kept in Apple's DeviceCheck bits, checked once an attestation verified.
+    let bans: DeviceBanCheck
     /// Whether this is a production deployment (development keys are then refused by default).
     let inProduction: Bool
     let logger: Logger
@@ -58,9 +60,12 @@ struct AuthFlows: Sendable {
             AttestationMetrics.refused(appID: app.appID, .environment)
             throw AuthErrors.environmentNotAllowed
         }
+        let sealedDeviceToken = try await bans.admit(
+            deviceToken: request.deviceToken, app: app, environment: verified.environment, keyID: Base64.urlEncode(keyID))
         guard
             let family = try await keys.register(
-                keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, familyLifetime: tokens.lifetimes.refresh)
+                keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, deviceToken: sealedDeviceToken,
+                familyLifetime: tokens.lifetimes.refresh)
         else {
             AttestationMetrics.refused(appID: app.appID, .keyReused)
             throw AuthErrors.keyAlreadyAttested

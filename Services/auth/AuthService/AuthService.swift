@@ -5,6 +5,7 @@ import Hummingbird
 import ServiceLifecycle
 import SwiftASN1
 import X509
+import SesameApple
 import SesameConfiguration
 import SesameEventBus
 import SesameEvents
@@ -51,6 +52,9 @@ public enum AuthService: SesameServiceDefinition {
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
             tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
+            bans: DeviceBanCheck(
+                keys: DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger),
+                deviceCheck: DeviceCheckClient(configuration: configuration), logger: logger),
             inProduction: configuration.environment == .production, logger: logger)
 
         var parts = ServiceParts()

@@ -30,5 +30,6 @@ public enum Migrations {
         auditChainStarts,
         credentialMakers,
         appleCredentials,
+        deviceBans,
     ]
 }

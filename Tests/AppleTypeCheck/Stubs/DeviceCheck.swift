@@ -21,6 +21,14 @@ open class DCAppAttestService: NSObject, @unchecked Sendable {
 }
 
 @available(iOS 11.0, macOS 10.15, tvOS 11.0, watchOS 9.0, *)
+open class DCDevice: NSObject, @unchecked Sendable {
+    open class var current: DCDevice { fatalError("a type-checking stub") }
+    open var isSupported: Bool { fatalError("a type-checking stub") }
+    open func generateToken(completionHandler: @escaping @Sendable (Data?, (any Error)?) -> Void) { fatalError("a type-checking stub") }
+    open func generateToken() async throws -> Data { fatalError("a type-checking stub") }
+}
+
+@available(iOS 11.0, macOS 10.15, tvOS 11.0, watchOS 9.0, *)
 public let DCErrorDomain: String = "com.apple.devicecheck.error"
 
 /// `DCError` as Swift imports an `NS_ERROR_ENUM`: a struct with a `code`.

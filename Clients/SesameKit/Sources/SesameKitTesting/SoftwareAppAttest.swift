@@ -35,13 +35,22 @@ public final class SoftwareAppAttest: AppAttestProvider, Sendable {
     /// Which App Attest environment the attestations claim.
     public let environment: Environment
     private let keys = Locked<[String: Key]>([:])
+    /// Where this device's DeviceCheck tokens come from (a fake Apple's, in tests); none by default.
+    private let deviceCheckTokens: (@Sendable () -> Data?)?
 
-    /// A device for `appID` (`TEAMID.bundle.id`) whose keys `authority` certifies.
-    public init(appID: String, authority: SoftwareAttestationAuthority, environment: Environment = .development) {
+    /// A device for `appID` (`TEAMID.bundle.id`) whose keys `authority` certifies; `deviceCheckTokens`
+    /// makes the DeviceCheck token each attest sends.
+    public init(
+        appID: String, authority: SoftwareAttestationAuthority, environment: Environment = .development,
+        deviceCheckTokens: (@Sendable () -> Data?)? = nil
+    ) {
         self.appID = appID
         self.authority = authority
         self.environment = environment
+        self.deviceCheckTokens = deviceCheckTokens
     }
+
+    public func deviceCheckToken() async -> Data? { deviceCheckTokens?() }
 
     public var isSupported: Bool { true }
 

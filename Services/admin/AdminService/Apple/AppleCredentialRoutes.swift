@@ -12,6 +12,7 @@ typealias AppleCredentialsCheck = Components.Schemas.AppleCredentialsCheck
 struct AppleCredentialRoutes {
     let authenticator: AdminAuthenticator
     let credentials: AppleCredentialStore
+    let keys: DeviceCheckKeys
     let deviceCheck: DeviceCheckClient
     /// Calls to Apple one app's people may make by setting or checking its key: 5 at once, then one
     /// every 12 s. Apple rate-limits the team's key, and the key's real work (bans, receipts) must not
@@ -52,7 +53,7 @@ struct AppleCredentialRoutes {
 
         group.post("apple/credentials/check") { request, _ -> AppleCredentials in
             let (appID, _) = try await authenticator.app(of: request)
-            guard let key = try await credentials.key(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
+            guard let key = try await keys.key(appID: appID) else { throw AdminErrors.appleCredentialsNotSet }
             try appleCalls.enforce(appID)
             _ = try await checkAndRecord(key, appID: appID)
             return try await listing(appID: appID)

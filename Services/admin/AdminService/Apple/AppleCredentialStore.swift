@@ -54,20 +54,6 @@ struct AppleCredentialStore: Sendable {
         return nil
     }
 
-    /// The key itself, to sign with; nil when none is set.
-    func key(appID: String) async throws -> DeviceCheckKey? {
-        let rows = try await database.client.query(
-            """
-            SELECT c.key_id, a.team_id, c.private_key_ciphertext FROM apple_credentials c JOIN apps a USING (app_id)
-            WHERE c.app_id = \(appID)
-            """, logger: logger)
-        for try await (keyID, teamID, sealed) in rows.decode((String, String, Data).self) {
-            let pem = String(decoding: try encryption.open(sealed, context: SealingContext.appleCredentials(appID: appID)), as: UTF8.self)
-            return try DeviceCheckKey(keyID: keyID, teamID: teamID, privateKeyPEM: pem)
-        }
-        return nil
-    }
-
     /// Keeps what Apple made of the key with id `keyID` (unless it was replaced meanwhile).
     func record(_ check: DeviceCheckClient.CredentialCheck, keyID: String, appID: String) async throws {
         try await database.client.query(

@@ -8,11 +8,15 @@ struct DeviceRoutes {
     let authenticator: AdminAuthenticator
     let devices: DeviceStore
     let approvals: ChangeApprovals
+    let bans: DeviceBans
 
     /// `devices/revoke`: the key id as listed (base64url; base64 is accepted too) and why, for the
     /// audit log and the listing; the answer.
     typealias RevokeRequest = Operations.revokeDevice.Input.Body.jsonPayload
     typealias RevokeResponse = Operations.revokeDevice.Output.Ok.Body.jsonPayload
+    /// `devices/unban`: the key id of a banned device, and why the ban is lifted.
+    typealias UnbanRequest = Operations.unbanDevice.Input.Body.jsonPayload
+    typealias UnbanResponse = Operations.unbanDevice.Output.Ok.Body.jsonPayload
 
     /// A page of devices; `next` (absent on the last page) is the `after` of the next.
     typealias ListResponse = Operations.listDevices.Output.Ok.Body.jsonPayload
@@ -34,6 +38,8 @@ struct DeviceRoutes {
             .revocation, RevokeRequest.self,
             prepare: { appID, body in
                 let keyID = try Self.validRevocation(body).keyID
+                // A ban that could not apply is refused when proposed, not when approved.
+                if body.ban == true { _ = try await bans.target(appID: appID, keyID: keyID) }
                 return ("revoke the device \(Base64.urlEncode(keyID))", try await devices.standing(appID: appID, keyID: keyID))
             },
             apply: { appID, body, caller in try await revoke(appID: appID, body, caller: caller) },
@@ -42,25 +48,48 @@ struct DeviceRoutes {
         group.post("devices/revoke") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: RevokeRequest.self, context: context)
-            _ = try Self.validRevocation(body)
+            let keyID = try Self.validRevocation(body).keyID
+            if body.ban == true { _ = try await bans.target(appID: appID, keyID: keyID) }
             return try await approvals.handle(.revocation, variant: "device", appID: appID, caller: caller, body: body, request: request, context: context)
+        }
+
+        // Lifting a ban is not guarded by the two-person rule: it gives back what a ban took.
+        group.post("devices/unban") { request, context -> UnbanResponse in
+            let (appID, caller) = try await authenticator.app(of: request)
+            let body = try await request.decode(as: UnbanRequest.self, context: context)
+            let keyID = try Self.keyID(body.keyId, field: "keyId")
+            let reason = try Self.reason(body.reason)
+            try await bans.unban(appID: appID, keyID: keyID, reason: reason, caller: caller)
+            return UnbanResponse(
+                keyId: Base64.urlEncode(keyID),
+                message: "The device's ban is lifted: it may attest a new key (the banned key stays revoked).")
         }
     }
 
     static func validRevocation(_ body: RevokeRequest) throws -> (keyID: [UInt8], reason: String) {
-        let keyID = try Self.keyID(body.keyId, field: "keyId")
-        let reason = body.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        (try Self.keyID(body.keyId, field: "keyId"), try Self.reason(body.reason))
+    }
+
+    /// Why, for the audit log: 1 to 500 characters once trimmed.
+    static func reason(_ text: String) throws -> String {
+        let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...500).contains(reason.count) else { throw APIError.invalidField("reason", "must say why, in 1 to 500 characters") }
-        return (keyID, reason)
+        return reason
     }
 
     func revoke(appID: String, _ body: RevokeRequest, caller: Caller) async throws -> RevokeResponse {
         let (keyID, reason) = try Self.validRevocation(body)
+        if body.ban == true {
+            try await bans.ban(appID: appID, keyID: keyID, reason: reason, caller: caller)
+            return RevokeResponse(
+                keyId: Base64.urlEncode(keyID), banned: true,
+                message: "The device is revoked and banned: its tokens are refused now, and every attest from it is refused, whatever key it makes, until the ban is lifted.")
+        }
         guard try await devices.revoke(appID: appID, keyID: keyID, reason: reason, actor: caller.auditName) else {
             throw AdminErrors.deviceNotFound
         }
         return RevokeResponse(
-            keyId: Base64.urlEncode(keyID),
+            keyId: Base64.urlEncode(keyID), banned: false,
             message: "The device is revoked: its tokens are refused now and it cannot refresh; the app must attest a new key.")
     }
 
@@ -76,3 +105,4 @@ struct DeviceRoutes {
 extension DeviceRoutes.RevokeResponse: ChangeAnswer {}
 
 extension DeviceRoutes.ListResponse: ResponseEncodable {}
+extension DeviceRoutes.UnbanResponse: ResponseEncodable {}

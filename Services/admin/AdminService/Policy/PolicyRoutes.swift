@@ -34,6 +34,7 @@ struct PolicyRoutes {
             .policy, AppPolicy.self,
             prepare: { appID, policy in
                 try await Self.validate(policy, outbound: outbound)
+                try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
                 let current = try await policies.policy(appID: appID)
                 let changed = PolicyStore.changedFields(current, policy)
                 // Sorted keys: the same policy is the same base, whichever order its fields were encoded in.
@@ -44,6 +45,7 @@ struct PolicyRoutes {
             },
             apply: { appID, policy, caller in
                 try await Self.validate(policy, outbound: outbound)
+                try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
                 let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
                 return PolicyResponse(
                     message: changed.isEmpty ? "The policy is unchanged." : "Policy updated: \(changed.joined(separator: ", ")).", policy: policy,
@@ -54,6 +56,7 @@ struct PolicyRoutes {
             let (appID, caller) = try await authenticator.app(of: request)
             let policy = try await request.decode(as: AppPolicy.self, context: context)
             try await Self.validate(policy, outbound: outbound)
+            try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
             return try await approvals.handle(.policy, appID: appID, caller: caller, body: policy, request: request, context: context)
         }
     }

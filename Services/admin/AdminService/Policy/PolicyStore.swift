@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SesameDomain
+import SesameHTTP
 import SesameJSON
 import SesameStorage
 
@@ -35,6 +36,28 @@ struct PolicyStore: Sendable {
         }
     }
 
+    /// Refuses a ban bit Sesame could not use for `appID`: one without the app's DeviceCheck key, or
+    /// another than an app of the same team bans with (Apple keeps the bits per team).
+    func checkBanBit(_ bit: Int?, appID: String) async throws {
+        guard let bit else { return }
+        guard bit == 0 || bit == 1 else { throw APIError.invalidField("deviceBanBit", "must be 0 or 1 (DeviceCheck keeps two bits), or null for no bans") }
+        let credentials = try await database.client.query("SELECT 1 FROM apple_credentials WHERE app_id = \(appID)", logger: logger)
+        var hasKey = false
+        for try await _ in credentials { hasKey = true }
+        guard hasKey else {
+            throw APIError.invalidField("deviceBanBit", "needs the app's DeviceCheck key first (sesame apple set): Sesame sets and reads the bit with it")
+        }
+        let rows = try await database.client.query(
+            """
+            SELECT other.app_id, (other.policy->>'deviceBanBit')::int FROM apps other JOIN apps this ON this.team_id = other.team_id
+            WHERE this.app_id = \(appID) AND other.app_id <> \(appID) AND other.policy->>'deviceBanBit' IS NOT NULL
+            """, logger: logger)
+        for try await (otherApp, otherBit) in rows.decode((String, Int).self) where otherBit != bit {
+            throw APIError.invalidField(
+                "deviceBanBit", "must be \(otherBit): Apple keeps the two bits per team, and \(otherApp), of the same team, bans with bit \(otherBit)")
+        }
+    }
+
     static func changedFields(_ before: AppPolicy, _ after: AppPolicy) -> [String] {
         var changed: [String] = []
         if before.allowDevelopmentKeys != after.allowDevelopmentKeys { changed.append("allowDevelopmentKeys") }
@@ -48,6 +71,7 @@ struct PolicyStore: Sendable {
         if before.blobTier != after.blobTier { changed.append("blobTier") }
         if before.userDataTier != after.userDataTier { changed.append("userDataTier") }
         if before.apiAudiences != after.apiAudiences { changed.append("apiAudiences") }
+        if before.deviceBanBit != after.deviceBanBit { changed.append("deviceBanBit") }
         return changed
     }
 }

@@ -85,6 +85,8 @@ enum AuthMessages {
         let teamId: String
         let bundleId: String
         let appVersion: String
+        /// Base64 of the device's DeviceCheck token; absent where there is none.
+        let deviceToken: String?
     }
 
     struct Refresh: Encodable, Sendable {

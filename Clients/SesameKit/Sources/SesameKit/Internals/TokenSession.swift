@@ -204,11 +204,13 @@ actor TokenSession {
                 madeNewKey = true
                 continue
             }
+            let deviceToken = await attestation.deviceCheckToken()
             let response = try await api.send(
                 "POST", "v1/auth/attest",
                 json: AuthMessages.Attest(
                     attestationObject: attestationObject.base64EncodedString(), keyId: keyID, nonce: nonce,
-                    teamId: configuration.teamID, bundleId: configuration.bundleID, appVersion: configuration.appVersion))
+                    teamId: configuration.teamID, bundleId: configuration.bundleID, appVersion: configuration.appVersion,
+                    deviceToken: deviceToken?.base64EncodedString()))
             if response.status == 200 { return try keep(response) }
             let (code, message) = SesameAPI.refusal(of: response)
             if ["key_already_attested", "attestation_invalid"].contains(code), !madeNewKey {

@@ -11,6 +11,15 @@ public protocol AppAttestProvider: Sendable {
     func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data
     /// An assertion by `keyID` over `clientDataHash`.
     func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data
+    /// A DeviceCheck token of this device (`DCDevice.generateToken()`), sent with each attest so that
+    /// Sesame can ask Apple for the device's two bits (a ban that survives a reinstall); nil where
+    /// DeviceCheck is unavailable.
+    func deviceCheckToken() async -> Data?
+}
+
+extension AppAttestProvider {
+    /// No DeviceCheck token: providers that are not a device's own.
+    public func deviceCheckToken() async -> Data? { nil }
 }
 
 /// Why an `AppAttestProvider` failed, in the terms Apple's guidance acts on.

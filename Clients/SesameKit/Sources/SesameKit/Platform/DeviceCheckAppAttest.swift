@@ -28,6 +28,17 @@ public struct DeviceCheckAppAttest: AppAttestProvider {
         }
     }
 
+    /// A token from `DCDevice`, asked twice at most (its failures are transient: Apple's servers, the
+    /// network); nil where DeviceCheck is unsupported or both tries failed, and the attest goes without
+    /// one (an app that bans devices then refuses it, and the install stays at the lower tiers).
+    public func deviceCheckToken() async -> Data? {
+        guard DCDevice.current.isSupported else { return nil }
+        for _ in 0..<2 {
+            if let token = try? await DCDevice.current.generateToken() { return token }
+        }
+        return nil
+    }
+
     /// Apple's guidance (`DCError.Code`): `serverUnavailable` keeps the key for a later try with the
     /// same `clientDataHash`; `invalidKey` needs a new key; `featureUnsupported` means no App Attest
     /// here; `invalidInput` is a malformed call (the key is fine). Everything else

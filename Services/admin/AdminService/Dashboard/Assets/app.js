@@ -475,23 +475,32 @@ async function safetyPage() {
 
 async function devicesPage() {
   const page = await api("GET", "devices?limit=200");
-  async function revoke(keyId) {
-    const reason = prompt("Why revoke this device? (kept in the audit log)");
+  async function act(path, body, question) {
+    const reason = prompt(question);
     if (!reason) return;
     try {
-      say((await api("POST", "devices/revoke", { keyId, reason })).message, "ok");
+      say((await api("POST", path, Object.assign({ reason }, body))).message, "ok");
       await show("devices");
     } catch (error) {
       failed(error);
     }
   }
+  const revoke = (keyId) => act("devices/revoke", { keyId }, "Why revoke this device? (kept in the audit log)");
+  const ban = (keyId) => act("devices/revoke", { keyId, ban: true }, "Why ban this device? It stays out after a reinstall, until the ban is lifted. (kept in the audit log)");
+  const unban = (keyId) => act("devices/unban", { keyId }, "Why lift this device's ban? (kept in the audit log)");
+  const actions = (d) => isOwner() ? [
+    !d.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(d.keyId), text: "Revoke" }) : null,
+    d.deviceCheck && !d.bannedAt ? el("button", { class: "danger small", onclick: () => ban(d.keyId), text: "Ban" }) : null,
+    d.bannedAt ? el("button", { class: "small", onclick: () => unban(d.keyId), text: "Lift ban" }) : null,
+  ] : null;
   return el("section", { class: "card wide" }, el("h2", { text: "Attested devices" }),
     page.devices.length === 0 ? el("p", { class: "muted", text: "No device has attested yet." }) :
-    table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Revoked", ""], page.devices.map((d) =>
+    table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Revoked", "Banned", ""], page.devices.map((d) =>
       el("tr", {}, el("td", {}, el("code", { class: "id", text: d.keyId })), el("td", { text: d.environment }), el("td", { text: d.appVersion || "–" }),
         el("td", { text: when(d.firstSeen) }), el("td", { text: when(d.lastSeen) }), el("td", { text: d.counter }),
         el("td", { text: d.revokedAt ? when(d.revokedAt) + " (" + d.revokedReason + ")" : "–" }),
-        el("td", {}, isOwner() && !d.revokedAt ? el("button", { class: "danger small", onclick: () => revoke(d.keyId), text: "Revoke" }) : null)))));
+        el("td", { text: d.bannedAt ? when(d.bannedAt) : (d.deviceCheck ? "–" : "– (no DeviceCheck token)") }),
+        el("td", {}, actions(d))))));
 }
 
 async function keysPage() {
@@ -736,7 +745,9 @@ async function policyPage() {
     blobTier: el("select", { id: "policy-blobTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
     userDataTier: el("select", { id: "policy-userDataTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
     userDocumentQuota: el("input", { id: "policy-userDocumentQuota", type: "number", min: "1" }),
+    deviceBanBit: el("select", { id: "policy-deviceBanBit" }, [["none", "no bans"], ["0", "bit 0"], ["1", "bit 1"]].map(([v, t]) => el("option", { value: v, text: t }))),
   };
+  fields.deviceBanBit.value = policy.deviceBanBit === undefined || policy.deviceBanBit === null ? "none" : String(policy.deviceBanBit);
   fields.allowDevelopmentKeys.value = policy.allowDevelopmentKeys === undefined || policy.allowDevelopmentKeys === null ? "default" : String(policy.allowDevelopmentKeys);
   for (const name of ["refreshRequiresAssertion", "allowDebugTokensInProduction", "admitUnattested"]) fields[name].checked = !!policy[name];
   fields.blobTier.value = policy.blobTier;
@@ -757,6 +768,8 @@ async function policyPage() {
       userDocumentQuota: Number(fields.userDocumentQuota.value),
       requireApproval: Object.keys(guarded).filter((kind) => approvals[kind].checked),
     });
+    if (fields.deviceBanBit.value === "none") delete next.deviceBanBit;
+    else next.deviceBanBit = Number(fields.deviceBanBit.value);
     if (fields.allowDevelopmentKeys.value === "default") delete next.allowDevelopmentKeys;
     else next.allowDevelopmentKeys = fields.allowDevelopmentKeys.value === "true";
     try {
@@ -773,6 +786,7 @@ async function policyPage() {
     row("Admit devices without App Attest (unattested tier)", fields.admitUnattested),
     row("Least tier for blobs", fields.blobTier), row("Least tier for user data", fields.userDataTier),
     row("User documents quota", fields.userDocumentQuota),
+    row("DeviceCheck bit that bans a device (needs the Apple key; the same in every app of the team)", fields.deviceBanBit),
     el("h3", { text: "Changes that need a second person" }),
     el("p", { class: "muted", text: "A checked change is proposed, not applied, until another member or key approves it on the Approvals page." }),
     Object.entries(guarded).map(([kind, label]) => row(label, approvals[kind])),
