@@ -316,7 +316,7 @@ if declaresServer {
         ),
         .target(
             name: "AppleFake",
-            dependencies: [crypto, hummingbird, hummingbirdTesting, httpTypes, nioCore, nioFoundationCompat],
+            dependencies: ["AppAttestTesting", crypto, hummingbird, hummingbirdTesting, httpTypes, nioCore, nioFoundationCompat],
             path: "Tests/AppleFake"
         ),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "AppAttestTesting"], path: "Tests/CBORTests"),

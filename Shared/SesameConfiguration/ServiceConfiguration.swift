@@ -103,6 +103,15 @@ public struct ServiceConfiguration: Sendable {
     public var appleDeviceCheckURL: String
     /// Apple's DeviceCheck server for development builds' device tokens (`SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL`).
     public var appleDeviceCheckDevelopmentURL: String
+    /// Apple's App Attest data server, which trades receipts for risk metrics (`SESAME_APPLE_APP_ATTEST_DATA_URL`).
+    public var appleAppAttestDataURL: String
+    /// The same for keys attested in the development environment (`SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL`).
+    public var appleAppAttestDataDevelopmentURL: String
+    /// How often auth looks for receipts due to be redeemed with Apple.
+    public var receiptRedemptionInterval: Duration
+    /// Apple's own App Attest data servers, the defaults.
+    public static let defaultAppleAppAttestDataURL = "https://data.appattest.apple.com"
+    public static let defaultAppleAppAttestDataDevelopmentURL = "https://data-development.appattest.apple.com"
     /// Apple's own DeviceCheck server, the default.
     public static let defaultAppleDeviceCheckURL = "https://api.devicecheck.apple.com"
     /// Apple's own DeviceCheck server for development builds, the default.
@@ -149,6 +158,9 @@ public struct ServiceConfiguration: Sendable {
         outboundAllowedHosts: Set<String> = [],
         appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         appleDeviceCheckDevelopmentURL: String = ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
+        appleAppAttestDataURL: String = ServiceConfiguration.defaultAppleAppAttestDataURL,
+        appleAppAttestDataDevelopmentURL: String = ServiceConfiguration.defaultAppleAppAttestDataDevelopmentURL,
+        receiptRedemptionInterval: Duration = .seconds(10),
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -183,6 +195,9 @@ public struct ServiceConfiguration: Sendable {
         self.outboundAllowedHosts = outboundAllowedHosts
         self.appleDeviceCheckURL = appleDeviceCheckURL
         self.appleDeviceCheckDevelopmentURL = appleDeviceCheckDevelopmentURL
+        self.appleAppAttestDataURL = appleAppAttestDataURL
+        self.appleAppAttestDataDevelopmentURL = appleAppAttestDataDevelopmentURL
+        self.receiptRedemptionInterval = receiptRedemptionInterval
         self.warnings = warnings
     }
 
@@ -300,6 +315,10 @@ public struct ServiceConfiguration: Sendable {
             reader, "SESAME_APPLE_DEVICECHECK_URL", default: Self.defaultAppleDeviceCheckURL, mode: mode)
         let appleDeviceCheckDevelopmentURL = try Self.appleServerURL(
             reader, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL", default: Self.defaultAppleDeviceCheckDevelopmentURL, mode: mode)
+        let appleAppAttestDataURL = try Self.appleServerURL(
+            reader, "SESAME_APPLE_APP_ATTEST_DATA_URL", default: Self.defaultAppleAppAttestDataURL, mode: mode)
+        let appleAppAttestDataDevelopmentURL = try Self.appleServerURL(
+            reader, "SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL", default: Self.defaultAppleAppAttestDataDevelopmentURL, mode: mode)
 
         let kafkaSecurity = try KafkaSecurity(reader)
         if mode == .production, kafkaSecurity.securityProtocol == .plaintext {
@@ -348,6 +367,8 @@ public struct ServiceConfiguration: Sendable {
                     .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
             appleDeviceCheckURL: appleDeviceCheckURL,
             appleDeviceCheckDevelopmentURL: appleDeviceCheckDevelopmentURL,
+            appleAppAttestDataURL: appleAppAttestDataURL,
+            appleAppAttestDataDevelopmentURL: appleAppAttestDataDevelopmentURL,
             warnings: warnings
         )
     }

@@ -31,6 +31,9 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     /// must carry the device's DeviceCheck token, and a device whose bit is set is refused whatever key
     /// it makes. Apple keeps the bits per team, across its apps: every app of a team uses the same bit.
     public var deviceBanBit: Int?
+    /// The highest risk metric (Apple's approximate count of App Attest keys the device made for the
+    /// app) an install may have; one above it is revoked when Apple reports it. Nil: no limit.
+    public var maxRiskMetric: Int?
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -40,7 +43,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
         userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = [],
-        deviceBanBit: Int? = nil
+        deviceBanBit: Int? = nil, maxRiskMetric: Int? = nil
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -54,6 +57,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.apiAudiences = apiAudiences
         self.requireApproval = requireApproval
         self.deviceBanBit = deviceBanBit
+        self.maxRiskMetric = maxRiskMetric
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +77,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         apiAudiences = try container.decodeIfPresent([String].self, forKey: .apiAudiences) ?? defaults.apiAudiences
         requireApproval = try container.decodeIfPresent([GuardedChange].self, forKey: .requireApproval) ?? defaults.requireApproval
         deviceBanBit = try container.decodeIfPresent(Int.self, forKey: .deviceBanBit)
+        maxRiskMetric = try container.decodeIfPresent(Int.self, forKey: .maxRiskMetric)
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).

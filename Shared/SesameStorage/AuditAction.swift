@@ -39,6 +39,7 @@ public enum AuditAction: String, CaseIterable, Sendable {
     case debugTokenUse = "debug_token.use"
     case deviceBan = "device.ban"
     case deviceRevoke = "device.revoke"
+    case deviceRiskRevoke = "device.risk_revoke"
     case deviceUnban = "device.unban"
     case emergencyRevoke = "emergency_revoke"
     case keyCreate = "key.create"

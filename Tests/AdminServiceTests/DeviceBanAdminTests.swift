@@ -75,6 +75,19 @@ struct DeviceBanAdminTests {
         }
     }
 
+    @Test("the policy's maxRiskMetric is 1 to 10000 or null; a change named twice in requireApproval is refused (the fuzz sent one)")
+    func riskAndApprovalFields() async throws {
+        try await AdminHarness.run { harness in
+            let credential = try await harness.createKey()
+            for bad: [String: Any] in [["maxRiskMetric": 0], ["maxRiskMetric": 10_001], ["requireApproval": ["policy", "schema", "policy"]]] {
+                let refused = try await harness.call(.put, "/v1/admin/policy", credential: credential, json: bad)
+                #expect(refused.status == .badRequest, "\(bad): \(refused.json)")
+            }
+            let set = try await harness.call(.put, "/v1/admin/policy", credential: credential, json: ["maxRiskMetric": 10])
+            #expect(set.status == .ok && (set["changed"] as? [String]) == ["maxRiskMetric"], "\(set.json)")
+        }
+    }
+
     @Test("revoke with ban sets the bit with Apple, then revokes, records and audits; unban clears it; Apple down changes nothing")
     func banAndUnban() async throws {
         try await Self.withApple { harness, apple, appleKey in

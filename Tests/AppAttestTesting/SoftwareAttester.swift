@@ -44,12 +44,19 @@ public struct SoftwareAttester: Sendable {
         public var substituteIntermediate: [UInt8]? = nil
         /// Extra bytes after the credential public key, as newer iOS versions append.
         public var trailingAuthenticatorData: [UInt8] = []
+        /// The app the attestation's receipt names (set by `recipe(for:…)`).
+        public var receiptAppID: String? = nil
     }
 
-    /// Creates a CA whose certificates are valid from an hour before to a day after `now`.
-    public init(now: Date = Date()) throws {
+    /// Creates a CA whose certificates are valid from an hour before to a day after `now`; each
+    /// attestation carries a receipt of `receipts` (a placeholder without one).
+    public init(now: Date = Date(), receipts: SoftwareReceiptAuthority? = nil) throws {
         authority = SoftwareAttestationAuthority(now: now)
+        self.receipts = receipts
     }
+
+    /// Signs the receipt in each attestation.
+    public let receipts: SoftwareReceiptAuthority?
 
     /// A new device key, as `DCAppAttestService.generateKey` makes one.
     public func generateKey() -> DeviceKey {
@@ -62,7 +69,7 @@ public struct SoftwareAttester: Sendable {
     ) -> Recipe {
         Recipe(
             rpIdHash: Array(SHA256.hash(data: Array(appId.utf8))), aaguid: environment.aaguid, credentialId: key.keyId,
-            nonceClientDataHash: clientDataHash, certifiedKey: key.publicKey
+            nonceClientDataHash: clientDataHash, certifiedKey: key.publicKey, receiptAppID: appId
         )
     }
 
@@ -97,10 +104,16 @@ public struct SoftwareAttester: Sendable {
                     key: .text("attStmt"),
                     value: .map([
                         .init(key: .text("x5c"), value: .array(chain)),
-                        .init(key: .text("receipt"), value: .bytes(Array("software-attester-receipt".utf8))),
+                        .init(key: .text("receipt"), value: .bytes(try receipt(for: recipe))),
                     ])),
                 .init(key: .text("authData"), value: .bytes(authenticatorData)),
             ]))
+    }
+
+    /// The attestation's receipt: an `ATTEST` receipt of `receipts` when there is one, else a placeholder.
+    func receipt(for recipe: Recipe) throws -> [UInt8] {
+        guard let receipts, let appID = recipe.receiptAppID else { return Array("software-attester-receipt".utf8) }
+        return try receipts.receipt(kind: "ATTEST", appID: appID, publicKey: recipe.certifiedKey)
     }
 
     /// An assertion, as `generateAssertion` returns it: signs SHA256(authenticatorData ‖ clientDataHash).

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import SwiftASN1
 @_spi(CMS) import X509
 
@@ -11,6 +12,9 @@ public final class SoftwareReceiptAuthority: Sendable {
     public let rootCertificate: Certificate
     private let signerCertificate: Certificate
     private let signerRawKey: Data
+    /// Whose each receipt made here is (by its bytes): the app and the key's X9.63 public key, so a
+    /// fake Apple can answer a receipt with a newer one for the same key.
+    private let issued = Mutex<[Data: (appID: String, publicKey: Data)]>([:])
 
     /// A new authority whose certificates are valid from an hour before `now` to a day after.
     public init(now: Date = Date()) {
@@ -84,7 +88,16 @@ public final class SoftwareReceiptAuthority: Sendable {
                 }
             }
         }
-        return try CMS.sign(
+        let receipt = try CMS.sign(
             payload.serializedBytes, certificate: signerCertificate, privateKey: .init(signerKey), signingTime: createdAt, detached: false)
+        issued.withLock { $0[Data(receipt)] = (appID, publicKey.x963Representation) }
+        return receipt
+    }
+
+    /// The app and key (X9.63) of a receipt made here; nil for any other bytes.
+    public func subject(of receipt: [UInt8]) -> (appID: String, publicKey: P256.Signing.PublicKey)? {
+        guard let subject = issued.withLock({ $0[Data(receipt)] }), let key = try? P256.Signing.PublicKey(x963Representation: subject.publicKey)
+        else { return nil }
+        return (subject.appID, key)
     }
 }

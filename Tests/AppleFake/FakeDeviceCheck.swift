@@ -1,3 +1,4 @@
+import AppAttestTesting
 import Crypto
 import Foundation
 import HTTPTypes
@@ -32,7 +33,18 @@ public final class FakeDeviceCheck: Sendable {
     /// Each device's bits, once set.
     private let bits = Mutex<[String: (bit0: Bool, bit1: Bool)]>([:])
 
-    public init() {}
+    /// Signs the receipts its App Attest data server (`POST /v1/attestationData`) answers with; that
+    /// server answers 404 without one.
+    public let receipts: SoftwareReceiptAuthority?
+    /// The risk metric reported for a key (by its X9.63 public key); `defaultRiskMetric` when not set.
+    public let riskMetrics = Mutex<[Data: Int]>([:])
+    public let defaultRiskMetric = Mutex<Int>(1)
+    /// Receipts traded, in order.
+    public let trades = Mutex<Int>(0)
+
+    public init(receipts: SoftwareReceiptAuthority? = nil) {
+        self.receipts = receipts
+    }
 
     /// Apple knows `publicKey` as key `keyID` of `teamID`.
     public func register(keyID: String, teamID: String, publicKey: P256.Signing.PublicKey) {
@@ -85,6 +97,24 @@ public final class FakeDeviceCheck: Sendable {
                     status: .ok, headers: [.contentType: "application/json"],
                     body: .init(byteBuffer: ByteBuffer(string: #"{"bit0":\#(current.bit0),"bit1":\#(current.bit1),"last_update_time":"2026-11"}"#)))
             }
+        }
+        // Apple's App Attest data server ("Assessing fraud risk"): the JWT as `Authorization` (no scheme),
+        // the receipt base64 as the body; a newer receipt, base64, with the key's risk metric.
+        router.post("v1/attestationData") { request, _ -> Response in
+            self.calls.withLock { $0.append("v1/attestationData") }
+            let body = try await request.body.collect(upTo: 256 * 1024)
+            guard let receipts = self.receipts else { return Self.text(.notFound, "No receipt authority") }
+            if let status = self.forcedStatus.withLock({ $0 }) { return Self.text(status, "Forced by the test") }
+            guard let token = request.headers[.authorization], self.verifies(token) else {
+                return Self.text(.unauthorized, "Unable to verify authorization token")
+            }
+            guard let receipt = Data(base64Encoded: String(buffer: body)), let subject = receipts.subject(of: Array(receipt)) else {
+                return Self.text(.badRequest, "Invalid receipt")
+            }
+            let risk = self.riskMetrics.withLock { $0[subject.publicKey.x963Representation] } ?? self.defaultRiskMetric.withLock { $0 }
+            let fresh = try receipts.receipt(kind: "RECEIPT", appID: subject.appID, publicKey: subject.publicKey, riskMetric: risk)
+            self.trades.withLock { $0 += 1 }
+            return Self.text(.ok, Data(fresh).base64EncodedString())
         }
         try await Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0))).test(.live) { client in
             try await body("http://127.0.0.1:\(client.port ?? 0)")

@@ -42,20 +42,25 @@ struct AuthHarness: Sendable {
 
     static func run(
         policy: AppPolicy = AppPolicy(refreshRequiresAssertion: false), admissionRate: Int = 50, connections: TestConnections = .one,
-        appleURL: String? = nil, _ body: @Sendable (AuthHarness) async throws -> Void
+        appleURL: String? = nil, receipts: SoftwareReceiptAuthority? = nil, _ body: @Sendable (AuthHarness) async throws -> Void
     ) async throws {
-        let attester = try SoftwareAttester()
+        let attester = try SoftwareAttester(receipts: receipts)
+        // The receipt authority's root is trusted as the attester's is, as SESAME_APP_ATTEST_EXTRA_ROOTS would.
+        let extraRoots = try [attester.rootCertificate.serializeAsPEM().pemString] + (receipts.map { [try $0.rootCertificatePEM] } ?? [])
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0,
-                appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString,
+                appAttestExtraRootsPEM: extraRoots.joined(separator: "\n"),
                 // The test client is the gateway: `post(from:)` says which client it forwards for.
                 trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate,
                 // A fake Apple on 127.0.0.1 serves both of DeviceCheck's servers.
                 outboundAllowedHosts: appleURL == nil ? [] : ["127.0.0.1"],
                 appleDeviceCheckURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckURL,
-                appleDeviceCheckDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL)
+                appleDeviceCheckDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
+                appleAppAttestDataURL: appleURL ?? ServiceConfiguration.defaultAppleAppAttestDataURL,
+                appleAppAttestDataDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleAppAttestDataDevelopmentURL,
+                receiptRedemptionInterval: .milliseconds(200))
             let app = try AuthService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("auth ready") {

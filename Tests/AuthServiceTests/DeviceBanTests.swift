@@ -19,12 +19,14 @@ struct DeviceBanTests {
 
     /// Runs `body` with auth pointed at a running fake Apple that knows the app's DeviceCheck key,
     /// stored as admin stores it (sealed under the master key, bound to the app).
-    static func withApple(policy: AppPolicy, _ body: @Sendable (AuthHarness, FakeDeviceCheck) async throws -> Void) async throws {
-        let apple = FakeDeviceCheck()
+    static func withApple(
+        policy: AppPolicy, receipts: SoftwareReceiptAuthority? = nil, _ body: @Sendable (AuthHarness, FakeDeviceCheck) async throws -> Void
+    ) async throws {
+        let apple = FakeDeviceCheck(receipts: receipts)
         let key = P256.Signing.PrivateKey()
         apple.register(keyID: appleKeyID, teamID: AuthHarness.teamID, publicKey: key.publicKey)
         try await apple.run { appleURL in
-            try await AuthHarness.run(policy: policy, appleURL: appleURL) { harness in
+            try await AuthHarness.run(policy: policy, appleURL: appleURL, receipts: receipts) { harness in
                 let encryption = EnvelopeEncryption(keyring: try MasterKeyring(current: AuthHarness.masterKey))
                 let sealed = Data(try encryption.seal(Array(key.pemRepresentation.utf8), context: SealingContext.appleCredentials(appID: AuthHarness.appID)))
                 try await harness.database.query(

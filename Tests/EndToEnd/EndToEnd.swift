@@ -28,12 +28,14 @@ struct EndToEnd: AsyncParsableCommand {
     func run() async throws {
         let layout = try SuiteLayout.fromEnvironment()
         let gatewayURL = URL(string: "http://127.0.0.1:\(layout.gatewayPort)")!
-        let attester = try SoftwareAttester()
+        // Apple's receipt signer, stood in for: the attester's receipts and the fake Apple's are its.
+        let receipts = SoftwareReceiptAuthority()
+        let attester = try SoftwareAttester(receipts: receipts)
         let kitAuthority = SoftwareAttestationAuthority()
         let workURL = URL(fileURLWithPath: work, isDirectory: true)
         try FileManager.default.createDirectory(at: workURL, withIntermediateDirectories: true)
         let root = workURL.appendingPathComponent("software-attester-root.pem")
-        try (attester.rootCertificate.serializeAsPEM().pemString + "\n" + kitAuthority.rootCertificatePEM)
+        try (attester.rootCertificate.serializeAsPEM().pemString + "\n" + kitAuthority.rootCertificatePEM + "\n" + receipts.rootCertificatePEM)
             .write(to: root, atomically: true, encoding: .utf8)
         // sesame-device attests under the same authority as the walk's SesameKit installs.
         let deviceAuthority = workURL.appendingPathComponent("device-authority.pem")
@@ -41,7 +43,9 @@ struct EndToEnd: AsyncParsableCommand {
         let operatorToken = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         // Apple's DeviceCheck server, faked in this process, knows the team's DeviceCheck key.
         let appleKey = P256.Signing.PrivateKey()
-        let apple = WalkApple(server: FakeDeviceCheck(), keyID: "WALKKEY123", keyFile: workURL.appendingPathComponent("devicecheck.p8").path)
+        let apple = WalkApple(
+            server: FakeDeviceCheck(receipts: receipts), keyID: "WALKKEY123", keyFile: workURL.appendingPathComponent("devicecheck.p8").path,
+            attester: attester)
         try appleKey.pemRepresentation.write(toFile: apple.keyFile, atomically: true, encoding: .utf8)
         apple.server.register(keyID: apple.keyID, teamID: "TEAMID1234", publicKey: appleKey.publicKey)
         do {
@@ -52,6 +56,7 @@ struct EndToEnd: AsyncParsableCommand {
                         extraEnvironment: [
                             "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
                             "SESAME_APPLE_DEVICECHECK_URL": appleURL, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": appleURL,
+                            "SESAME_APPLE_APP_ATTEST_DATA_URL": appleURL, "SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL": appleURL,
                             "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
                         ]),
                     cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
@@ -83,4 +88,6 @@ struct WalkApple: Sendable {
     let server: FakeDeviceCheck
     let keyID: String
     let keyFile: String
+    /// The attester whose receipts the fake Apple trades.
+    let attester: SoftwareAttester
 }

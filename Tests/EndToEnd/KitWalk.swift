@@ -1,4 +1,6 @@
+import AppAttestTesting
 import AppleFake
+import Synchronization
 import DevSuite
 import Foundation
 import SesameKit
@@ -17,10 +19,9 @@ struct KitWalk: Sendable {
     let vaultPassword: String
     /// The authority as a PEM bundle, for `sesame-device`.
     let deviceAuthority: String
-    /// Apple's DeviceCheck server (a fake the services are pointed at), and the team's key it knows.
-    let apple: FakeDeviceCheck
-    let appleKeyID: String
-    let appleKeyFile: String
+    /// Apple's servers (a fake the services are pointed at), the team's key they know, and an attester
+    /// whose receipts they trade.
+    let apple: WalkApple
 
     /// One install: its App Attest keys (the device) and its saved state (the Keychain).
     struct Install: Sendable {
@@ -32,7 +33,7 @@ struct KitWalk: Sendable {
 
     /// An install on the phone Apple knows as `phone`: each attest carries a DeviceCheck token of it.
     func install(onPhone phone: String) -> Install {
-        let apple = self.apple
+        let apple = self.apple.server
         return Install(
             device: SoftwareAppAttest(
                 appID: "\(team).\(bundle)", authority: authority, deviceCheckTokens: { Data(base64Encoded: apple.deviceToken(for: phone)) }))
@@ -151,14 +152,14 @@ struct KitWalk: Sendable {
             try expect(manage.status == 401, "a backend key managed: \(manage.status)")
         }
         try await step(19, "a device banned through DeviceCheck is refused after a reinstall with a new key; the ban lifted, it is served again") {
-            _ = try await suite.sesame(["apple", "set", "--key-id", appleKeyID, "--private-key-file", appleKeyFile], key: key)
+            _ = try await suite.sesame(["apple", "set", "--key-id", apple.keyID, "--private-key-file", apple.keyFile], key: key)
             _ = try await suite.sesame(["policy", "set", "deviceBanBit=1"], key: key)
             let phone = install(onPhone: "walk-iphone")
             _ = try await launch(phone, version: "2.1.3").fetchConfig()
             guard let stored = try phone.store.data(for: "sesame.appAttestKeyID") else { throw WalkFailure("the install kept no key id") }
             let keyID = String(decoding: stored, as: UTF8.self)
             _ = try await suite.sesame(["devices", "revoke", "--key-id", keyID, "--reason", "e2e: a farmed device", "--ban"], key: key)
-            try expect(apple.bits(of: "walk-iphone")?.bit1 == true, "Apple was not told: \(String(describing: apple.bits(of: "walk-iphone")))")
+            try expect(apple.server.bits(of: "walk-iphone")?.bit1 == true, "Apple was not told: \(String(describing: apple.server.bits(of: "walk-iphone")))")
             // A reinstall: new App Attest keys, an empty Keychain, the same phone to Apple.
             do {
                 let served = try await launch(install(onPhone: "walk-iphone"), version: "2.1.3").fetchConfig()
@@ -168,11 +169,37 @@ struct KitWalk: Sendable {
             }
             _ = try await launch(install(onPhone: "another-iphone"), version: "2.1.3").fetchConfig()
             _ = try await suite.sesame(["devices", "unban", "--key-id", keyID, "--reason", "e2e: appeal"], key: key)
-            try expect(apple.bits(of: "walk-iphone")?.bit1 == false, "the ban was not lifted with Apple")
+            try expect(apple.server.bits(of: "walk-iphone")?.bit1 == false, "the ban was not lifted with Apple")
             _ = try await launch(install(onPhone: "walk-iphone"), version: "2.1.3").fetchConfig()
             _ = try await suite.sesame(["policy", "set", "deviceBanBit=null"], key: key)
         }
-        try await step(20, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
+        try await step(20, "each new key's receipt is traded with Apple and its risk metric listed; a key above maxRiskMetric is revoked, its refresh refused (risk_too_high)") {
+            _ = try await suite.sesame(["policy", "set", "maxRiskMetric=5"], key: key)
+            let honest = Device(attester: apple.attester, team: team, bundle: bundle, gateway: HTTPClient(base: gateway))
+            try await honest.attest(appVersion: "2.1.3")
+            guard let honestKeyID = honest.key?.keyId else { throw WalkFailure("the honest device kept no key") }
+            // As the devices list writes key ids: base64url without padding.
+            let honestKey = Data(honestKeyID).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            try await eventually("the honest key's risk metric listed", timeout: .seconds(30), every: .milliseconds(300)) {
+                let listed = try await suite.sesame(["devices", "list", "--json"], key: key)
+                let page = try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any]
+                let devices = page?["devices"] as? [[String: Any]] ?? []
+                return devices.contains { $0["keyId"] as? String == honestKey && $0["riskMetric"] as? Int == 1 && $0["receipt"] as? String == "verified" }
+            }
+            apple.server.defaultRiskMetric.withLock { $0 = 40 }
+            defer { apple.server.defaultRiskMetric.withLock { $0 = 1 } }
+            let farmed = Device(attester: apple.attester, team: team, bundle: bundle, gateway: HTTPClient(base: gateway))
+            try await farmed.attest(appVersion: "2.1.3")
+            try await eventually("the farmed key revoked", timeout: .seconds(30), every: .milliseconds(300)) {
+                let refused = try await farmed.refresh(try await farmed.assertedRefreshBody())
+                return refused.status == 403 && refused.errorCode == "risk_too_high"
+            }
+            let honestRefresh = try await honest.refresh(try await honest.assertedRefreshBody())
+            try expect(honestRefresh.status == 200, "the honest key's refresh: \(honestRefresh.status)")
+            _ = try await suite.sesame(["policy", "set", "maxRiskMetric=null"], key: key)
+        }
+        try await step(21, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
             try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")

@@ -153,6 +153,14 @@ struct ServiceConfigurationTests {
         #expect(throws: ConfigurationError.self) {
             try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": "http://127.0.0.1:9"]) { $1 }, defaultPort: 8083)
         }
+        let defaults = try ServiceConfiguration(environment: production, defaultPort: 8083)
+        #expect(defaults.appleAppAttestDataURL == "https://data.appattest.apple.com")
+        #expect(defaults.appleAppAttestDataDevelopmentURL == "https://data-development.appattest.apple.com")
+        let data = production.merging(["SESAME_APPLE_APP_ATTEST_DATA_URL": "https://egress.example.com/appattest"]) { $1 }
+        #expect(try ServiceConfiguration(environment: data, defaultPort: 8083).appleAppAttestDataURL == "https://egress.example.com/appattest")
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_APP_ATTEST_DATA_URL": "data.appattest.apple.com"]) { $1 }, defaultPort: 8083)
+        }
         for bad in ["http://127.0.0.1:9", "api.devicecheck.apple.com", "https://api.devicecheck.apple.com?key=1", "ftp://apple.example"] {
             #expect(throws: ConfigurationError.self, "\(bad)") {
                 try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_URL": bad]) { $1 }, defaultPort: 8083)

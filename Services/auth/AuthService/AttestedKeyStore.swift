@@ -70,8 +70,9 @@ struct AttestedKeyStore: Sendable {
 private struct RegisterStatement: PostgresPreparedStatement {
     static let sql = """
         WITH attested AS (
-            INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment, app_version, device_token_ciphertext, last_used_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $10, now())
+            INSERT INTO attested_keys (
+                key_id, app_id, public_key, receipt, counter, environment, app_version, device_token_ciphertext, last_used_at, receipt_redeem_after)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $10, now(), now())
             ON CONFLICT (key_id) DO NOTHING RETURNING key_id
         )
         INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)

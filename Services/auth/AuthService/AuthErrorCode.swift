@@ -26,6 +26,7 @@ public enum AuthErrorCode: String, ErrorCodes {
     case keyNotFound = "key_not_found"
     case notSingleUse = "not_single_use"
     case refreshTokenReused = "refresh_token_reused"
+    case riskTooHigh = "risk_too_high"
     case tierNotAllowed = "tier_not_allowed"
     case unattestedNotAdmitted = "unattested_not_admitted"
     case unknownApp = "unknown_app"

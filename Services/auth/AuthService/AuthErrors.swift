@@ -71,6 +71,9 @@ enum AuthErrors {
     static let deviceTokenInvalid = APIError(
         .unauthorized, code: AuthErrorCode.deviceTokenInvalid,
         message: "Apple refused the DeviceCheck token: send a fresh one from DCDevice.generateToken() made by this app's build.")
+    static let riskTooHigh = APIError(
+        .forbidden, code: AuthErrorCode.riskTooHigh,
+        message: "This install was revoked: Apple's risk metric for its device is above the app's limit (maxRiskMetric).")
     /// `assertionRefused`'s code, for callers that tell it apart.
     static let assertionInvalidCode = "assertion_invalid"
     static func assertionRefused(_ reason: String) -> APIError {

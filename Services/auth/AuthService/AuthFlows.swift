@@ -23,6 +23,8 @@ struct AuthFlows: Sendable {
     let assertions: AssertionCheck
     /// Bans kept in Apple's DeviceCheck bits, checked once an attestation verified.
     let bans: DeviceBanCheck
+    /// Why a revoked key was revoked, when it was its risk metric.
+    let receipts: ReceiptRedemptions
     /// Whether this is a production deployment (development keys are then refused by default).
     let inProduction: Bool
     let logger: Logger
@@ -108,6 +110,7 @@ struct AuthFlows: Sendable {
             read = try await families.state(of: family)
         }
         guard let state = read, state.appID == claims.appID, state.keyID == keyID else { throw AuthErrors.invalidToken }
+        if state.keyRevoked, try await receipts.revokedForRisk(keyID) { throw AuthErrors.riskTooHigh }
         if state.revoked || state.keyRevoked { throw AuthErrors.tokenRevoked }
         if state.expired { throw AuthErrors.invalidToken }
         // The policy may have changed since the key was attested.

@@ -45,16 +45,17 @@ public enum AuthService: SesameServiceDefinition {
         let policies = StoredPolicies()
         let apps = AppDirectory(database: database, policies: policies, logger: logger)
         let keys = AttestedKeyStore(database: database, logger: logger)
-        let verifier = AppAttestVerifier(additionalRoots: try extraRoots(configuration.appAttestExtraRootsPEM))
+        let extraRoots = try extraRoots(configuration.appAttestExtraRootsPEM)
+        let verifier = AppAttestVerifier(additionalRoots: extraRoots)
+        let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
         let assertions = AssertionCheck(keys: keys, verifier: verifier)
         let gate = InstallGate(database: database, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
             tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
-            bans: DeviceBanCheck(
-                keys: DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger),
-                deviceCheck: DeviceCheckClient(configuration: configuration), logger: logger),
+            bans: DeviceBanCheck(keys: deviceCheckKeys, deviceCheck: DeviceCheckClient(configuration: configuration), logger: logger),
+            receipts: ReceiptRedemptions(database: database, logger: logger),
             inProduction: configuration.environment == .production, logger: logger)
 
         var parts = ServiceParts()
@@ -79,6 +80,10 @@ public enum AuthService: SesameServiceDefinition {
         parts.readiness = [ReadinessCheck(name: "kafka", impact: .degrading) { revocations.isReceiving }]
         parts.services = [
             AuthMaintenance(tokens: tokens, signingKeys: signingKeys, challenges: challenges, consumedTokens: consumed, logger: logger),
+            ReceiptRedeemer(
+                redemptions: ReceiptRedemptions(database: database, logger: logger), apps: apps, keys: deviceCheckKeys,
+                apple: AppAttestDataClient(configuration: configuration), verifier: AttestationReceiptVerifier(additionalRoots: extraRoots),
+                interval: configuration.receiptRedemptionInterval, logger: logger),
             revocations,
             SigningKeyWatcher(
                 events: EventStream(consumer: revocations, logger: logger), catchUps: revocations.reconnections, tokens: tokens, logger: logger),

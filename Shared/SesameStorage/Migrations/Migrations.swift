@@ -31,5 +31,6 @@ public enum Migrations {
         credentialMakers,
         appleCredentials,
         deviceBans,
+        receiptRisk,
     ]
 }

@@ -22,15 +22,16 @@ struct DeviceStore: Sendable {
             """
             SELECT key_id, environment, app_version, created_at, last_used_at, counter, revoked_at, revoked_reason,
                 device_token_ciphertext IS NOT NULL,
-                (SELECT banned_at FROM device_bans b WHERE b.app_id = k.app_id AND b.key_id = k.key_id)
+                (SELECT banned_at FROM device_bans b WHERE b.app_id = k.app_id AND b.key_id = k.key_id),
+                receipt_state, risk_metric, risk_at
             FROM attested_keys k
             WHERE app_id = \(appID) AND (\(cursor)::bytea IS NULL OR (created_at, key_id) < (
                 SELECT created_at, key_id FROM attested_keys WHERE app_id = \(appID) AND key_id = \(cursor)))
             ORDER BY created_at DESC, key_id DESC LIMIT \(limit)
             """, logger: logger)
         var devices: [DeviceListing] = []
-        for try await (keyID, environment, appVersion, firstSeen, lastSeen, counter, revokedAt, reason, hasDeviceToken, bannedAt) in rows.decode(
-            (Data, String, String?, Date, Date?, Int64, Date?, String?, Bool, Date?).self)
+        for try await (keyID, environment, appVersion, firstSeen, lastSeen, counter, revokedAt, reason, hasDeviceToken, bannedAt, receipt, risk, riskAt)
+            in rows.decode((Data, String, String?, Date, Date?, Int64, Date?, String?, Bool, Date?, String, Int?, Date?).self)
         {
             // Stored from the attestation's own environment: another value is the database's fault.
             guard let environment = DeviceListing.environmentPayload(rawValue: environment) else { throw APIError.internalError }
@@ -38,7 +39,7 @@ struct DeviceStore: Sendable {
                 DeviceListing(
                     keyId: Base64.urlEncode(keyID), environment: environment, tier: .attested, appVersion: appVersion, firstSeen: firstSeen,
                     lastSeen: lastSeen, counter: counter, revokedAt: revokedAt, revokedReason: reason, bannedAt: bannedAt,
-                    deviceCheck: hasDeviceToken))
+                    deviceCheck: hasDeviceToken, receipt: DeviceListing.receiptPayload(rawValue: receipt), riskMetric: risk, riskAt: riskAt))
         }
         return devices
     }

@@ -71,6 +71,12 @@ struct PolicyRoutes {
         else {
             throw APIError.invalidField("apiAudiences", "must list at most 10 distinct audiences of 1 to 256 printable characters, no spaces, none of Sesame's own (sesame-api, sesame-refresh)")
         }
+        guard Set(policy.requireApproval).count == policy.requireApproval.count else {
+            throw APIError.invalidField("requireApproval", "must list each kind of change once")
+        }
+        if let maxRisk = policy.maxRiskMetric, !(1...10_000).contains(maxRisk) {
+            throw APIError.invalidField("maxRiskMetric", "must be from 1 to 10000 (Apple's count of keys a device made for the app), or null for no limit")
+        }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
             throw APIError.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")

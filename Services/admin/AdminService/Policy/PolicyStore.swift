@@ -72,6 +72,7 @@ struct PolicyStore: Sendable {
         if before.userDataTier != after.userDataTier { changed.append("userDataTier") }
         if before.apiAudiences != after.apiAudiences { changed.append("apiAudiences") }
         if before.deviceBanBit != after.deviceBanBit { changed.append("deviceBanBit") }
+        if before.maxRiskMetric != after.maxRiskMetric { changed.append("maxRiskMetric") }
         return changed
     }
 }

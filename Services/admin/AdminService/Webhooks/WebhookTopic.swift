@@ -31,7 +31,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .configOverrideSet, .configOverrideRemove: self = .configOverride
         case .configSchemaSet, .configSchemaRemove: self = .configSchema
         case .killSwitchSet, .killSwitchClear: self = .killSwitch
-        case .emergencyRevoke, .deviceRevoke, .deviceBan, .deviceUnban: self = .revocation
+        case .emergencyRevoke, .deviceRevoke, .deviceBan, .deviceUnban, .deviceRiskRevoke: self = .revocation
         case .keyCreate, .backendKeyCreate, .appleCredentialsSet: self = .keyCreated
         case .keyRevoke, .backendKeyRevoke, .appleCredentialsRemove: self = .keyRevoked
         case .policySet: self = .policyChanged

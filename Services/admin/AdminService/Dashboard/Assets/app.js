@@ -495,9 +495,10 @@ async function devicesPage() {
   ] : null;
   return el("section", { class: "card wide" }, el("h2", { text: "Attested devices" }),
     page.devices.length === 0 ? el("p", { class: "muted", text: "No device has attested yet." }) :
-    table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Revoked", "Banned", ""], page.devices.map((d) =>
+    table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Risk", "Revoked", "Banned", ""], page.devices.map((d) =>
       el("tr", {}, el("td", {}, el("code", { class: "id", text: d.keyId })), el("td", { text: d.environment }), el("td", { text: d.appVersion || "–" }),
         el("td", { text: when(d.firstSeen) }), el("td", { text: when(d.lastSeen) }), el("td", { text: d.counter }),
+        el("td", { text: d.riskMetric !== undefined && d.riskMetric !== null ? d.riskMetric + " keys (" + when(d.riskAt) + ")" : (d.receipt === "invalid" ? "receipt invalid" : "–") }),
         el("td", { text: d.revokedAt ? when(d.revokedAt) + " (" + d.revokedReason + ")" : "–" }),
         el("td", { text: d.bannedAt ? when(d.bannedAt) : (d.deviceCheck ? "–" : "– (no DeviceCheck token)") }),
         el("td", {}, actions(d))))));
@@ -745,8 +746,10 @@ async function policyPage() {
     blobTier: el("select", { id: "policy-blobTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
     userDataTier: el("select", { id: "policy-userDataTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
     userDocumentQuota: el("input", { id: "policy-userDocumentQuota", type: "number", min: "1" }),
+    maxRiskMetric: el("input", { id: "policy-maxRiskMetric", type: "number", min: "1", placeholder: "no limit" }),
     deviceBanBit: el("select", { id: "policy-deviceBanBit" }, [["none", "no bans"], ["0", "bit 0"], ["1", "bit 1"]].map(([v, t]) => el("option", { value: v, text: t }))),
   };
+  fields.maxRiskMetric.value = policy.maxRiskMetric === undefined || policy.maxRiskMetric === null ? "" : String(policy.maxRiskMetric);
   fields.deviceBanBit.value = policy.deviceBanBit === undefined || policy.deviceBanBit === null ? "none" : String(policy.deviceBanBit);
   fields.allowDevelopmentKeys.value = policy.allowDevelopmentKeys === undefined || policy.allowDevelopmentKeys === null ? "default" : String(policy.allowDevelopmentKeys);
   for (const name of ["refreshRequiresAssertion", "allowDebugTokensInProduction", "admitUnattested"]) fields[name].checked = !!policy[name];
@@ -768,6 +771,8 @@ async function policyPage() {
       userDocumentQuota: Number(fields.userDocumentQuota.value),
       requireApproval: Object.keys(guarded).filter((kind) => approvals[kind].checked),
     });
+    if (fields.maxRiskMetric.value === "") delete next.maxRiskMetric;
+    else next.maxRiskMetric = Number(fields.maxRiskMetric.value);
     if (fields.deviceBanBit.value === "none") delete next.deviceBanBit;
     else next.deviceBanBit = Number(fields.deviceBanBit.value);
     if (fields.allowDevelopmentKeys.value === "default") delete next.allowDevelopmentKeys;
@@ -787,6 +792,7 @@ async function policyPage() {
     row("Least tier for blobs", fields.blobTier), row("Least tier for user data", fields.userDataTier),
     row("User documents quota", fields.userDocumentQuota),
     row("DeviceCheck bit that bans a device (needs the Apple key; the same in every app of the team)", fields.deviceBanBit),
+    row("Highest risk metric (keys Apple counts for the device; above it an install is revoked)", fields.maxRiskMetric),
     el("h3", { text: "Changes that need a second person" }),
     el("p", { class: "muted", text: "A checked change is proposed, not applied, until another member or key approves it on the Approvals page." }),
     Object.entries(guarded).map(([kind, label]) => row(label, approvals[kind])),
