@@ -369,6 +369,8 @@ public struct ServiceConfiguration: Sendable {
             appleDeviceCheckDevelopmentURL: appleDeviceCheckDevelopmentURL,
             appleAppAttestDataURL: appleAppAttestDataURL,
             appleAppAttestDataDevelopmentURL: appleAppAttestDataDevelopmentURL,
+            receiptRedemptionInterval: try reader.duration(
+                "SESAME_RECEIPT_REDEMPTION_INTERVAL", default: .seconds(10), within: .seconds(1)...day / 24),
             warnings: warnings
         )
     }

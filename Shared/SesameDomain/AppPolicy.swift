@@ -34,6 +34,10 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     /// The highest risk metric (Apple's approximate count of App Attest keys the device made for the
     /// app) an install may have; one above it is revoked when Apple reports it. Nil: no limit.
     public var maxRiskMetric: Int?
+    /// The share of new installs, in percent, that attest with App Attest; the others use the
+    /// `unattested` tier (so `admitUnattested` must be on below 100). Nil: every install attests.
+    /// Apple rate-limits attestations per app: a large install base starts small and widens.
+    public var attestationRamp: Double?
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -43,7 +47,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
         userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = [],
-        deviceBanBit: Int? = nil, maxRiskMetric: Int? = nil
+        deviceBanBit: Int? = nil, maxRiskMetric: Int? = nil, attestationRamp: Double? = nil
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -58,6 +62,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.requireApproval = requireApproval
         self.deviceBanBit = deviceBanBit
         self.maxRiskMetric = maxRiskMetric
+        self.attestationRamp = attestationRamp
     }
 
     public init(from decoder: any Decoder) throws {
@@ -78,6 +83,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         requireApproval = try container.decodeIfPresent([GuardedChange].self, forKey: .requireApproval) ?? defaults.requireApproval
         deviceBanBit = try container.decodeIfPresent(Int.self, forKey: .deviceBanBit)
         maxRiskMetric = try container.decodeIfPresent(Int.self, forKey: .maxRiskMetric)
+        attestationRamp = try container.decodeIfPresent(Double.self, forKey: .attestationRamp)
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).

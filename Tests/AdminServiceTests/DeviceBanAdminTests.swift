@@ -75,16 +75,23 @@ struct DeviceBanAdminTests {
         }
     }
 
-    @Test("the policy's maxRiskMetric is 1 to 10000 or null; a change named twice in requireApproval is refused (the fuzz sent one)")
+    @Test("the policy's maxRiskMetric is 1 to 10000 or null; attestationRamp 0 to 100, below 100 only with admitUnattested; a change named twice in requireApproval is refused (the fuzz sent one)")
     func riskAndApprovalFields() async throws {
         try await AdminHarness.run { harness in
             let credential = try await harness.createKey()
-            for bad: [String: Any] in [["maxRiskMetric": 0], ["maxRiskMetric": 10_001], ["requireApproval": ["policy", "schema", "policy"]]] {
+            let badPolicies: [[String: Any]] = [
+                ["maxRiskMetric": 0], ["maxRiskMetric": 10_001], ["requireApproval": ["policy", "schema", "policy"]],
+                ["attestationRamp": 50], ["attestationRamp": 101, "admitUnattested": true], ["attestationRamp": -1, "admitUnattested": true],
+            ]
+            for bad in badPolicies {
                 let refused = try await harness.call(.put, "/v1/admin/policy", credential: credential, json: bad)
                 #expect(refused.status == .badRequest, "\(bad): \(refused.json)")
             }
             let set = try await harness.call(.put, "/v1/admin/policy", credential: credential, json: ["maxRiskMetric": 10])
             #expect(set.status == .ok && (set["changed"] as? [String]) == ["maxRiskMetric"], "\(set.json)")
+            let ramp = try await harness.call(
+                .put, "/v1/admin/policy", credential: credential, json: ["maxRiskMetric": 10, "admitUnattested": true, "attestationRamp": 1.5])
+            #expect(ramp.status == .ok && (ramp["changed"] as? [String]) == ["admitUnattested", "attestationRamp"], "\(ramp.json)")
         }
     }
 

@@ -154,6 +154,8 @@ struct ServiceConfigurationTests {
             try ServiceConfiguration(environment: production.merging(["SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": "http://127.0.0.1:9"]) { $1 }, defaultPort: 8083)
         }
         let defaults = try ServiceConfiguration(environment: production, defaultPort: 8083)
+        #expect(defaults.receiptRedemptionInterval == .seconds(10))
+        #expect(try ServiceConfiguration(environment: production.merging(["SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s"]) { $1 }, defaultPort: 8083).receiptRedemptionInterval == .seconds(1))
         #expect(defaults.appleAppAttestDataURL == "https://data.appattest.apple.com")
         #expect(defaults.appleAppAttestDataDevelopmentURL == "https://data-development.appattest.apple.com")
         let data = production.merging(["SESAME_APPLE_APP_ATTEST_DATA_URL": "https://egress.example.com/appattest"]) { $1 }
@@ -204,6 +206,7 @@ struct ServiceConfigurationTests {
             ("SESAME_REFRESH_TOKEN_TTL", "10m"), ("SESAME_REFRESH_TOKEN_TTL", "-1d"), ("SESAME_SIGNING_KEY_ROTATION", "400d"),
             ("SESAME_SIGNING_KEY_ROTATION", "99999999999999999d"), ("SESAME_ATTEST_ADMISSION_RATE", "0"), ("SESAME_OPERATOR_TOKEN", "short"), ("SESAME_MAX_CONFIG_BYTES", "0"), ("SESAME_MAX_BLOB_BYTES", "-5"),
             ("SESAME_DELIVERY_RESYNC_INTERVAL", "1s"), ("SESAME_DELIVERY_RESYNC_INTERVAL", "2h"),
+            ("SESAME_RECEIPT_REDEMPTION_INTERVAL", "0"), ("SESAME_RECEIPT_REDEMPTION_INTERVAL", "2h"),
             ("SESAME_DATABASE_POOL_SIZE", "0"), ("SESAME_DATABASE_POOL_SIZE", "eight"),
         ]
     )

@@ -102,6 +102,9 @@ struct WireContractTests {
                 matches: try auth.requestSchema("post", "/v1/auth/attest"), "Attest")
         }
         try expectRequest(
+            AuthMessages.ChallengeRequest(teamId: "A1B2C3D4E5", bundleId: "com.example.app"),
+            matches: try auth.requestSchema("post", "/v1/auth/challenge"), "ChallengeRequest")
+        try expectRequest(
             AuthMessages.Refresh(refreshToken: "r", assertion: "a", clientData: "c", appVersion: "1.0"),
             matches: try auth.requestSchema("post", "/v1/auth/refresh"), "Refresh")
         try expectRequest(

@@ -29,9 +29,12 @@ struct AuthFlows: Sendable {
     let inProduction: Bool
     let logger: Logger
 
-    func challenge() async throws -> ChallengeResponse {
+    /// A nonce; for `app`, with its attestation ramp when it has one (an unknown app gets none).
+    func challenge(for app: ChallengeRequest?) async throws -> ChallengeResponse {
         let nonce = try await challenges.issue()
-        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds))
+        var ramp: Double?
+        if let teamID = app?.teamId, let bundleID = app?.bundleId { ramp = try await apps.app(teamID: teamID, bundleID: bundleID)?.policy.attestationRamp }
+        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds), attestationRamp: ramp)
     }
 
     func attest(_ request: AttestRequest) async throws -> TokenResponse {

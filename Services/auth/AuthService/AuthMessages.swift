@@ -6,6 +6,7 @@ import SesameDomain
 /// `POST /v1/auth/challenge`'s answer: `nonce` is base64 of 32 random bytes; the app passes their
 /// SHA-256 as `clientDataHash`.
 typealias ChallengeResponse = Components.Schemas.Challenge
+typealias ChallengeRequest = Components.Schemas.ChallengeRequest
 /// `POST /v1/auth/attest`.
 typealias AttestRequest = Components.Schemas.AttestRequest
 /// `POST /v1/auth/refresh`: `assertion` and `clientData` come together or not at all.

@@ -17,7 +17,16 @@ struct AuthRoutes {
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
         group.post("challenge") { request, context in
             try limits.challengePerClient.enforce(clients.limitKey(of: request, context: context))
-            return try await flows.challenge()
+            // The body is optional: an empty one asks for the nonce alone.
+            let body = try await request.body.collect(upTo: context.maxUploadSize)
+            guard body.readableBytes > 0 else { return try await flows.challenge(for: nil) }
+            guard let app = try? JSONDecoder().decode(ChallengeRequest.self, from: Data(body.readableBytesView)) else {
+                throw APIError(.badRequest, code: CommonErrorCode.invalidBody, message: "The request body is not valid JSON of the expected shape.")
+            }
+            for (field, value) in [("teamId", app.teamId), ("bundleId", app.bundleId)] where value?.isEmpty == true {
+                throw APIError.invalidField(field, "must not be empty")
+            }
+            return try await flows.challenge(for: app)
         }
         group.post("attest") { request, context in
             try limits.attestPerClient.enforce(clients.limitKey(of: request, context: context))

@@ -8,7 +8,7 @@ import SesameDomain
 import SesameStorage
 
 /// Trades each attested key's receipt with Apple for one carrying the risk metric (Apple's "Assessing
-/// fraud risk"), off the attest path: every `interval`, up to `batch` due keys of apps with a
+/// fraud risk"), off the attest path: every `interval` (`SESAME_RECEIPT_REDEMPTION_INTERVAL`), up to `batch` due keys of apps with a
 /// DeviceCheck key, one call to Apple at a time (each bounded by the outbound client's 5 s). A key is
 /// due at attest, then a day after each trade (spread over an hour, and never before the receipt's
 /// `notBefore`, as Apple's rate limit asks); a failed call is retried after 1, 2, 4 … minutes, at most a

@@ -78,27 +78,9 @@ struct ReceiptRedemptions: Sendable {
     func revokeForRisk(_ keyID: [UInt8], appID: String, riskMetric: Int, maximum: Int) async throws -> Bool {
         let reason = "\(Self.riskReasonPrefix)\(riskMetric) above the policy's maxRiskMetric \(maximum)"
         return try await database.client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE attested_keys SET revoked_at = now(), revoked_reason = \(reason)
-                WHERE key_id = \(Data(keyID)) AND revoked_at IS NULL RETURNING 1
-                """, logger: logger)
-            var revoked = false
-            for try await _ in rows { revoked = true }
-            guard revoked else { return false }
-            try await connection.query(
-                """
-                UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'device revoked'
-                WHERE key_id = \(Data(keyID)) AND revoked_at IS NULL
-                """, logger: logger)
-            try await AuditLog.append(
-                AuditEntry(
-                    actor: "sesame", action: .deviceRiskRevoke,
-                    details: [
-                        "keyId": .string(Base64.urlEncode(keyID)), "riskMetric": .integer(Int64(riskMetric)), "maxRiskMetric": .integer(Int64(maximum)),
-                    ]),
-                appID: appID, on: connection, logger: logger)
-            return true
+            try await AttestedKeyRevocation.revoke(
+                keyID, appID: appID, reason: reason, action: .deviceRiskRevoke, actor: "sesame",
+                details: ["riskMetric": .integer(Int64(riskMetric)), "maxRiskMetric": .integer(Int64(maximum))], on: connection, logger: logger)
         }
     }
 

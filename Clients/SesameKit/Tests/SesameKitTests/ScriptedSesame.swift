@@ -53,6 +53,8 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         /// Debug tokens Sesame knows; whether devices without App Attest are admitted.
         var debugTokens: Set<String> = []
         var admitUnattested = false
+        /// The app's attestation ramp (percent), told to a challenge that names the app; nil for none.
+        var attestationRamp: Double?
         /// Access tokens of the tiers below attested, with their tier.
         var lowerTiers: [String: String] = [:]
         /// The top-level keys opened to the tiers below attested.
@@ -137,6 +139,9 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         case ("POST", "/v1/auth/challenge"):
             let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             state.challenges.insert(nonce)
+            if body(request)["teamId"] as? String == "A1B2C3D4E5", let ramp = state.attestationRamp {
+                return json(200, ["nonce": nonce, "expiresIn": 300, "attestationRamp": ramp])
+            }
             return json(200, ["nonce": nonce, "expiresIn": 300])
         case ("POST", "/v1/auth/attest"):
             let body = body(request)
@@ -234,7 +239,8 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             }
             let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
             if state.zeroKnowledge, query.contains(where: { $0.name == "scope" }) { return refusal(400, "scope_unavailable_zero_knowledge") }
-            let etag = "\"\(state.revision)-etag\""
+            // As delivery's: each tier's view is its own bytes, so its own tag (the attested one as before).
+            let etag = tier == "attested" ? "\"\(state.revision)-etag\"" : "\"\(state.revision)-\(tier)-etag\""
             var headers = ["etag": etag, "cache-control": state.cacheControl]
             if let refreshAfter = state.refreshAfter { headers["cache-control"] = "private, max-age=\(refreshAfter)" }
             if request.headers["if-none-match"] == etag { return HTTPExchange.Response(status: 304, headers: headers) }

@@ -56,31 +56,10 @@ struct DeviceStore: Sendable {
     /// it and announces it; false when there is no such live device.
     func revoke(appID: String, keyID: [UInt8], reason: String, actor: String) async throws -> Bool {
         try await database.client.withTransaction(logger: logger) { connection in
-            try await Self.revoke(appID: appID, keyID: keyID, reason: reason, actor: actor, on: connection, logger: logger)
+            try await AttestedKeyRevocation.revoke(
+                keyID, appID: appID, reason: reason, action: .deviceRevoke, actor: actor, details: ["reason": .string(reason)], on: connection,
+                logger: logger)
         }
-    }
-
-    /// `revoke`, inside the caller's transaction.
-    private static func revoke(
-        appID: String, keyID: [UInt8], reason: String, actor: String, on connection: PostgresConnection, logger: Logger
-    ) async throws -> Bool {
-        let rows = try await connection.query(
-            """
-            UPDATE attested_keys SET revoked_at = now(), revoked_reason = \(reason)
-            WHERE app_id = \(appID) AND key_id = \(Data(keyID)) AND revoked_at IS NULL RETURNING 1
-            """, logger: logger)
-        var revoked = false
-        for try await _ in rows { revoked = true }
-        guard revoked else { return false }
-        try await connection.query(
-            """
-            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'device revoked'
-            WHERE key_id = \(Data(keyID)) AND revoked_at IS NULL
-            """, logger: logger)
-        try await AuditLog.append(
-            AuditEntry(actor: actor, action: .deviceRevoke, details: ["keyId": .string(Base64.urlEncode(keyID)), "reason": .string(reason)]),
-            appID: appID, on: connection, logger: logger)
-        return true
     }
 
     /// What a ban needs of a device of `appID`: the DeviceCheck token it sent when it attested
@@ -99,7 +78,9 @@ struct DeviceStore: Sendable {
         let subject = Base64.urlEncode(keyID)
         try await database.client.withTransaction(logger: logger) { connection in
             // A key revoked before is banned all the same: the ban is what changes.
-            _ = try await Self.revoke(appID: appID, keyID: keyID, reason: reason, actor: actor, on: connection, logger: logger)
+            _ = try await AttestedKeyRevocation.revoke(
+                keyID, appID: appID, reason: reason, action: .deviceRevoke, actor: actor, details: ["reason": .string(reason)], on: connection,
+                logger: logger)
             try await connection.query(
                 """
                 INSERT INTO device_bans (app_id, key_id, bit, reason, banned_by) VALUES (\(appID), \(Data(keyID)), \(Int16(bit)), \(reason), \(actor))

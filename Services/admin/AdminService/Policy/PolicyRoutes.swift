@@ -77,6 +77,15 @@ struct PolicyRoutes {
         if let maxRisk = policy.maxRiskMetric, !(1...10_000).contains(maxRisk) {
             throw APIError.invalidField("maxRiskMetric", "must be from 1 to 10000 (Apple's count of keys a device made for the app), or null for no limit")
         }
+        if let ramp = policy.attestationRamp {
+            guard ramp.isFinite, (0...100).contains(ramp) else {
+                throw APIError.invalidField("attestationRamp", "must be a percentage from 0 to 100, or null for every install")
+            }
+            guard ramp == 100 || policy.admitUnattested else {
+                throw APIError.invalidField(
+                    "attestationRamp", "below 100 needs admitUnattested: the installs outside the ramp use the unattested tier")
+            }
+        }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
             throw APIError.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")

@@ -73,6 +73,7 @@ struct PolicyStore: Sendable {
         if before.apiAudiences != after.apiAudiences { changed.append("apiAudiences") }
         if before.deviceBanBit != after.deviceBanBit { changed.append("deviceBanBit") }
         if before.maxRiskMetric != after.maxRiskMetric { changed.append("maxRiskMetric") }
+        if before.attestationRamp != after.attestationRamp { changed.append("attestationRamp") }
         return changed
     }
 }

@@ -76,6 +76,14 @@ struct SesameAPI: Sendable {
 enum AuthMessages {
     struct Challenge: Decodable, Sendable {
         let nonce: String
+        /// The app's attestation ramp (percent), when asked with the app and it has one.
+        let attestationRamp: Double?
+    }
+
+    /// A challenge's optional body: the app, to learn its attestation ramp.
+    struct ChallengeRequest: Encodable, Sendable {
+        let teamId: String
+        let bundleId: String
     }
 
     struct Attest: Encodable, Sendable {

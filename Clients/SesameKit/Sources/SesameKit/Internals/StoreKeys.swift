@@ -6,6 +6,8 @@ enum StoreKeys {
     static let refreshToken = "sesame.refreshToken"
     /// The App Attest key's device-side failures in a row (`TokenSession.keyFailuresBeforeNewKey`).
     static let keyFailures = "sesame.appAttestKeyFailures"
+    /// A random id of this install, which places it in the app's attestation ramp.
+    static let installID = "sesame.installID"
     static func config(version: String, scope: [String]) -> String {
         "sesame.config." + version + (scope.isEmpty ? "" : "?" + scope.sorted().joined(separator: ","))
     }
@@ -19,7 +21,7 @@ enum StoreKeys {
         if let index = try store.data(for: configIndex), let keys = try? JSONDecoder().decode([String].self, from: index) {
             for key in keys { try store.remove(key) }
         }
-        for key in [keyID, refreshToken, keyFailures, configIndex, killSwitches] { try store.remove(key) }
+        for key in [keyID, refreshToken, keyFailures, configIndex, killSwitches, installID] { try store.remove(key) }
     }
 }
 

@@ -188,10 +188,25 @@ actor TokenSession {
     /// Attests the stored key (or a new one) and returns the access token it earns.
     private func attest() async throws -> String {
         guard attestation.isSupported else { return try await admitUnattested() }
+        // An install without a key yet follows the app's attestation ramp (one challenge serves both).
+        var rampNonce: String?
+        if try store.string(for: StoreKeys.keyID) == nil {
+            let (nonce, ramp) = try await challengeWithRamp()
+            if let ramp, !AttestationRamp.admits(installID: try installID(), appID: "\(configuration.teamID).\(configuration.bundleID)", percent: ramp) {
+                return try await admitUnattested(nonce: nonce)
+            }
+            rampNonce = nonce
+        }
         var madeNewKey = false
         while true {
             let keyID = try await currentKey()
-            let nonce = try await challenge()
+            let nonce: String
+            if let pending = rampNonce {
+                nonce = pending
+                rampNonce = nil
+            } else {
+                nonce = try await challenge()
+            }
             guard let nonceBytes = Data(base64Encoded: nonce) else { throw SesameError.server(code: "invalid_challenge", message: "The challenge is not base64.") }
             let attestationObject: Data
             do {
@@ -285,11 +300,13 @@ actor TokenSession {
 
     /// A device without App Attest: an `unattested` access token when the app's policy admits such
     /// devices, else `unsupportedDevice`.
-    private func admitUnattested() async throws -> String {
+    private func admitUnattested(nonce: String? = nil) async throws -> String {
+        let challenged: String
+        if let nonce { challenged = nonce } else { challenged = try await challenge() }
         let response = try await api.send(
             "POST", "v1/auth/unattested",
             json: AuthMessages.Unattested(
-                nonce: try await challenge(), teamId: configuration.teamID, bundleId: configuration.bundleID,
+                nonce: challenged, teamId: configuration.teamID, bundleId: configuration.bundleID,
                 appVersion: configuration.appVersion))
         if response.status == 200 { return try keep(response) }
         let (code, message) = SesameAPI.refusal(of: response)
@@ -322,7 +339,17 @@ actor TokenSession {
     // MARK: Shared steps
 
     private func challenge() async throws -> String {
-        let response = try await api.send("POST", "v1/auth/challenge")
+        try await challengeReply(asking: nil).nonce
+    }
+
+    /// A nonce and the app's attestation ramp, when it has one.
+    private func challengeWithRamp() async throws -> (nonce: String, ramp: Double?) {
+        let reply = try await challengeReply(asking: AuthMessages.ChallengeRequest(teamId: configuration.teamID, bundleId: configuration.bundleID))
+        return (reply.nonce, reply.attestationRamp)
+    }
+
+    private func challengeReply(asking app: AuthMessages.ChallengeRequest?) async throws -> AuthMessages.Challenge {
+        let response = try await api.send("POST", "v1/auth/challenge", json: app)
         guard response.status == 200 else {
             let (code, message) = SesameAPI.refusal(of: response)
             throw Self.failure(response, code: code, message: message)
@@ -330,7 +357,15 @@ actor TokenSession {
         guard let challenge = try? JSONDecoder().decode(AuthMessages.Challenge.self, from: response.body) else {
             throw SesameError.server(code: "invalid_response", message: "The challenge reply cannot be read.")
         }
-        return challenge.nonce
+        return challenge
+    }
+
+    /// This install's random id (made and kept at its first use; a reinstall makes another).
+    private func installID() throws -> String {
+        if let stored = try store.string(for: StoreKeys.installID) { return stored }
+        let made = UUID().uuidString.lowercased()
+        try store.set(Data(made.utf8), for: StoreKeys.installID)
+        return made
     }
 
     /// Saves the pair's refresh token (an attested pair has one), then holds its access token.

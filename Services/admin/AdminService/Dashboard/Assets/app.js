@@ -747,8 +747,10 @@ async function policyPage() {
     userDataTier: el("select", { id: "policy-userDataTier" }, tiers.map((v) => el("option", { value: v, text: v }))),
     userDocumentQuota: el("input", { id: "policy-userDocumentQuota", type: "number", min: "1" }),
     maxRiskMetric: el("input", { id: "policy-maxRiskMetric", type: "number", min: "1", placeholder: "no limit" }),
+    attestationRamp: el("input", { id: "policy-attestationRamp", type: "number", min: "0", max: "100", step: "any", placeholder: "every install" }),
     deviceBanBit: el("select", { id: "policy-deviceBanBit" }, [["none", "no bans"], ["0", "bit 0"], ["1", "bit 1"]].map(([v, t]) => el("option", { value: v, text: t }))),
   };
+  fields.attestationRamp.value = policy.attestationRamp === undefined || policy.attestationRamp === null ? "" : String(policy.attestationRamp);
   fields.maxRiskMetric.value = policy.maxRiskMetric === undefined || policy.maxRiskMetric === null ? "" : String(policy.maxRiskMetric);
   fields.deviceBanBit.value = policy.deviceBanBit === undefined || policy.deviceBanBit === null ? "none" : String(policy.deviceBanBit);
   fields.allowDevelopmentKeys.value = policy.allowDevelopmentKeys === undefined || policy.allowDevelopmentKeys === null ? "default" : String(policy.allowDevelopmentKeys);
@@ -771,6 +773,8 @@ async function policyPage() {
       userDocumentQuota: Number(fields.userDocumentQuota.value),
       requireApproval: Object.keys(guarded).filter((kind) => approvals[kind].checked),
     });
+    if (fields.attestationRamp.value === "") delete next.attestationRamp;
+    else next.attestationRamp = Number(fields.attestationRamp.value);
     if (fields.maxRiskMetric.value === "") delete next.maxRiskMetric;
     else next.maxRiskMetric = Number(fields.maxRiskMetric.value);
     if (fields.deviceBanBit.value === "none") delete next.deviceBanBit;
@@ -793,6 +797,7 @@ async function policyPage() {
     row("User documents quota", fields.userDocumentQuota),
     row("DeviceCheck bit that bans a device (needs the Apple key; the same in every app of the team)", fields.deviceBanBit),
     row("Highest risk metric (keys Apple counts for the device; above it an install is revoked)", fields.maxRiskMetric),
+    row("Attestation ramp: % of new installs that attest (the others need the unattested tier)", fields.attestationRamp),
     el("h3", { text: "Changes that need a second person" }),
     el("p", { class: "muted", text: "A checked change is proposed, not applied, until another member or key approves it on the Approvals page." }),
     Object.entries(guarded).map(([kind, label]) => row(label, approvals[kind])),
