@@ -16,8 +16,8 @@ public struct AppAttestDataClient: Sendable {
     let outbound: OutboundHTTPClient
 
     public init(baseURL: String, developmentURL: String, outbound: OutboundHTTPClient) {
-        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.developmentURL = developmentURL.hasSuffix("/") ? String(developmentURL.dropLast()) : developmentURL
+        self.baseURL = baseURL.withoutTrailingSlash
+        self.developmentURL = developmentURL.withoutTrailingSlash
         self.outbound = outbound
     }
 

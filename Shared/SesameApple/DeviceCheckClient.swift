@@ -17,8 +17,8 @@ public struct DeviceCheckClient: Sendable {
     let outbound: OutboundHTTPClient
 
     public init(baseURL: String, developmentURL: String, outbound: OutboundHTTPClient) {
-        self.baseURL = Self.trimmed(baseURL)
-        self.developmentURL = Self.trimmed(developmentURL)
+        self.baseURL = baseURL.withoutTrailingSlash
+        self.developmentURL = developmentURL.withoutTrailingSlash
         self.outbound = outbound
     }
 
@@ -28,8 +28,6 @@ public struct DeviceCheckClient: Sendable {
             baseURL: configuration.appleDeviceCheckURL, developmentURL: configuration.appleDeviceCheckDevelopmentURL,
             outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)))
     }
-
-    private static func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
 
     /// Why Apple did not answer a device's bits.
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -167,6 +165,11 @@ public struct DeviceCheckClient: Sendable {
         default: throw .unreachable("it answered \(answer.status)")
         }
     }
+}
+
+extension String {
+    /// A server's base URL as Apple's clients join paths to it: without one trailing slash.
+    var withoutTrailingSlash: String { hasSuffix("/") ? String(dropLast()) : self }
 }
 
 extension UInt8 {
