@@ -95,8 +95,9 @@ def build_stubs(swiftc: str, output: Path) -> None:
 
 def typecheck(flags: list[str], module: str, stubs: Path, sources: Path) -> subprocess.CompletedProcess[str]:
     files = sorted(str(path) for path in sources.rglob("*.swift"))
+    # Every file's errors, not only the first failing file's: the self-test seeds several at once.
     return subprocess.run(
-        flags + ["-typecheck", "-module-name", module, "-parse-as-library", "-I", str(stubs)] + files,
+        flags + ["-typecheck", "-continue-building-after-errors", "-module-name", module, "-parse-as-library", "-I", str(stubs)] + files,
         capture_output=True, text=True)
 
 
@@ -121,23 +122,33 @@ def main() -> int:
             print(f"apple type-check: {' and '.join(MODULES)} compile against {', '.join(STUB_MODULES)} as Apple declares them")
             return 0
 
+        # All of a module's mistakes in one copy, one compile: each sits in a function body of its
+        # own, which the compiler checks independently, and each must be reported at its own line.
         failures = 0
-        for module, file, text, mistake, expected in SEEDED_MISTAKES:
-            copy = Path(scratch) / "sources"
-            shutil.rmtree(copy, ignore_errors=True)
+        for module in MODULES:
+            copy = Path(scratch) / "sources" / module
             shutil.copytree(MODULES[module], copy)
-            target = copy / file
-            source = target.read_text() if target.exists() else ""
-            if text not in source:
-                print(f"self-test: {module}/{file} is gone or no longer contains {text!r}: update SEEDED_MISTAKES")
-                failures += 1
-                continue
-            target.write_text(source.replace(text, mistake, 1))
+            seeded = []
+            for mistake_module, file, text, mistake, expected in SEEDED_MISTAKES:
+                if mistake_module != module:
+                    continue
+                target = copy / file
+                source = target.read_text() if target.exists() else ""
+                if text not in source:
+                    print(f"self-test: {module}/{file} is gone or no longer contains {text!r}: update SEEDED_MISTAKES")
+                    failures += 1
+                    continue
+                line = source[: source.index(text)].count("\n") + 1
+                target.write_text(source.replace(text, mistake, 1))
+                seeded.append((file, line, mistake, expected))
             result = typecheck(flags[module], module, stubs, copy)
             output = result.stdout + result.stderr
-            if result.returncode == 0 or expected not in output or Path(file).name not in output:
-                print(f"self-test: {file}: `{mistake}` was not caught as {expected!r}\n{output[-2000:]}")
-                failures += 1
+            for file, line, mistake, expected in seeded:
+                reported = [diagnostic for diagnostic in output.splitlines()
+                            if f"/{file}:{line}:" in diagnostic and "error:" in diagnostic]
+                if result.returncode == 0 or not any(expected in diagnostic for diagnostic in reported):
+                    print(f"self-test: {file}:{line}: `{mistake}` was not caught as {expected!r}\n{output[-2000:]}")
+                    failures += 1
         if failures:
             return 1
         print(f"apple type-check self-test: the {len(SEEDED_MISTAKES)} seeded mistakes in Apple-only lines caught")
