@@ -27,8 +27,8 @@ struct KeysGroup: ParsableCommand {
 /// `sesame devices …`.
 struct DevicesGroup: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "List and revoke attested installs.",
-        subcommands: [DevicesListCommand.self, DevicesRevokeCommand.self, DevicesUnbanCommand.self])
+        commandName: "devices", abstract: "List and revoke attested installs; the attestation ramp and its counts.",
+        subcommands: [DevicesListCommand.self, DevicesRevokeCommand.self, DevicesUnbanCommand.self, DevicesAttestationCommand.self])
 }
 
 /// `sesame pins …`.

@@ -109,6 +109,9 @@ public struct ServiceConfiguration: Sendable {
     public var appleAppAttestDataDevelopmentURL: String
     /// How often auth looks for receipts due to be redeemed with Apple.
     public var receiptRedemptionInterval: Duration
+    /// How often auth adds its attestation counts to the database, moves automatic attestation ramps
+    /// and reads where they stand (`SESAME_ATTESTATION_ROUND_INTERVAL`).
+    public var attestationRoundInterval: Duration
     /// Apple's own App Attest data servers, the defaults.
     public static let defaultAppleAppAttestDataURL = "https://data.appattest.apple.com"
     public static let defaultAppleAppAttestDataDevelopmentURL = "https://data-development.appattest.apple.com"
@@ -161,6 +164,7 @@ public struct ServiceConfiguration: Sendable {
         appleAppAttestDataURL: String = ServiceConfiguration.defaultAppleAppAttestDataURL,
         appleAppAttestDataDevelopmentURL: String = ServiceConfiguration.defaultAppleAppAttestDataDevelopmentURL,
         receiptRedemptionInterval: Duration = .seconds(10),
+        attestationRoundInterval: Duration = .seconds(10),
         warnings: [String] = []
     ) {
         self.environment = environment
@@ -198,6 +202,7 @@ public struct ServiceConfiguration: Sendable {
         self.appleAppAttestDataURL = appleAppAttestDataURL
         self.appleAppAttestDataDevelopmentURL = appleAppAttestDataDevelopmentURL
         self.receiptRedemptionInterval = receiptRedemptionInterval
+        self.attestationRoundInterval = attestationRoundInterval
         self.warnings = warnings
     }
 
@@ -371,6 +376,8 @@ public struct ServiceConfiguration: Sendable {
             appleAppAttestDataDevelopmentURL: appleAppAttestDataDevelopmentURL,
             receiptRedemptionInterval: try reader.duration(
                 "SESAME_RECEIPT_REDEMPTION_INTERVAL", default: .seconds(10), within: .seconds(1)...day / 24),
+            attestationRoundInterval: try reader.duration(
+                "SESAME_ATTESTATION_ROUND_INTERVAL", default: .seconds(10), within: .seconds(1)...day / 24),
             warnings: warnings
         )
     }

@@ -38,6 +38,10 @@ public struct AppPolicy: Codable, Sendable, Equatable {
     /// `unattested` tier (so `admitUnattested` must be on below 100). Nil: every install attests.
     /// Apple rate-limits attestations per app: a large install base starts small and widens.
     public var attestationRamp: Double?
+    /// Whether auth widens the ramp by itself: from `attestationRamp`, doubled at most once a day while
+    /// the last day's attestations succeeded at 95 % or more and Apple's rate limits were not reported
+    /// (`docs/fraud-signals.md`); it stops at 100. Changing `attestationRamp` starts it again there.
+    public var attestationRampAutomatic: Bool
 
     /// The quota when the policy names none.
     public static let defaultUserDocumentQuota = 100_000
@@ -47,7 +51,8 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         identityIssuer: IdentityIssuer? = nil, userDocumentQuota: Int = AppPolicy.defaultUserDocumentQuota,
         allowDebugTokensInProduction: Bool = false, admitUnattested: Bool = false, blobTier: TrustTier = .attested,
         userDataTier: TrustTier = .attested, apiAudiences: [String] = [], requireApproval: [GuardedChange] = [],
-        deviceBanBit: Int? = nil, maxRiskMetric: Int? = nil, attestationRamp: Double? = nil
+        deviceBanBit: Int? = nil, maxRiskMetric: Int? = nil, attestationRamp: Double? = nil,
+        attestationRampAutomatic: Bool = false
     ) {
         self.allowDevelopmentKeys = allowDevelopmentKeys
         self.refreshRequiresAssertion = refreshRequiresAssertion
@@ -63,6 +68,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         self.deviceBanBit = deviceBanBit
         self.maxRiskMetric = maxRiskMetric
         self.attestationRamp = attestationRamp
+        self.attestationRampAutomatic = attestationRampAutomatic
     }
 
     public init(from decoder: any Decoder) throws {
@@ -84,6 +90,7 @@ public struct AppPolicy: Codable, Sendable, Equatable {
         deviceBanBit = try container.decodeIfPresent(Int.self, forKey: .deviceBanBit)
         maxRiskMetric = try container.decodeIfPresent(Int.self, forKey: .maxRiskMetric)
         attestationRamp = try container.decodeIfPresent(Double.self, forKey: .attestationRamp)
+        attestationRampAutomatic = try container.decodeIfPresent(Bool.self, forKey: .attestationRampAutomatic) ?? false
     }
 
     /// The policy stored as `json` (the `apps.policy` column, read as text).

@@ -11,6 +11,7 @@ public enum AuditAction: String, CaseIterable, Sendable {
     case accountRole = "account.role"
     case accountSessionsEnd = "account.sessions_end"
     case appleCredentialsRemove = "apple_credentials.remove"
+    case attestationRampWiden = "attestation_ramp.widen"
     case appleCredentialsSet = "apple_credentials.set"
     case backendKeyCreate = "backend_key.create"
     case backendKeyRevoke = "backend_key.revoke"

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// A query goes to the first open pool that is idle and whose connection is open; when none is,
 /// it opens another (up to `size`) and meanwhile queues on the least busy one whose connection is
-/// open, so a connection PostgreSQL refuses (at `max_connections`) or that is reopening holds no query.
+/// open, so a connection PostgreSQL refuses (at `max_connections`) or that is reopening holds no
+/// query; with none open, on one that was open before (or the first).
 ///
 /// Workaround for two PostgresNIO 1.33 defects, each written up as the issue we would file, with a
 /// reproduction: `docs/upstream/postgresnio-pool-minimum-crash.md` and
@@ -29,6 +30,8 @@ final class SingleConnectionPools: Sendable {
         let inFlight = Atomic<Int>(0)
         /// Whether its connection is open: lent by PostgresNIO (so through its start-up) and not closed since.
         let isConnected = Atomic<Bool>(false)
+        /// Whether it ever had an open connection: PostgreSQL admits it, even if it is reopening now.
+        let wasConnected = Atomic<Bool>(false)
 
         init(configuration: PostgresClient.Configuration, logger: Logger) {
             var configuration = configuration
@@ -88,10 +91,16 @@ final class SingleConnectionPools: Sendable {
         let waiting = members[0..<openCount].reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
         guard waiting < members.count * Self.queuedPerConnection else { throw StorageError.busy }
         // None idle and connected: the least busy connected one, or (none connected: PostgreSQL
-        // down or still starting) the least busy open one, which waits for its connection as a
-        // PostgresNIO pool's queries do.
+        // down, restarting or still starting) the least busy that was ever connected, or the first,
+        // which wait for their connection as a PostgresNIO pool's queries do. Never one that has not
+        // connected yet: PostgreSQL may refuse it for good (at max_connections), and PostgresNIO
+        // keeps a query waiting on a refused connection while it retries (a burst at start-up hung
+        // a test that way).
         let chosen =
-            leastBusy ?? members[0..<openCount].min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
+            leastBusy
+            ?? members[0..<openCount].filter { $0.wasConnected.load(ordering: .relaxed) }
+                .min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }
+            ?? members[0]
         chosen.inFlight.wrappingAdd(1, ordering: .relaxed)
         return chosen
     }
@@ -121,6 +130,7 @@ final class SingleConnectionPools: Sendable {
             do {
                 let closed = try await member.client.withConnection { connection in connection.closeFuture }
                 member.isConnected.store(true, ordering: .relaxed)
+                member.wasConnected.store(true, ordering: .relaxed)
                 try? await closed.get()
                 member.isConnected.store(false, ordering: .relaxed)
             } catch {

@@ -60,7 +60,7 @@ struct AuthHarness: Sendable {
                 appleDeviceCheckDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
                 appleAppAttestDataURL: appleURL ?? ServiceConfiguration.defaultAppleAppAttestDataURL,
                 appleAppAttestDataDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleAppAttestDataDevelopmentURL,
-                receiptRedemptionInterval: .milliseconds(200))
+                receiptRedemptionInterval: .milliseconds(200), attestationRoundInterval: .milliseconds(200))
             let app = try AuthService.buildApplication(configuration: configuration)
             try await app.test(connections.setup) { client in
                 try await eventually("auth ready") {

@@ -510,6 +510,27 @@ def main():
         owner.go("devices")
         owner.text_appears("#page", "no DeviceCheck token")
         owner.shot("06-devices-bans")
+        # The attestation ramp: made automatic on the policy page, then shown on the devices page with
+        # the last day's counts as auth writes them (an hour of them put in as auth would).
+        status, before = http(base + "/v1/admin/policy", headers={"Authorization": "Bearer " + key})
+        owner.go("policy")
+        owner.find("#policy-attestationRamp").send_keys("1")
+        if not owner.find("#policy-admitUnattested").is_selected():
+            owner.click("#policy-admitUnattested")
+        owner.click("#policy-attestationRampAutomatic")
+        owner.click("#save-policy")
+        owner.text_appears("#status", "attestationRampAutomatic")
+        subprocess.run(
+            ["psql", database_url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
+             "INSERT INTO attestation_outcomes (app_id, hour, attested, refused, device_failed, rate_limited, unsupported, outside_ramp) "
+             f"SELECT app_id, date_trunc('hour', now()), 96, 2, 1, 1, 3, 40 FROM apps WHERE bundle_id = '{BUNDLE}'"],
+            check=True)
+        owner.go("devices")
+        owner.text_appears("#attestation-ramp", "1 % of new installs attest (automatic")
+        owner.text_appears("#attestation-success", "96 % succeeded (96 attested, 2 refused, 1 failed on the device, 1 rate-limited")
+        owner.shot("06-devices-attestation")
+        status, _ = http(base + "/v1/admin/policy", "PUT", before["policy"], headers={"Authorization": "Bearer " + key})
+        expect(status == 200, f"the policy put back: {status}")
         owner.go("policy")
         Select(owner.find("#policy-deviceBanBit")).select_by_value("none")
         owner.click("#save-policy")

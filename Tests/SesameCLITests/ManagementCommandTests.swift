@@ -121,6 +121,19 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("sesame devices attestation shows the ramp and the last day's counts")
+    func attestationStatus() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let before = await Self.sesame(["devices", "attestation"] + server)
+            #expect(before.status == 0 && before.out.contains("every install attests") && before.out.contains("SUCCESS"), "\(before)")
+            let policy = await Self.sesame(["policy", "set", "attestationRamp=2.5", "admitUnattested=true", "attestationRampAutomatic=true"] + server)
+            #expect(policy.status == 0, "\(policy)")
+            let shown = await Self.sesame(["devices", "attestation"] + server)
+            #expect(shown.status == 0 && shown.out.contains("2.5 % of new installs attest (automatic"), "\(shown)")
+        }
+    }
+
     @Test("a reply larger than the CLI reads (32 MiB) ends the command with exit 2 and says so, not with an internal error")
     func replyLimit() async throws {
         let router = Router()

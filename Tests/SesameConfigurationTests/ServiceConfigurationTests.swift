@@ -155,6 +155,8 @@ struct ServiceConfigurationTests {
         }
         let defaults = try ServiceConfiguration(environment: production, defaultPort: 8083)
         #expect(defaults.receiptRedemptionInterval == .seconds(10))
+        #expect(defaults.attestationRoundInterval == .seconds(10))
+        #expect(throws: (any Error).self) { try ServiceConfiguration(environment: production.merging(["SESAME_ATTESTATION_ROUND_INTERVAL": "2h"]) { $1 }, defaultPort: 8083) }
         #expect(try ServiceConfiguration(environment: production.merging(["SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s"]) { $1 }, defaultPort: 8083).receiptRedemptionInterval == .seconds(1))
         #expect(defaults.appleAppAttestDataURL == "https://data.appattest.apple.com")
         #expect(defaults.appleAppAttestDataDevelopmentURL == "https://data-development.appattest.apple.com")

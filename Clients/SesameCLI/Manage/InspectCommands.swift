@@ -153,3 +153,43 @@ struct DevicesUnbanCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `sesame devices attestation`.
+struct DevicesAttestationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attestation",
+        abstract: "The attestation ramp (by hand or automatic, and why it holds) and the last day's attestations: success rate, failures, devices' reports.")
+
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try server.client()
+            let status = try await client.call { try await $0.getAttestation().ok.body.json }
+            if server.printedReply(of: client) { return }
+            Console.current.out(Self.render(status))
+        }
+    }
+
+    static func render(_ status: Components.Schemas.AttestationStatus) -> String {
+        let ramp = status.ramp
+        var lines: [String] = []
+        let share = ramp.percent.map { "\(Self.number($0)) % of new installs attest" } ?? "every install attests"
+        lines.append("Ramp: \(share)" + (ramp.automatic ? " (automatic\(ramp.startedFrom.map { ", from \(Self.number($0)) %" } ?? ""))" : ""))
+        if let widened = ramp.widenedAt { lines.append("Started or last widened: \(text(widened)); due again a day later") }
+        if let reason = ramp.holdReason { lines.append("Held: \(reason)") }
+        let day = status.lastDay
+        let rate = day.successRate.map { "\(Self.number(($0 * 1000).rounded() / 10)) %" } ?? "-"
+        lines.append("")
+        lines.append(
+            Table.render(
+                ["LAST DAY", "ATTESTED", "REFUSED", "DEVICE FAILED", "RATE LIMITED", "SUCCESS", "UNSUPPORTED", "OUTSIDE RAMP"],
+                [["", "\(day.attested)", "\(day.refused)", "\(day.deviceFailed)", "\(day.rateLimited)", rate, "\(day.unsupported)", "\(day.outsideRamp)"]]))
+        return lines.joined(separator: "\n")
+    }
+
+    /// 1 for 1.0, 2.5 for 2.5.
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

@@ -74,7 +74,8 @@ public enum AdminService: SesameServiceDefinition {
         let devices = DeviceStore(database: database, logger: logger)
         DeviceRoutes(
             authenticator: authenticator, devices: devices, approvals: approvals,
-            bans: DeviceBans(devices: devices, policies: policies, keys: deviceCheckKeys, deviceCheck: deviceCheck))
+            bans: DeviceBans(devices: devices, policies: policies, keys: deviceCheckKeys, deviceCheck: deviceCheck),
+            attestation: AttestationReport(database: database, policies: policies, logger: logger))
             .addRoutes(to: admin)
         ApprovalRoutes(authenticator: authenticator, approvals: approvals).addRoutes(to: admin)
         PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))

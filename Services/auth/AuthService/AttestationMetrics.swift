@@ -25,6 +25,14 @@ enum AttestationMetrics {
     static func refused(appID: String, step: AppAttestError.Step) { count(appID: appID, result: step.rawValue) }
     static func refused(appID: String, _ refusal: Refusal) { count(appID: appID, result: refusal.rawValue) }
 
+    /// `sesame_auth_attestation_reports_total{app, reason}`: what SesameKit reported from devices:
+    /// `unsupported`, `outside_ramp`, `rate_limited` (Apple's `serverUnavailable`), `device_failed`.
+    static func reported(appID: String, reason: String) {
+        counters.value(for: "report " + reason + " " + appID) { _ in
+            Counter(label: "sesame_auth_attestation_reports_total", dimensions: [("app", appID), ("reason", reason)])
+        }.increment()
+    }
+
     private static func count(appID: String, result: String) {
         counters.value(for: result + " " + appID) { _ in
             Counter(label: "sesame_auth_attestations_total", dimensions: [("app", appID), ("result", result)])

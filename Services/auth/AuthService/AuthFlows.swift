@@ -25,6 +25,10 @@ struct AuthFlows: Sendable {
     let bans: DeviceBanCheck
     /// Why a revoked key was revoked, when it was its risk metric.
     let receipts: ReceiptRedemptions
+    /// The attestation ramp's success rate, counted.
+    let outcomes: AttestationOutcomes
+    /// Where automatic attestation ramps stand.
+    let ramps: AttestationRamps
     /// Whether this is a production deployment (development keys are then refused by default).
     let inProduction: Bool
     let logger: Logger
@@ -33,7 +37,9 @@ struct AuthFlows: Sendable {
     func challenge(for app: ChallengeRequest?) async throws -> ChallengeResponse {
         let nonce = try await challenges.issue()
         var ramp: Double?
-        if let teamID = app?.teamId, let bundleID = app?.bundleId { ramp = try await apps.app(teamID: teamID, bundleID: bundleID)?.policy.attestationRamp }
+        if let teamID = app?.teamId, let bundleID = app?.bundleId, let registered = try await apps.app(teamID: teamID, bundleID: bundleID) {
+            ramp = ramps.percent(for: registered)
+        }
         return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds), attestationRamp: ramp)
     }
 
@@ -59,6 +65,7 @@ struct AuthFlows: Sendable {
         } catch {
             logger.info("attestation refused", metadata: ["app": "\(app.appID)", "step": "\(error.step.rawValue)"])
             AttestationMetrics.refused(appID: app.appID, step: error.step)
+            outcomes.count(.refused, appID: app.appID)
             throw AuthErrors.attestationRefused(error)
         }
         if verified.environment == .development, !app.policy.allowsDevelopmentKeys(inProduction: inProduction) {
@@ -76,6 +83,7 @@ struct AuthFlows: Sendable {
             throw AuthErrors.keyAlreadyAttested
         }
         AttestationMetrics.accepted(appID: app.appID)
+        outcomes.count(.attested, appID: app.appID)
 
         let subject = TokenAuthority.Subject(
             keyID: Base64.urlEncode(keyID), appID: app.appID, environment: verified.environment.rawValue, appVersion: appVersion?.text)

@@ -25,6 +25,8 @@ struct AuthLimits: Sendable {
     // The tiers below attested cost an attacker nothing but a request: far less than attest.
     var debugPerClient = RateLimiter(.init(rate: 1, burst: 20))
     var unattestedPerClient = RateLimiter(.init(rate: 0.2, burst: 5))
+    // A device reports a failed attestation after trying for seconds: a few at once at most.
+    var failureReportPerClient = RateLimiter(.init(rate: 0.2, burst: 5))
     let unattestedAdmission: AdmissionBudget
 
     /// - Parameters:

@@ -21,6 +21,8 @@ typealias TokenResponse = Components.Schemas.TokenPair
 typealias DebugTokenRequest = Components.Schemas.DebugTokenRequest
 typealias UnattestedRequest = Components.Schemas.UnattestedRequest
 typealias TierTokenResponse = Components.Schemas.TierToken
+/// `POST /v1/auth/attestation-failure`: an attestation that failed on the device, reported by SesameKit.
+typealias AttestationFailureReport = Components.Schemas.AttestationFailureReport
 /// `POST /v1/verify/consume` and what a consumed token says, for the backend to decide on.
 typealias ConsumeRequest = Components.Schemas.ConsumeRequest
 typealias ConsumeResponse = Components.Schemas.ConsumedToken

@@ -3,7 +3,7 @@ import Hummingbird
 import SesameHTTP
 import SesameTokens
 
-/// Under `v1/auth`: `POST challenge`, `attest`, `refresh`, `debug`, `unattested` and `api-token`,
+/// Under `v1/auth`: `POST challenge`, `attest`, `refresh`, `debug`, `unattested`, `attestation-failure` and `api-token`,
 /// each behind its per-client rate limit, and `GET jwks`; the same key set at
 /// `/.well-known/jwks.json`.
 struct AuthRoutes {
@@ -43,6 +43,11 @@ struct AuthRoutes {
         group.post("unattested") { request, context in
             try limits.unattestedPerClient.enforce(clients.limitKey(of: request, context: context))
             return try await tiers.admitUnattested(try await request.decode(as: UnattestedRequest.self, context: context))
+        }
+        group.post("attestation-failure") { request, context in
+            try limits.failureReportPerClient.enforce(clients.limitKey(of: request, context: context))
+            try await tiers.reportFailure(try await request.decode(as: AttestationFailureReport.self, context: context))
+            return HTTPResponse.Status.noContent
         }
         group.post("api-token") { request, context in
             try limits.apiTokenPerClient.enforce(clients.limitKey(of: request, context: context))

@@ -50,19 +50,21 @@ public enum AuthService: SesameServiceDefinition {
         let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
         let assertions = AssertionCheck(keys: keys, verifier: verifier)
         let gate = InstallGate(database: database, logger: logger)
+        let outcomes = AttestationOutcomes()
+        let ramps = AttestationRamps(database: database, policies: policies, logger: logger)
         let flows = AuthFlows(
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
             tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
             bans: DeviceBanCheck(keys: deviceCheckKeys, deviceCheck: DeviceCheckClient(configuration: configuration), logger: logger),
-            receipts: ReceiptRedemptions(database: database, logger: logger),
+            receipts: ReceiptRedemptions(database: database, logger: logger), outcomes: outcomes, ramps: ramps,
             inProduction: configuration.environment == .production, logger: logger)
 
         var parts = ServiceParts()
         // Every auth endpoint takes small JSON bodies.
         let tiers = TierAdmission(
             challenges: challenges, apps: apps, debugTokens: DebugTokenStore(database: database, logger: logger), tokens: tokens, limits: limits,
-            inProduction: configuration.environment == .production, logger: logger)
+            outcomes: outcomes, inProduction: configuration.environment == .production, logger: logger)
         let apiTokens = APITokenIssuer(
             apps: apps, gate: gate, tokens: tokens, limits: limits, logger: logger)
         let routes = AuthRoutes(flows: flows, tiers: tiers, apiTokens: apiTokens, limits: limits, clients: clients, tokens: tokens)
@@ -84,6 +86,8 @@ public enum AuthService: SesameServiceDefinition {
                 redemptions: ReceiptRedemptions(database: database, logger: logger), apps: apps, keys: deviceCheckKeys,
                 apple: AppAttestDataClient(configuration: configuration), verifier: AttestationReceiptVerifier(additionalRoots: extraRoots),
                 interval: configuration.receiptRedemptionInterval, logger: logger),
+            AttestationRampKeeper(
+                outcomes: outcomes, ramps: ramps, database: database, interval: configuration.attestationRoundInterval, logger: logger),
             revocations,
             SigningKeyWatcher(
                 events: EventStream(consumer: revocations, logger: logger), catchUps: revocations.reconnections, tokens: tokens, logger: logger),

@@ -33,15 +33,8 @@ struct ReceiptRedeemer: Service {
     static let freshness: TimeInterval = 300
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            do {
-                // Bounded: Apple's calls have their own 5 s, a whole round at most a minute.
-                _ = try await cancelWhenGracefulShutdown { [self] in try await withTimeout(.seconds(60)) { try await round() } }
-            } catch {
-                logger.debug("receipt round skipped", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-        }
+        // Bounded: Apple's calls have their own 5 s, a whole round at most a minute.
+        await runPeriodicRounds(every: interval, bound: .seconds(60), named: "receipt", logger: logger) { [self] in _ = try await round() }
     }
 
     /// One round; returns how many keys it looked at.

@@ -18,6 +18,8 @@ struct TierAdmission: Sendable {
     let debugTokens: DebugTokenStore
     let tokens: TokenAuthority
     let limits: AuthLimits
+    /// What installs report about App Attest on their device, counted for the attestation ramp.
+    let outcomes: AttestationOutcomes
     /// Whether this is a production deployment (debug tokens are then refused unless allowed).
     let inProduction: Bool
     let logger: Logger
@@ -50,11 +52,34 @@ struct TierAdmission: Sendable {
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
         guard app.policy.admitUnattested else { throw AuthErrors.unattestedNotAdmitted }
         guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        // Counted once the challenge is spent: each report costs its sender a round trip.
+        switch request.reason {
+        case .unsupported: report(.unsupported, appID: app.appID, reason: "unsupported")
+        case .outsideRamp: report(.outsideRamp, appID: app.appID, reason: "outside_ramp")
+        case nil: break
+        }
         try await limits.unattestedAdmission.enforce(app.appID, jitterSeconds: 5)
         let subject = TokenAuthority.Subject(
             keyID: "unattested:" + UUID().uuidString.lowercased(), appID: app.appID, environment: "none", appVersion: appVersion?.text,
             tier: .unattested)
         return try await issue(for: subject)
+    }
+
+    /// `POST /v1/auth/attestation-failure`: an attestation that failed on the device, counted against
+    /// the attestation ramp's success rate once its challenge is spent.
+    func reportFailure(_ request: AttestationFailureReport) async throws {
+        let nonce = try AuthFlows.bytes(request.nonce, field: "nonce")
+        guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
+        guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
+        switch request.reason {
+        case .serverUnavailable: report(.rateLimited, appID: app.appID, reason: "rate_limited")
+        case .failed: report(.deviceFailed, appID: app.appID, reason: "device_failed")
+        }
+    }
+
+    private func report(_ outcome: AttestationOutcomes.Outcome, appID: String, reason: String) {
+        outcomes.count(outcome, appID: appID)
+        AttestationMetrics.reported(appID: appID, reason: reason)
     }
 
     private func issue(for subject: TokenAuthority.Subject) async throws -> TierTokenResponse {

@@ -32,5 +32,6 @@ public enum Migrations {
         appleCredentials,
         deviceBans,
         receiptRisk,
+        attestationRamp,
     ]
 }

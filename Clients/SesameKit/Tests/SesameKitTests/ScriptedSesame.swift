@@ -55,6 +55,12 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var admitUnattested = false
         /// The app's attestation ramp (percent), told to a challenge that names the app; nil for none.
         var attestationRamp: Double?
+        /// The `reason` of each unattested ask, in order (nil when it sent none).
+        var unattestedReasons: [String?] = []
+        /// The reasons of attestation failures reported with a valid challenge, in order.
+        var failureReports: [String] = []
+        /// Paths answered 404, as a Sesame older than them would.
+        var unknownPaths: Set<String> = []
         /// Access tokens of the tiers below attested, with their tier.
         var lowerTiers: [String: String] = [:]
         /// The top-level keys opened to the tiers below attested.
@@ -135,6 +141,7 @@ final class ScriptedSesame: HTTPTransport, Sendable {
     }
 
     private func respond(to request: HTTPExchange.Request, state: inout State) -> HTTPExchange.Response {
+        if state.unknownPaths.contains(request.url.path) { return refusal(404, "not_found") }
         switch (request.method, request.url.path) {
         case ("POST", "/v1/auth/challenge"):
             let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
@@ -160,7 +167,13 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         case ("POST", "/v1/auth/unattested"):
             guard state.admitUnattested else { return refusal(403, "unattested_not_admitted") }
             guard let nonce = body(request)["nonce"] as? String, state.challenges.remove(nonce) != nil else { return refusal(401, "invalid_challenge") }
+            state.unattestedReasons.append(body(request)["reason"] as? String)
             return issueLowerTier("unattested", state: &state)
+        case ("POST", "/v1/auth/attestation-failure"):
+            let report = body(request)
+            guard let nonce = report["nonce"] as? String, state.challenges.remove(nonce) != nil else { return refusal(401, "invalid_challenge") }
+            state.failureReports.append(report["reason"] as? String ?? "")
+            return HTTPExchange.Response(status: 204, headers: [:], body: Data())
         case ("POST", "/v1/auth/refresh"):
             let body = body(request)
             if let code = state.refreshRefusal { return refusal(401, code) }

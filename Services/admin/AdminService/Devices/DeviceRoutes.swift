@@ -3,12 +3,14 @@ import Hummingbird
 import SesameDomain
 import SesameHTTP
 
-/// `devices` (a page of attested installs) and `devices/revoke`.
+/// `devices` (a page of attested installs), `devices/revoke`, `devices/unban`, and `attestation` (the
+/// attestation ramp and how attestations went).
 struct DeviceRoutes {
     let authenticator: AdminAuthenticator
     let devices: DeviceStore
     let approvals: ChangeApprovals
     let bans: DeviceBans
+    let attestation: AttestationReport
 
     /// `devices/revoke`: the key id as listed (base64url; base64 is accepted too) and why, for the
     /// audit log and the listing; the answer.
@@ -22,6 +24,11 @@ struct DeviceRoutes {
     typealias ListResponse = Operations.listDevices.Output.Ok.Body.jsonPayload
 
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
+        group.get("attestation") { request, _ -> AttestationReport.Status in
+            let (appID, _) = try await authenticator.app(of: request)
+            return try await attestation.status(appID: appID)
+        }
+
         group.get("devices") { request, _ -> ListResponse in
             let (appID, _) = try await authenticator.app(of: request)
             let parameters = request.uri.queryParameters
@@ -106,3 +113,4 @@ extension DeviceRoutes.RevokeResponse: ChangeAnswer {}
 
 extension DeviceRoutes.ListResponse: ResponseEncodable {}
 extension DeviceRoutes.UnbanResponse: ResponseEncodable {}
+extension AttestationReport.Status: ResponseEncodable {}

@@ -86,6 +86,13 @@ struct PolicyRoutes {
                     "attestationRamp", "below 100 needs admitUnattested: the installs outside the ramp use the unattested tier")
             }
         }
+        if policy.attestationRampAutomatic {
+            // Doubling starts from somewhere and has somewhere to go.
+            guard let ramp = policy.attestationRamp, ramp > 0, ramp < 100 else {
+                throw APIError.invalidField(
+                    "attestationRampAutomatic", "needs an attestationRamp above 0 and below 100 to start from")
+            }
+        }
         guard let issuer = policy.identityIssuer else { return }
         guard !issuer.issuer.isEmpty, issuer.issuer.utf8.count <= 512 else {
             throw APIError.invalidField("identityIssuer.issuer", "must be the exact iss of the issuer's tokens (at most 512 characters)")

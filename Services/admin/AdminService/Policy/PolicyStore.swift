@@ -74,6 +74,7 @@ struct PolicyStore: Sendable {
         if before.deviceBanBit != after.deviceBanBit { changed.append("deviceBanBit") }
         if before.maxRiskMetric != after.maxRiskMetric { changed.append("maxRiskMetric") }
         if before.attestationRamp != after.attestationRamp { changed.append("attestationRamp") }
+        if before.attestationRampAutomatic != after.attestationRampAutomatic { changed.append("attestationRampAutomatic") }
         return changed
     }
 }

@@ -34,7 +34,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .emergencyRevoke, .deviceRevoke, .deviceBan, .deviceUnban, .deviceRiskRevoke: self = .revocation
         case .keyCreate, .backendKeyCreate, .appleCredentialsSet: self = .keyCreated
         case .keyRevoke, .backendKeyRevoke, .appleCredentialsRemove: self = .keyRevoked
-        case .policySet: self = .policyChanged
+        case .policySet, .attestationRampWiden: self = .policyChanged
         case .webhookCreate, .webhookRemove: self = .webhookChanged
         case .accountInvite, .accountJoin, .accountRole, .accountRemove, .accountPasskeyAdd, .accountPasskeyRevoke, .accountSessionsEnd,
             .accountInvitationCancel:

@@ -120,6 +120,17 @@ enum AuthMessages {
         let teamId: String
         let bundleId: String
         let appVersion: String
+        /// Why this install asks for the unattested tier (`unsupported`, `outsideRamp`); sent once a launch.
+        var reason: String?
+    }
+
+    /// `POST v1/auth/attestation-failure`: an attestation that failed on the device, with its unspent challenge.
+    struct AttestationFailure: Encodable, Sendable {
+        let nonce: String
+        let teamId: String
+        let bundleId: String
+        /// `serverUnavailable` (Apple's rate limit, after the retries) or `failed`.
+        let reason: String
     }
 
     /// An attested pair, or an access token alone (the debug and unattested tiers).

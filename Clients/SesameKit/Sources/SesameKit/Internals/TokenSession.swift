@@ -24,6 +24,9 @@ actor TokenSession {
     private var inFlight: Task<String, any Error>?
     /// The stored key's App Attest failures in a row, as last read or written (nil: not read yet).
     private var keyFailures: Int?
+    /// Whether this launch told Sesame why it asks for the unattested tier (once is enough: the
+    /// counts are for a dashboard, and every renewal would inflate them).
+    private var toldUnattestedReason = false
 
     /// How many times one attestation is tried when Apple's servers are unavailable.
     static let attestAttempts = 3
@@ -187,13 +190,13 @@ actor TokenSession {
 
     /// Attests the stored key (or a new one) and returns the access token it earns.
     private func attest() async throws -> String {
-        guard attestation.isSupported else { return try await admitUnattested() }
+        guard attestation.isSupported else { return try await admitUnattested(reason: "unsupported") }
         // An install without a key yet follows the app's attestation ramp (one challenge serves both).
         var rampNonce: String?
         if try store.string(for: StoreKeys.keyID) == nil {
             let (nonce, ramp) = try await challengeWithRamp()
             if let ramp, !AttestationRamp.admits(installID: try installID(), appID: "\(configuration.teamID).\(configuration.bundleID)", percent: ramp) {
-                return try await admitUnattested(nonce: nonce)
+                return try await admitUnattested(nonce: nonce, reason: "outsideRamp")
             }
             rampNonce = nonce
         }
@@ -210,9 +213,10 @@ actor TokenSession {
             guard let nonceBytes = Data(base64Encoded: nonce) else { throw SesameError.server(code: "invalid_challenge", message: "The challenge is not base64.") }
             let attestationObject: Data
             do {
-                attestationObject = try await attestWithRetries(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)))
+                attestationObject = try await attestWithRetries(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)), nonce: nonce)
                 try keyWorked()
             } catch AppAttestProviderError.invalidKey {
+                await reportFailure(nonce: nonce, reason: "failed")
                 // This key will not attest (Apple's `invalidKey`). One new key, then give up.
                 guard !madeNewKey else { throw SesameError.server(code: "attestation_failed", message: "App Attest could not attest a key.") }
                 try forgetKey()
@@ -242,7 +246,8 @@ actor TokenSession {
     /// challenge would make a new hash), here after 2 and 4 seconds, inside the challenge's lifetime.
     /// Only `invalidKey`, or `keyFailuresBeforeNewKey` failures in a row, lead to a new key (every
     /// key counts against the device with Apple); other failures keep it and end this attempt.
-    private func attestWithRetries(_ keyID: String, clientDataHash: Data) async throws -> Data {
+    /// A failure is reported with `nonce`, the challenge it was for, for the attestation ramp.
+    private func attestWithRetries(_ keyID: String, clientDataHash: Data, nonce: String) async throws -> Data {
         var unavailable = 0
         while true {
             do {
@@ -250,6 +255,7 @@ actor TokenSession {
             } catch AppAttestProviderError.serverUnavailable {
                 unavailable += 1
                 guard unavailable < Self.attestAttempts else {
+                    await reportFailure(nonce: nonce, reason: "serverUnavailable")
                     throw Self.appAttestFailure(AppAttestProviderError.serverUnavailable, while: .attesting)
                 }
                 try await clock.sleep(.seconds(1 << unavailable))
@@ -258,11 +264,21 @@ actor TokenSession {
             } catch AppAttestProviderError.invalidKey {
                 throw AppAttestProviderError.invalidKey
             } catch {
-                // A key that keeps failing here is given up as if Apple had called it invalid.
+                // A key that keeps failing here is given up as if Apple had called it invalid (and reported so).
                 if try keyFailed() { throw AppAttestProviderError.invalidKey }
+                await reportFailure(nonce: nonce, reason: "failed")
                 throw Self.appAttestFailure(error, while: .attesting)
             }
         }
+    }
+
+    /// Tells Sesame an attestation failed on the device (`POST v1/auth/attestation-failure`), spending
+    /// its unused challenge: the attestation ramp's success rate counts it. Best effort: whatever
+    /// comes of it, the attestation's own failure is what the app sees.
+    private func reportFailure(nonce: String, reason: String) async {
+        _ = try? await api.send(
+            "POST", "v1/auth/attestation-failure",
+            json: AuthMessages.AttestationFailure(nonce: nonce, teamId: configuration.teamID, bundleId: configuration.bundleID, reason: reason))
     }
 
     /// The App Attest call that failed, as an error message names it.
@@ -300,15 +316,18 @@ actor TokenSession {
 
     /// A device without App Attest: an `unattested` access token when the app's policy admits such
     /// devices, else `unsupportedDevice`.
-    private func admitUnattested(nonce: String? = nil) async throws -> String {
+    private func admitUnattested(nonce: String? = nil, reason: String) async throws -> String {
         let challenged: String
         if let nonce { challenged = nonce } else { challenged = try await challenge() }
         let response = try await api.send(
             "POST", "v1/auth/unattested",
             json: AuthMessages.Unattested(
                 nonce: challenged, teamId: configuration.teamID, bundleId: configuration.bundleID,
-                appVersion: configuration.appVersion))
-        if response.status == 200 { return try keep(response) }
+                appVersion: configuration.appVersion, reason: toldUnattestedReason ? nil : reason))
+        if response.status == 200 {
+            toldUnattestedReason = true
+            return try keep(response)
+        }
         let (code, message) = SesameAPI.refusal(of: response)
         if code == "unattested_not_admitted" { throw SesameError.unsupportedDevice }
         throw Self.failure(response, code: code, message: message)

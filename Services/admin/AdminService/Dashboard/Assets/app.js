@@ -473,8 +473,31 @@ async function safetyPage() {
       revocationTable(revoked.revocations)));
 }
 
+// The attestation ramp and how attestations went (auth's counts, what SesameKit reported).
+function attestationCard(status) {
+  const percent = (value) => (Math.round(value * 10) / 10) + " %";
+  const ramp = status.ramp;
+  const rampText = (ramp.percent === undefined || ramp.percent === null ? "every install attests" : percent(ramp.percent) + " of new installs attest") +
+    (ramp.automatic ? " (automatic" + (ramp.startedFrom !== undefined && ramp.startedFrom !== null ? ", from " + percent(ramp.startedFrom) : "") + ")" : "");
+  const day = status.lastDay;
+  const rate = (counts) => counts.successRate === undefined || counts.successRate === null ? "–" : percent(counts.successRate * 100);
+  const meter = (counts) => counts.successRate === undefined || counts.successRate === null ? "" :
+    el("meter", { min: "0", max: "1", low: "0.95", optimum: "1", value: String(counts.successRate), title: rate(counts) });
+  return el("section", { class: "card wide", id: "attestation" }, el("h2", { text: "Attestation" }),
+    el("p", { id: "attestation-ramp", text: "Ramp: " + rampText + "." }),
+    ramp.widenedAt ? el("p", { class: "muted", text: "Started or last widened " + when(ramp.widenedAt) + "; due again a day later, while 95 % of a day's attempts succeed." }) : null,
+    ramp.holdReason ? el("p", { class: "notice", id: "attestation-hold", text: "Held: " + ramp.holdReason }) : null,
+    el("p", { id: "attestation-success", text: "Last day: " + rate(day) + " succeeded (" + day.attested + " attested, " + day.refused + " refused, " +
+      day.deviceFailed + " failed on the device, " + day.rateLimited + " rate-limited by Apple); " + day.unsupported + " without App Attest, " +
+      day.outsideRamp + " outside the ramp." }),
+    status.hours.length === 0 ? el("p", { class: "muted", text: "No attestation in the last day." }) :
+    table(["Hour", "Attested", "Refused", "Failed on device", "Rate limited", "Success", ""], status.hours.map((h) =>
+      el("tr", {}, el("td", { text: when(h.hour) }), el("td", { text: h.counts.attested }), el("td", { text: h.counts.refused }),
+        el("td", { text: h.counts.deviceFailed }), el("td", { text: h.counts.rateLimited }), el("td", { text: rate(h.counts) }), el("td", {}, meter(h.counts))))));
+}
+
 async function devicesPage() {
-  const page = await api("GET", "devices?limit=200");
+  const [page, attestation] = await Promise.all([api("GET", "devices?limit=200"), api("GET", "attestation")]);
   async function act(path, body, question) {
     const reason = prompt(question);
     if (!reason) return;
@@ -493,7 +516,7 @@ async function devicesPage() {
     d.deviceCheck && !d.bannedAt ? el("button", { class: "danger small", onclick: () => ban(d.keyId), text: "Ban" }) : null,
     d.bannedAt ? el("button", { class: "small", onclick: () => unban(d.keyId), text: "Lift ban" }) : null,
   ] : null;
-  return el("section", { class: "card wide" }, el("h2", { text: "Attested devices" }),
+  return el("div", { class: "grid" }, attestationCard(attestation), el("section", { class: "card wide" }, el("h2", { text: "Attested devices" }),
     page.devices.length === 0 ? el("p", { class: "muted", text: "No device has attested yet." }) :
     table(["Key id", "Environment", "Version", "First seen", "Last seen", "Counter", "Risk", "Revoked", "Banned", ""], page.devices.map((d) =>
       el("tr", {}, el("td", {}, el("code", { class: "id", text: d.keyId })), el("td", { text: d.environment }), el("td", { text: d.appVersion || "–" }),
@@ -501,7 +524,7 @@ async function devicesPage() {
         el("td", { text: d.riskMetric !== undefined && d.riskMetric !== null ? d.riskMetric + " keys (" + when(d.riskAt) + ")" : (d.receipt === "invalid" ? "receipt invalid" : "–") }),
         el("td", { text: d.revokedAt ? when(d.revokedAt) + " (" + d.revokedReason + ")" : "–" }),
         el("td", { text: d.bannedAt ? when(d.bannedAt) : (d.deviceCheck ? "–" : "– (no DeviceCheck token)") }),
-        el("td", {}, actions(d))))));
+        el("td", {}, actions(d)))))));
 }
 
 async function keysPage() {
@@ -748,13 +771,14 @@ async function policyPage() {
     userDocumentQuota: el("input", { id: "policy-userDocumentQuota", type: "number", min: "1" }),
     maxRiskMetric: el("input", { id: "policy-maxRiskMetric", type: "number", min: "1", placeholder: "no limit" }),
     attestationRamp: el("input", { id: "policy-attestationRamp", type: "number", min: "0", max: "100", step: "any", placeholder: "every install" }),
+    attestationRampAutomatic: el("input", { id: "policy-attestationRampAutomatic", type: "checkbox" }),
     deviceBanBit: el("select", { id: "policy-deviceBanBit" }, [["none", "no bans"], ["0", "bit 0"], ["1", "bit 1"]].map(([v, t]) => el("option", { value: v, text: t }))),
   };
   fields.attestationRamp.value = policy.attestationRamp === undefined || policy.attestationRamp === null ? "" : String(policy.attestationRamp);
   fields.maxRiskMetric.value = policy.maxRiskMetric === undefined || policy.maxRiskMetric === null ? "" : String(policy.maxRiskMetric);
   fields.deviceBanBit.value = policy.deviceBanBit === undefined || policy.deviceBanBit === null ? "none" : String(policy.deviceBanBit);
   fields.allowDevelopmentKeys.value = policy.allowDevelopmentKeys === undefined || policy.allowDevelopmentKeys === null ? "default" : String(policy.allowDevelopmentKeys);
-  for (const name of ["refreshRequiresAssertion", "allowDebugTokensInProduction", "admitUnattested"]) fields[name].checked = !!policy[name];
+  for (const name of ["refreshRequiresAssertion", "allowDebugTokensInProduction", "admitUnattested", "attestationRampAutomatic"]) fields[name].checked = !!policy[name];
   fields.blobTier.value = policy.blobTier;
   fields.userDataTier.value = policy.userDataTier;
   fields.userDocumentQuota.value = policy.userDocumentQuota;
@@ -769,6 +793,7 @@ async function policyPage() {
       refreshRequiresAssertion: fields.refreshRequiresAssertion.checked,
       allowDebugTokensInProduction: fields.allowDebugTokensInProduction.checked,
       admitUnattested: fields.admitUnattested.checked,
+      attestationRampAutomatic: fields.attestationRampAutomatic.checked,
       blobTier: fields.blobTier.value, userDataTier: fields.userDataTier.value,
       userDocumentQuota: Number(fields.userDocumentQuota.value),
       requireApproval: Object.keys(guarded).filter((kind) => approvals[kind].checked),
@@ -798,6 +823,7 @@ async function policyPage() {
     row("DeviceCheck bit that bans a device (needs the Apple key; the same in every app of the team)", fields.deviceBanBit),
     row("Highest risk metric (keys Apple counts for the device; above it an install is revoked)", fields.maxRiskMetric),
     row("Attestation ramp: % of new installs that attest (the others need the unattested tier)", fields.attestationRamp),
+    row("Widen the ramp automatically (doubled daily while 95 % of attempts succeed; see Devices)", fields.attestationRampAutomatic),
     el("h3", { text: "Changes that need a second person" }),
     el("p", { class: "muted", text: "A checked change is proposed, not applied, until another member or key approves it on the Approvals page." }),
     Object.entries(guarded).map(([kind, label]) => row(label, approvals[kind])),
