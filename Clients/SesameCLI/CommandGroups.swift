@@ -81,6 +81,13 @@ struct AuditGroup: ParsableCommand {
         subcommands: [AuditListCommand.self, AuditVerifyCommand.self])
 }
 
+/// `sesame relays …`.
+struct RelaysGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relays", abstract: "Attested relays: an upstream the app calls through Sesame, which adds the key.",
+        subcommands: [RelaysSetCommand.self, RelaysListCommand.self, RelaysRemoveCommand.self])
+}
+
 /// `sesame webhooks …`.
 struct WebhooksGroup: ParsableCommand {
     static let configuration = CommandConfiguration(

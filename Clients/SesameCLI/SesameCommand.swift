@@ -15,7 +15,7 @@ public struct SesameCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ConfigGroup.self, KeysGroup.self, BackendKeysGroup.self, DevicesGroup.self, PinsGroup.self, DebugTokensGroup.self, PolicyGroup.self,
-            BlobGroup.self, AuditGroup.self, WebhooksGroup.self, ChangesGroup.self, AppleGroup.self,
+            BlobGroup.self, AuditGroup.self, WebhooksGroup.self, RelaysGroup.self, ChangesGroup.self, AppleGroup.self,
             KillSwitchCommand.self, RevokeCommand.self, EncryptCommand.self, DecryptCommand.self, AttestCommand.self,
         ]
     )

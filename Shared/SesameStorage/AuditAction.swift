@@ -52,6 +52,8 @@ public enum AuditAction: String, CaseIterable, Sendable {
     case pinRemove = "pin.remove"
     case pinRotateSigningKey = "pin.rotate_signing_key"
     case policySet = "policy.set"
+    case relayRemove = "relay.remove"
+    case relaySet = "relay.set"
     case webhookCreate = "webhook.create"
     case webhookRemove = "webhook.remove"
 }

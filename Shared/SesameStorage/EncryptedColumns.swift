@@ -17,6 +17,7 @@ public enum EncryptedColumns {
         Column(table: "change_proposals", column: "request_sealed"),
         Column(table: "config_revisions", column: "body"),
         Column(table: "pin_signing_keys", column: "private_key_ciphertext"),
+        Column(table: "relays", column: "headers_ciphertext"),
         Column(table: "service_keys", column: "key_ciphertext"),
         Column(table: "signing_keys", column: "private_key_ciphertext"),
         Column(table: "user_data", column: "body"),

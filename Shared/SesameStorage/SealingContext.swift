@@ -50,6 +50,11 @@ public enum SealingContext {
         "attested_keys.device_token_ciphertext:\(appID):\(keyID)"
     }
 
+    /// The headers one of `appID`'s attested relays injects (a JSON object of names and values).
+    public static func relayHeaders(appID: String, name: String) -> String {
+        "relays.headers_ciphertext:\(appID):\(name)"
+    }
+
     /// The signing secret of one of `appID`'s webhooks.
     public static func webhookSecret(appID: String, webhookID: UUID) -> String {
         "webhooks.secret_ciphertext:\(appID):\(webhookID.uuidString.lowercased())"

@@ -16,7 +16,7 @@ import Synchronization
 /// A query goes to the first open pool that is idle and whose connection is open; when none is,
 /// it opens another (up to `size`) and meanwhile queues on the least busy one whose connection is
 /// open, so a connection PostgreSQL refuses (at `max_connections`) or that is reopening holds no
-/// query; with none open, on one that was open before (or the first).
+/// query; with none open, on one that was open before (any, at start-up).
 ///
 /// Workaround for two PostgresNIO 1.33 defects, each written up as the issue we would file, with a
 /// reproduction: `docs/upstream/postgresnio-pool-minimum-crash.md` and
@@ -90,17 +90,16 @@ final class SingleConnectionPools: Sendable {
         // None idle: refuse past the bound (the members' loads, summed only on this slow path).
         let waiting = members[0..<openCount].reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
         guard waiting < members.count * Self.queuedPerConnection else { throw StorageError.busy }
-        // None idle and connected: the least busy connected one, or (none connected: PostgreSQL
-        // down, restarting or still starting) the least busy that was ever connected, or the first,
-        // which wait for their connection as a PostgresNIO pool's queries do. Never one that has not
-        // connected yet: PostgreSQL may refuse it for good (at max_connections), and PostgresNIO
-        // keeps a query waiting on a refused connection while it retries (a burst at start-up hung
-        // a test that way).
+        // None idle and connected: the least busy connected one; none connected (PostgreSQL down or
+        // restarting), the least busy that was connected before, which PostgreSQL admits; at start-up
+        // (none ever connected), the least busy open one. Each waits for its connection as a
+        // PostgresNIO pool's queries do (a query on a connection PostgreSQL refuses waits until it is
+        // admitted: only at start-up, since a member that never connected is chosen only then).
+        let load: (Member, Member) -> Bool = { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }
         let chosen =
             leastBusy
-            ?? members[0..<openCount].filter { $0.wasConnected.load(ordering: .relaxed) }
-                .min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }
-            ?? members[0]
+            ?? members[0..<openCount].filter { $0.wasConnected.load(ordering: .relaxed) }.min(by: load)
+            ?? members[0..<openCount].min(by: load)!
         chosen.inFlight.wrappingAdd(1, ordering: .relaxed)
         return chosen
     }

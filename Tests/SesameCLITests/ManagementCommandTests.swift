@@ -134,6 +134,26 @@ struct ManagementCommandTests {
         }
     }
 
+    @Test("sesame relays set reads the headers from a file, never the command line; list shows their names only; remove")
+    func relays() async throws {
+        try await Self.withAdmin { url in
+            let server = await Self.registerApp(url: url)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("relay-headers-\(UUID().uuidString).json")
+            try Data(#"{"Authorization": "Bearer sk-cli-secret"}"#.utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let set = await Self.sesame(
+                ["relays", "set", "openai", "--upstream", "https://api.openai.example", "--path", "/v1/chat/completions", "--headers-file", file.path]
+                    + server)
+            #expect(set.status == 0 && set.out.contains("made"), "\(set)")
+            let listed = await Self.sesame(["relays", "list"] + server)
+            #expect(listed.status == 0 && listed.out.contains("openai") && listed.out.contains("Authorization") && !listed.out.contains("sk-cli-secret"), "\(listed)")
+            let badMethod = await Self.sesame(["relays", "set", "x", "--upstream", "https://a.example", "--path", "/a", "--method", "CONNECT"] + server)
+            #expect(badMethod.status == 2, "\(badMethod)")
+            #expect(await Self.sesame(["relays", "remove", "openai"] + server).status == 0)
+            #expect(await Self.sesame(["relays", "remove", "openai"] + server).status == 1)
+        }
+    }
+
     @Test("a reply larger than the CLI reads (32 MiB) ends the command with exit 2 and says so, not with an internal error")
     func replyLimit() async throws {
         let router = Router()

@@ -170,6 +170,9 @@ struct SingleConnectionPoolsTests {
             let limited = try DatabaseURL("postgres://\(role):limited@\(url.host):\(url.port)/\(url.database)?sslmode=disable")
             let database = Database(url: limited, poolSize: 4, sweepInterval: .milliseconds(100), logger: logger)
             try await whileRunning(database) {
+                // Once the first connection is open: before it, a start-up burst may wait on any
+                // connection being opened, refused ones too (they hold it until PostgreSQL admits them).
+                try await eventually("the first connection open") { database.client.pools.members[0].wasConnected.load(ordering: .relaxed) }
                 try await burst(8, on: database)
                 try await eventually("two connections open, the others refused") { try await TestDatabase.backends(of: url.database) == 2 }
                 // A query lent a refused connection would wait for PostgresNIO's circuit breaker (a minute by default).

@@ -69,6 +69,10 @@ public enum AdminService: SesameServiceDefinition {
         let webhooks = WebhookStore(database: database, encryption: dependencies.encryption, logger: logger)
         WebhookRoutes(authenticator: authenticator, webhooks: webhooks, outbound: OutboundAddressPolicy(configuration: configuration))
             .addRoutes(to: admin)
+        RelayRoutes(
+            authenticator: authenticator, relays: RelayStore(database: database, encryption: dependencies.encryption, logger: logger),
+            outbound: OutboundAddressPolicy(configuration: configuration)
+        ).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
             .addRoutes(to: admin)
         let devices = DeviceStore(database: database, logger: logger)

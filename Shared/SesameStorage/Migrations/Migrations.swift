@@ -33,5 +33,6 @@ public enum Migrations {
         deviceBans,
         receiptRisk,
         attestationRamp,
+        relays,
     ]
 }

@@ -17,6 +17,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
     case keyRevoked = "key.revoked"
     case policyChanged = "policy.changed"
     case webhookChanged = "webhook.changed"
+    case relayChanged = "relay.changed"
     case accountChanged = "account.changed"
     case approvalRequested = "approval.requested"
     case approvalDecided = "approval.decided"
@@ -36,6 +37,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .keyRevoke, .backendKeyRevoke, .appleCredentialsRemove: self = .keyRevoked
         case .policySet, .attestationRampWiden: self = .policyChanged
         case .webhookCreate, .webhookRemove: self = .webhookChanged
+        case .relaySet, .relayRemove: self = .relayChanged
         case .accountInvite, .accountJoin, .accountRole, .accountRemove, .accountPasskeyAdd, .accountPasskeyRevoke, .accountSessionsEnd,
             .accountInvitationCancel:
             self = .accountChanged

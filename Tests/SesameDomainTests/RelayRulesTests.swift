@@ -1,0 +1,67 @@
+import Testing
+
+@testable import SesameDomain
+
+/// An attested relay's rules (issue 60): the bounds of each field, the path patterns an app may
+/// call and the traversal they never let through, and the headers a relay may inject.
+@Suite("Relay rules")
+struct RelayRulesTests {
+    static let valid = RelayRules(upstream: "https://api.example.com", methods: ["POST"], paths: ["/v1/chat/completions"])
+
+    @Test("a relay's rules are refused field by field past each bound")
+    func bounds() throws {
+        try Self.valid.validate()
+        var cases: [(String, (inout RelayRules) -> Void)] = [
+            ("methods", { $0.methods = [] }), ("methods", { $0.methods = ["POST", "POST"] }), ("methods", { $0.methods = ["CONNECT"] }),
+            ("paths", { $0.paths = [] }), ("paths", { $0.paths = ["/a", "/a"] }), ("paths", { $0.paths = (0...50).map { "/p\($0)" } }),
+            ("paths", { $0.paths = ["/v1/../admin"] }), ("maxRequestBytes", { $0.maxRequestBytes = 0 }),
+            ("maxResponseBytes", { $0.maxResponseBytes = (100 << 20) + 1 }), ("timeoutSeconds", { $0.timeoutSeconds = 301 }),
+            ("perInstallPerMinute", { $0.perInstallPerMinute = 0 }), ("perAppPerDay", { $0.perAppPerDay = 10_000_001 }),
+        ]
+        cases.append(("perInstallPerDay", { $0.perInstallPerDay = -1 }))
+        for (field, change) in cases {
+            var rules = Self.valid
+            change(&rules)
+            #expect(throws: RelayRules.Invalid.self, "\(field)") { try rules.validate() }
+            do { try rules.validate() } catch { #expect(error.field == field) }
+        }
+        #expect(RelayRules.isValidName("openai") && RelayRules.isValidName("maps-2") && RelayRules.isValidName(String(repeating: "a", count: 64)))
+        for bad in ["", "-x", "Open", "a/b", "a.b", String(repeating: "a", count: 65), "é"] { #expect(!RelayRules.isValidName(bad), "\(bad)") }
+    }
+
+    @Test("path patterns: literals, * for one segment, a final ** for the rest; traversal, encoding and empty segments match nothing")
+    func patterns() throws {
+        let exact = try RelayPathPattern("/v1/chat/completions")
+        #expect(exact.matches("/v1/chat/completions"))
+        #expect(!exact.matches("/v1/chat/completions/x") && !exact.matches("/v1/chat") && !exact.matches("v1/chat/completions"))
+        let one = try RelayPathPattern("/v1/models/*")
+        #expect(one.matches("/v1/models/gpt-4o") && !one.matches("/v1/models") && !one.matches("/v1/models/a/b"))
+        let rest = try RelayPathPattern("/maps/**")
+        #expect(rest.matches("/maps/tiles/1/2/3") && rest.matches("/maps/x") && !rest.matches("/maps") && !rest.matches("/maps/"))
+        for attack in [
+            "/maps/../admin", "/maps/./x", "/maps/%2e%2e/admin", "/maps/a%2fb", "/maps//x", "/maps/x/..", "/v1/models/..", "/v1/chat/completions%00",
+        ] {
+            #expect(!rest.matches(attack) && !one.matches(attack) && !exact.matches(attack), "\(attack)")
+        }
+        for bad in ["", "v1", "/a/**/b", "/a/..", "/a/.", "/a//b", "/a/%2e", "/a b", "/" + String(repeating: "a/", count: 40), "/" + String(repeating: "x", count: 300)] {
+            #expect(throws: RelayPathPattern.Invalid.self, "\(bad)") { try RelayPathPattern(bad) }
+        }
+    }
+
+    @Test("injected headers: 1 to 10, token names other than framing and hop-by-hop ones, visible values of at most 8192; the value is never in the error")
+    func headers() throws {
+        try RelayHeaders.validate(["Authorization": "Bearer sk-secret", "X-Api-Key": "k"])
+        let secret = "sk-" + String(repeating: "s", count: 20)
+        for bad: [String: String] in [
+            [:], Dictionary(uniqueKeysWithValues: (0...10).map { ("X-\($0)", "v") }), ["Host": "evil.example"], ["Content-Length": "1"],
+            ["Transfer-Encoding": "chunked"], ["Bad Name": "v"], ["X": ""], ["X": String(repeating: "v", count: 8193)], ["X-Key": secret + "\r\nX-Injected: 1"],
+        ] {
+            do {
+                try RelayHeaders.validate(bad)
+                Issue.record("\(bad.keys) accepted")
+            } catch {
+                #expect(error.field == "headers" && !error.reason.contains(secret), "\(error.reason)")
+            }
+        }
+    }
+}
