@@ -399,7 +399,7 @@ if declaresServer {
             path: "Tests/DeliveryServiceTests",
             exclude: ["verify_pin_registry.py"]
         ),
-        .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain", "SesameJSON"], path: "Tests/SesameDomainTests"),
+        .testTarget(name: "SesameDomainTests", dependencies: ["SesameDomain", "SesameJSON", "SesameTestSupport"], path: "Tests/SesameDomainTests"),
         // SesameKit's own wire types held to the services' OpenAPI documents (no service runs).
         .testTarget(name: "SesameKitWireTests", dependencies: [sesameKit, "AuthService", "DeliveryService"], path: "Tests/SesameKitWireTests"),
         .testTarget(

@@ -172,7 +172,7 @@ struct AutomaticAttestationRampTests {
     func rule() {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let dayOn = start.addingTimeInterval(86400)
-        let good = AttestationRampRule.Day(attested: 95, refused: 5)
+        let good = AttestationAttempts(attested: 95, refused: 5)
         #expect(AttestationRampRule.decide(percent: 1, widenedAt: start, now: start.addingTimeInterval(86399), day: good) == .wait)
         #expect(AttestationRampRule.decide(percent: 1, widenedAt: start, now: dayOn, day: good) == .widen(to: 2))
         #expect(AttestationRampRule.decide(percent: 60, widenedAt: start, now: dayOn, day: good) == .widen(to: 100))

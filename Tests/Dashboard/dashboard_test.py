@@ -86,6 +86,11 @@ def run_lines(runner, *arguments):
     return result.stdout.strip().splitlines()
 
 
+def psql(database_url, statement):
+    """Runs one SQL statement against the suite's database, as the services would have written it."""
+    subprocess.run(["psql", database_url, "-v", "ON_ERROR_STOP=1", "-q", "-c", statement], check=True)
+
+
 def http(url, method="GET", body=None, headers=None):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
@@ -502,11 +507,9 @@ def main():
         # Attest device takes part in this test): listed as one that cannot be banned.
         with open(arguments.database_url_file) as file:
             database_url = file.read().strip()
-        subprocess.run(
-            ["psql", database_url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
+        psql(database_url,
              "INSERT INTO attested_keys (key_id, app_id, public_key, receipt, counter, environment) "
-             f"SELECT decode(repeat('ab', 32), 'hex'), app_id, '\\x00'::bytea, '\\x00'::bytea, 0, 'production' FROM apps WHERE bundle_id = '{BUNDLE}'"],
-            check=True)
+             f"SELECT decode(repeat('ab', 32), 'hex'), app_id, '\\x00'::bytea, '\\x00'::bytea, 0, 'production' FROM apps WHERE bundle_id = '{BUNDLE}'")
         owner.go("devices")
         owner.text_appears("#page", "no DeviceCheck token")
         owner.shot("06-devices-bans")
@@ -520,11 +523,9 @@ def main():
         owner.click("#policy-attestationRampAutomatic")
         owner.click("#save-policy")
         owner.text_appears("#status", "attestationRampAutomatic")
-        subprocess.run(
-            ["psql", database_url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
+        psql(database_url,
              "INSERT INTO attestation_outcomes (app_id, hour, attested, refused, device_failed, rate_limited, unsupported, outside_ramp) "
-             f"SELECT app_id, date_trunc('hour', now()), 96, 2, 1, 1, 3, 40 FROM apps WHERE bundle_id = '{BUNDLE}'"],
-            check=True)
+             f"SELECT app_id, date_trunc('hour', now()), 96, 2, 1, 1, 3, 40 FROM apps WHERE bundle_id = '{BUNDLE}'")
         owner.go("devices")
         owner.text_appears("#attestation-ramp", "1 % of new installs attest (automatic")
         owner.text_appears("#attestation-success", "96 % succeeded (96 attested, 2 refused, 1 failed on the device, 1 rate-limited")

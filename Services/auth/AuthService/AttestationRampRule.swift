@@ -1,4 +1,5 @@
 import Foundation
+import SesameDomain
 
 /// When an automatic attestation ramp widens (Apple's guidance: start small, watch the success rate,
 /// widen while it holds, pause when the rate limit bites): at most once a `period`, by doubling, when
@@ -11,19 +12,6 @@ enum AttestationRampRule {
     static let minimumSuccessRate = 0.95
     static let rateLimitedShare = 0.01
 
-    /// The last day's attempts, as `attestation_outcomes` counts them.
-    struct Day: Equatable, Sendable {
-        var attested: Int64 = 0
-        var refused: Int64 = 0
-        var deviceFailed: Int64 = 0
-        var rateLimited: Int64 = 0
-
-        /// Every attestation that was tried: verified, refused, or failed on the device.
-        var attempts: Int64 { attested + refused + deviceFailed + rateLimited }
-        /// Nil before any attempt.
-        var successRate: Double? { attempts == 0 ? nil : Double(attested) / Double(attempts) }
-    }
-
     enum Decision: Equatable, Sendable {
         /// Widen to this percentage.
         case widen(to: Double)
@@ -33,7 +21,7 @@ enum AttestationRampRule {
         case wait
     }
 
-    static func decide(percent: Double, widenedAt: Date, now: Date, day: Day) -> Decision {
+    static func decide(percent: Double, widenedAt: Date, now: Date, day: AttestationAttempts) -> Decision {
         guard percent < 100, now.timeIntervalSince(widenedAt) >= period else { return .wait }
         guard day.attempts >= minimumAttempts else {
             return .hold("\(day.attempts) attestation attempts in the last day: it widens after \(minimumAttempts)")

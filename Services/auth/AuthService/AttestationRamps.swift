@@ -31,8 +31,9 @@ final class AttestationRamps: Sendable {
     /// automatic ramp stands (until the keeper has started it, or after the policy moved its start,
     /// the policy's start).
     func percent(for app: RegisteredApp) -> Double? {
-        guard app.policy.attestationRampAutomatic, let start = app.policy.attestationRamp else { return app.policy.attestationRamp }
-        guard let ramp = current.withLock({ $0[app.appID] }), ramp.startedFrom == start else { return start }
+        guard let ramp = current.withLock({ $0[app.appID] }), app.policy.countsAutomaticRamp(from: ramp.startedFrom) else {
+            return app.policy.attestationRamp
+        }
         return ramp.percent
     }
 
@@ -88,7 +89,7 @@ final class AttestationRamps: Sendable {
                 WHERE r.app_id = \(appID) AND r.percent < 100 AND r.widened_at <= now() - interval '1 day'
                 GROUP BY r.app_id, r.percent, r.widened_at
                 """, logger: logger)
-            var due: (percent: Double, widenedAt: Date, now: Date, day: AttestationRampRule.Day)?
+            var due: (percent: Double, widenedAt: Date, now: Date, day: AttestationAttempts)?
             for try await (percent, widenedAt, now, attested, refused, deviceFailed, rateLimited) in rows.decode(
                 (Double, Date, Date, Int64, Int64, Int64, Int64).self)
             {

@@ -22,7 +22,7 @@ struct AttestationReport: Sendable {
                 "SELECT percent, started_from, widened_at, checked_at, hold_reason FROM attestation_ramps WHERE app_id = \(appID)",
                 logger: logger)
             for try await (percent, startedFrom, widenedAt, checkedAt, holdReason) in rows.decode((Double, Double, Date, Date, String?).self)
-            where startedFrom == policy.attestationRamp {
+            where policy.countsAutomaticRamp(from: startedFrom) {
                 // A row counted from another start is auth's until its next round: the policy's start stands.
                 ramp = .init(
                     percent: percent, automatic: true, startedFrom: startedFrom, widenedAt: widenedAt, checkedAt: checkedAt, holdReason: holdReason)
@@ -47,11 +47,12 @@ struct AttestationReport: Sendable {
         return Status(ramp: ramp, lastDay: day, hours: hours)
     }
 
-    /// Counts with their success rate: attested over every attempt (nil before any).
+    /// Counts with their success rate, as the automatic ramp reckons it.
     static func counts(_ attested: Int, _ refused: Int, _ deviceFailed: Int, _ rateLimited: Int, _ unsupported: Int, _ outsideRamp: Int) -> Counts {
-        let attempts = attested + refused + deviceFailed + rateLimited
+        let attempts = AttestationAttempts(
+            attested: Int64(attested), refused: Int64(refused), deviceFailed: Int64(deviceFailed), rateLimited: Int64(rateLimited))
         return Counts(
             attested: attested, refused: refused, deviceFailed: deviceFailed, rateLimited: rateLimited, unsupported: unsupported,
-            outsideRamp: outsideRamp, successRate: attempts == 0 ? nil : Double(attested) / Double(attempts))
+            outsideRamp: outsideRamp, successRate: attempts.successRate)
     }
 }

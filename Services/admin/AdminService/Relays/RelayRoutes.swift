@@ -26,7 +26,7 @@ struct RelayRoutes {
                 do throws(RelayRules.Invalid) { try RelayHeaders.validate(headers) } catch { throw APIError.invalidField(error.field, error.reason) }
             }
             let made = try await relays.set(appID: appID, name: name, rules: rules, headers: body.headers?.additionalProperties, caller: caller)
-            guard let listing = try await relays.list(appID: appID).first(where: { $0.name == name }) else { throw RelayErrors.notFound }
+            guard let listing = try await relays.list(appID: appID, name: name).first else { throw RelayErrors.notFound }
             return SetResponse(relay: listing, message: made ? "The relay \(name) is made." : "The relay \(name) is changed.")
         }
 

@@ -66,12 +66,13 @@ struct RelayStore: Sendable {
         }
     }
 
-    func list(appID: String) async throws -> [RelayListing] {
+    /// The app's relays by name, or only `name`.
+    func list(appID: String, name: String? = nil) async throws -> [RelayListing] {
         let rows = try await database.client.query(
             """
             SELECT name, upstream, methods, paths, header_names, least_tier, proof, max_request_bytes, max_response_bytes, timeout_seconds,
                    per_install_per_minute, per_install_per_day, per_app_per_day, updated_by, updated_at
-            FROM relays WHERE app_id = \(appID) ORDER BY name
+            FROM relays WHERE app_id = \(appID) AND (\(name)::text IS NULL OR name = \(name)) ORDER BY name
             """, logger: logger)
         var relays: [RelayListing] = []
         for try await row in rows {
