@@ -118,13 +118,14 @@ struct Walk: Sendable {
             try expect(policy.status == 200, "policy: \(policy.status) \(String(decoding: policy.body, as: UTF8.self))")
             let alice = ["X-Sesame-Identity-Token": try issuer.token(subject: "alice")]
             let document = Data(#"{"theme":"dark","streak":3}"#.utf8)
-            // The policy reaches every replica through the event bus.
-            var put = HTTPReply(status: 0, headers: [:], body: Data())
-            for _ in 0..<50 {
-                put = try await device.call("PUT", "/v1/user/data", headers: alice.merging(["If-Match": "\"0\""]) { $1 }, body: document)
-                if put.status == 200 { break }
-                try await Task.sleep(for: .milliseconds(100))
+            // The policy reaches every replica through the event bus; the gateway may send the put
+            // and the get to different replicas, so both must know the issuer first.
+            for (index, replica) in replicas.enumerated() {
+                try await eventually("replica \(index) knows the identity issuer", timeout: .seconds(5)) {
+                    try await device.call("GET", "/v1/user/data", headers: alice, on: replica).errorCode != "identity_not_configured"
+                }
             }
+            let put = try await device.call("PUT", "/v1/user/data", headers: alice.merging(["If-Match": "\"0\""]) { $1 }, body: document)
             try expect(put.status == 200, "first put: \(put.status) \(put.errorCode ?? "")")
             let get = try await device.call("GET", "/v1/user/data", headers: alice)
             try expect(get.status == 200 && get.body == document, "get: \(get.status) \(String(decoding: get.body, as: UTF8.self))")
