@@ -17,6 +17,7 @@ import PackageDescription
 
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 let asn1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
+let asyncAlgorithms: Target.Dependency = .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")
 let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "CryptoExtras", package: "swift-crypto")
@@ -128,6 +129,7 @@ if declaresServer {
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
@@ -232,7 +234,7 @@ if declaresServer {
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
                 "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", sesamePinning, crypto, cryptoExtras, postgresNIO,
-                httpTypes, serviceLifecycle, metrics, hummingbirdCore, openAPIRuntime,
+                httpTypes, serviceLifecycle, metrics, hummingbirdCore, openAPIRuntime, asyncHTTPClient, asyncAlgorithms, nioCore, nioHTTP1,
             ],
             path: "Services/delivery/DeliveryService",
             // EmbedFiles embeds the document; OpenAPIGenerator writes the one message delivery encodes

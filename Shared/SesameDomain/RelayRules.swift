@@ -1,3 +1,5 @@
+import Foundation
+
 /// An attested relay's rules as its owner sets them (issue 60): which upstream, which calls, what
 /// is injected, who may call and how much. Validated here, once, for admin (which stores them) and
 /// the data plane (which enforces them); every list and number has a documented bound.
@@ -189,5 +191,44 @@ public enum RelayHeaders {
                 throw RelayRules.Invalid(field: "headers", reason: "the value of \(name) must be 1 to \(maxValueBytes) visible characters")
             }
         }
+    }
+}
+
+extension RelayHeaders {
+    /// Hop-by-hop and framing headers (RFC 9110 §7.6.1), never forwarded in either direction: the
+    /// relay frames each leg itself.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+        "transfer-encoding", "upgrade", "host", "content-length", "expect",
+    ]
+    /// The caller's credentials for Sesame and anything that would identify it to the upstream
+    /// beyond what it sends on purpose: never forwarded.
+    static let callerOnly: Set<String> = ["authorization", "cookie", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"]
+
+    /// The headers the upstream receives: the caller's, less hop-by-hop headers (and those its
+    /// `Connection` header names), its `Authorization` and `Cookie`, Sesame's own `X-Sesame-*`,
+    /// and any it sends under an injected header's name; then the injected ones. The caller cannot
+    /// remove or override what the relay injects.
+    public static func forwarded(from caller: [(name: String, value: String)], injected: [(name: String, value: String)]) -> [(name: String, value: String)] {
+        let dropped = droppedNames(in: caller).union(injected.map { $0.name.lowercased() })
+        var headers = caller.filter { !dropped.contains($0.name.lowercased()) && !$0.name.lowercased().hasPrefix("x-sesame-") }
+        headers.append(contentsOf: injected)
+        return headers
+    }
+
+    /// The headers the caller receives from the upstream's answer: less hop-by-hop headers and
+    /// `Set-Cookie` (the upstream's session is the relay's, not the install's).
+    public static func returned(from upstream: [(name: String, value: String)]) -> [(name: String, value: String)] {
+        let dropped = droppedNames(in: upstream, also: ["set-cookie", "set-cookie2"])
+        return upstream.filter { !dropped.contains($0.name.lowercased()) }
+    }
+
+    private static func droppedNames(in headers: [(name: String, value: String)], also: Set<String> = callerOnly) -> Set<String> {
+        var names = hopByHop.union(also)
+        // A header the message's own Connection header lists is hop-by-hop too.
+        for header in headers where header.name.lowercased() == "connection" {
+            for token in header.value.split(separator: ",") { names.insert(token.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        return names
     }
 }

@@ -64,4 +64,23 @@ struct RelayRulesTests {
             }
         }
     }
+
+    @Test("forwarded: the caller's credentials, X-Sesame-*, hop-by-hop headers and those its Connection names are dropped, and an injected header cannot be overridden; returned: Set-Cookie and hop-by-hop dropped")
+    func forwarding() {
+        let caller: [(name: String, value: String)] = [
+            ("Authorization", "Bearer access-token"), ("Cookie", "a=1"), ("X-Sesame-Identity-Token", "id"), ("Connection", "keep-alive, X-Hop"),
+            ("X-Hop", "1"), ("Keep-Alive", "timeout=5"), ("Transfer-Encoding", "chunked"), ("Host", "sesame.example"), ("x-api-key", "spoofed"),
+            ("X-Forwarded-For", "10.0.0.1"), ("Content-Type", "application/json"), ("Accept", "text/event-stream"),
+        ]
+        let injected: [(name: String, value: String)] = [("Authorization", "Bearer sk-secret"), ("X-Api-Key", "k-secret")]
+        let forwarded = RelayHeaders.forwarded(from: caller, injected: injected)
+        #expect(forwarded.map { "\($0.name): \($0.value)" } == [
+            "Content-Type: application/json", "Accept: text/event-stream", "Authorization: Bearer sk-secret", "X-Api-Key: k-secret",
+        ])
+        let upstream: [(name: String, value: String)] = [
+            ("Content-Type", "text/event-stream"), ("Set-Cookie", "s=1"), ("set-cookie2", "s=2"), ("Connection", "close, X-Internal"),
+            ("X-Internal", "x"), ("Transfer-Encoding", "chunked"), ("X-Request-Id", "up-1"),
+        ]
+        #expect(RelayHeaders.returned(from: upstream).map(\.name) == ["Content-Type", "X-Request-Id"])
+    }
 }

@@ -119,9 +119,13 @@ struct AccessGate: Sendable {
     /// no version (the token's decides).
     func admit(_ request: Request, to resource: Resource, context: SesameRequestContext, now: Date = Date()) async throws -> Admitted {
         let caller = try await authenticate(request, context: context)
-        guard caller.claims.trustTier.satisfies(resource.requiredTier(in: caller.state.policy)) else {
-            throw DeliveryErrors.tierInsufficient(resource.name, required: resource.requiredTier(in: caller.state.policy))
-        }
+        return try admit(caller, tier: resource.requiredTier(in: caller.state.policy), what: resource.name, now: now)
+    }
+
+    /// Admits an authenticated caller to something served to `tier` and above (`what` names it in
+    /// the refusal, as `Resource.name` does), under the app's kill switches and revocations.
+    func admit(_ caller: Authenticated, tier required: TrustTier, what: String, now: Date = Date()) throws -> Admitted {
+        guard caller.claims.trustTier.satisfies(required) else { throw DeliveryErrors.tierInsufficient(what, required: required) }
         let refreshAfter = try Self.enforce(
             caller.state.release.rules, tokenVersion: caller.claims.appVersion, issuedAt: caller.claims.issuedAt.value, now: now)
         return Admitted(claims: caller.claims, state: caller.state, refreshAfter: refreshAfter)

@@ -107,4 +107,6 @@ struct AppState: Sendable {
     var revokedDevices: Set<String> = []
     /// The signed pin registry; nil while the app has no pins or no signing key.
     var pinRegistry: ServedPinRegistry?
+    /// The app's attested relays by name, their injected headers opened.
+    var relays: [String: ServedRelay] = [:]
 }

@@ -169,6 +169,7 @@ struct DeliveryLoader: Sendable {
         }
 
         rowsRead += try await loadPinRegistries(only: only, into: &states, failures: &failures)
+        rowsRead += try await loadRelays(only: only, into: &states, failures: &failures)
 
         let rules = try await StoredAccessRules.load(appIDs: only, from: database.client, logger: logger)
         for (appID, appRules) in rules.rules {
@@ -237,6 +238,40 @@ struct DeliveryLoader: Sendable {
             }
             return results.map { $0! }
         }
+    }
+
+    /// Each app's relays, their injected headers opened. Returns the rows read.
+    private func loadRelays(only: [String]?, into states: inout [String: AppState], failures: inout [String: String]) async throws -> Int {
+        var rowsRead = 0
+        let rows = try await database.client.query(
+            """
+            SELECT app_id, name, upstream, methods, paths, headers_ciphertext, least_tier, proof, max_request_bytes, max_response_bytes,
+                   timeout_seconds, per_install_per_minute, per_install_per_day, per_app_per_day
+            FROM relays WHERE \(only)::text[] IS NULL OR app_id = ANY(\(only)::text[])
+            """, logger: logger)
+        for try await row in rows {
+            rowsRead += 1
+            let columns = row.makeRandomAccess()
+            let appID = try columns[0].decode(String.self)
+            let name = try columns[1].decode(String.self)
+            do {
+                let rules = RelayRules(
+                    upstream: try columns[2].decode(String.self), methods: try columns[3].decode([String].self),
+                    paths: try columns[4].decode([String].self), leastTier: TrustTier(rawValue: try columns[6].decode(String.self)) ?? .attested,
+                    proof: RelayProof(rawValue: try columns[7].decode(String.self)) ?? .assertion,
+                    maxRequestBytes: try columns[8].decode(Int.self), maxResponseBytes: try columns[9].decode(Int.self),
+                    timeoutSeconds: try columns[10].decode(Int.self), perInstallPerMinute: try columns[11].decode(Int?.self),
+                    perInstallPerDay: try columns[12].decode(Int?.self), perAppPerDay: try columns[13].decode(Int?.self))
+                let sealed = try columns[5].decode(Data.self)
+                let opened = try encryption.open(sealed, context: SealingContext.relayHeaders(appID: appID, name: name))
+                let headers = try JSONDecoder().decode([String: String].self, from: Data(opened))
+                states[appID, default: AppState()].relays[name] = try ServedRelay(name: name, rules: rules, headers: headers)
+            } catch {
+                // Never the error's text alone: it must not carry a header value.
+                failures[appID] = "relay \(name) cannot be opened: \(type(of: error))"
+            }
+        }
+        return rowsRead
     }
 
     /// Each app's pins and active signing key, signed into the registry it serves. Returns the rows read.

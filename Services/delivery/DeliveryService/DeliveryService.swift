@@ -72,6 +72,11 @@ public enum DeliveryService: SesameServiceDefinition {
             links: BlobLinks(key: derivedKey(configuration, purpose: "sesame blob links")), gate: gate, logger: logger
         ).addRoutes(to: parts.group("v1/blob"))
 
+        let relayQuotas = RelayQuotas(database: database, logger: logger)
+        let relayUpstreams = PinnedClientPool(policy: OutboundAddressPolicy(configuration: configuration))
+        RelayRoutes(gate: gate, upstreams: relayUpstreams, quotas: relayQuotas, slots: RelayCallSlots(), logger: logger)
+            .addRoutes(to: parts.group("v1/relay", bodyLimit: RelayRoutes.maxBodyBytes, servedFromMemory: true))
+
         let consumer = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.configChanges, EventTopic.revocations], startPosition: .end,
             logger: logger)
@@ -91,7 +96,7 @@ public enum DeliveryService: SesameServiceDefinition {
                 publicDetail: { "\(cache.failing.count) app(s) cannot be loaded" }
             ) { cache.failing.isEmpty },
         ]
-        parts.services = [consumer, synchronizer, notices, installCounts]
+        parts.services = [consumer, synchronizer, notices, installCounts, relayQuotas, RelayUpstreamsService(pool: relayUpstreams)]
         return parts
     }
 }

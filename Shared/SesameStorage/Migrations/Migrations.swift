@@ -34,5 +34,6 @@ public enum Migrations {
         receiptRisk,
         attestationRamp,
         relays,
+        relayServing,
     ]
 }

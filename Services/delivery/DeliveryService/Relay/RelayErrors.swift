@@ -1,0 +1,51 @@
+import HTTPTypes
+import SesameDomain
+import SesameHTTP
+
+/// Every refusal of the relay's own: distinct from the upstream's answers, which pass through.
+enum RelayErrors {
+    static let notFound = APIError(
+        .notFound, code: DeliveryErrorCode.relayNotFound, message: "This app has no relay of that name (see GET /v1/admin/relays).")
+    static func methodNotAllowed(_ methods: [String]) -> APIError {
+        APIError(
+            .methodNotAllowed, code: DeliveryErrorCode.relayMethodNotAllowed,
+            message: "This relay's rules allow \(methods.joined(separator: ", ")) only.", headers: [.allow: methods.joined(separator: ", ")])
+    }
+    static let pathNotAllowed = APIError(
+        .forbidden, code: DeliveryErrorCode.relayPathNotAllowed,
+        message: "No path pattern of this relay allows this path (empty, . and .. segments and % never match).")
+    static let queryTooLong = APIError.invalidRequest("The query may be at most \(RelayRoutes.maxQueryBytes) bytes.")
+    /// A relay whose rules ask for a proof this server does not check yet: refused, never let through.
+    static func proofRequired(_ proof: RelayProof) -> APIError {
+        APIError(
+            .forbidden, code: DeliveryErrorCode.relayProofRequired,
+            message: "This relay asks for \(proof == .limitedUseToken ? "a single-use API token" : "an App Attest assertion") with each call, which this server cannot check yet; its owner can set its proof to none.")
+    }
+    static func quotaExceeded(_ kind: RelayQuotas.Kind, limit: Int, retryAfter: Int) -> APIError {
+        let what = switch kind {
+        case .installMinute: "\(limit) calls a minute for each install"
+        case .installDay: "\(limit) calls a day for each install"
+        case .appDay: "\(limit) calls a day for the whole app"
+        }
+        return APIError(
+            .tooManyRequests, code: DeliveryErrorCode.relayQuotaExceeded, message: "This relay's quota of \(what) is used up; try again later.",
+            headers: [.retryAfter: String(retryAfter)])
+    }
+    static let busy = APIError(
+        .tooManyRequests, code: DeliveryErrorCode.relayBusy,
+        message: "Too many relay calls are open at once (for this install or on this server); try again shortly.", headers: [.retryAfter: "1"])
+    static func requestTooLarge(_ limit: Int) -> APIError {
+        APIError(.contentTooLarge, code: DeliveryErrorCode.relayRequestTooLarge, message: "This relay takes bodies of at most \(limit) bytes.")
+    }
+    static func responseTooLarge(_ limit: Int) -> APIError {
+        APIError(.badGateway, code: DeliveryErrorCode.relayResponseTooLarge, message: "The upstream's answer is larger than this relay's \(limit) bytes.")
+    }
+    /// The upstream could not be reached or answered in a way the relay cannot pass on. The cause is
+    /// logged, not told: it may name addresses inside the deployment.
+    static let upstreamFailed = APIError(
+        .badGateway, code: DeliveryErrorCode.relayUpstreamFailed, message: "The relay could not reach its upstream; try again later.")
+    static func upstreamTimeout(_ seconds: Int) -> APIError {
+        APIError(
+            .gatewayTimeout, code: DeliveryErrorCode.relayUpstreamTimeout, message: "The upstream did not answer within this relay's \(seconds) s.")
+    }
+}

@@ -1,0 +1,121 @@
+import AsyncHTTPClient
+import NIOCore
+import Synchronization
+
+/// Pooled HTTP clients for upstreams a user configured and Sesame calls often (an attested relay's),
+/// each pinned to an address the outbound policy checked: like `OutboundHTTPClient`, a DNS answer
+/// that changes after the check cannot move the connection inside the deployment, but connections
+/// are kept and reused, so a call pays no handshake.
+///
+/// Bounds: at most `maxHosts` hosts at once (the least recently used is retired past it); each
+/// host's name is resolved and checked again after `recheckAfter`, and a client whose address
+/// changed is retired. Retired clients keep their calls in flight and are shut down
+/// `retireAfter` later (longer than any call may last). No redirects are followed.
+public final class PinnedClientPool: Sendable {
+    public struct Limits: Sendable {
+        public var maxHosts = 256
+        /// Connections kept open to one host (HTTP/1.1; an HTTP/2 upstream multiplexes on fewer).
+        public var connectionsPerHost = 512
+        public var recheckAfter: Duration = .seconds(60)
+        public var retireAfter: Duration = .seconds(330)
+        public var connectTimeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    public let policy: OutboundAddressPolicy
+    public let limits: Limits
+
+    private struct Entry {
+        let client: HTTPClient
+        let address: String
+        var checkedAt: ContinuousClock.Instant
+        var usedAt: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var retired: [(client: HTTPClient, closeAt: ContinuousClock.Instant)] = []
+        var shutDown = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(policy: OutboundAddressPolicy, limits: Limits = Limits()) {
+        self.policy = policy
+        self.limits = limits
+    }
+
+    /// A client for `scheme://host:port`, connected to an address of `host` the policy permits.
+    /// Throws `OutboundHTTPClient.Refusal` when the scheme or every address is refused.
+    public func client(scheme: String, host: String, port: Int) async throws -> HTTPClient {
+        var host = host.lowercased()
+        guard policy.permits(scheme: scheme, host: host) else { throw OutboundHTTPClient.Refusal.schemeNotAllowed(scheme) }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let key = "\(scheme)://\(host):\(port)"
+        let now = ContinuousClock.now
+        let due: [HTTPClient] = state.withLock { state in
+            let due = state.retired.filter { $0.closeAt <= now }.map(\.client)
+            state.retired.removeAll { $0.closeAt <= now }
+            return due
+        }
+        for client in due { try? await client.shutdown() }
+        if let fresh = state.withLock({ state -> HTTPClient? in
+            guard var entry = state.entries[key], now - entry.checkedAt < limits.recheckAfter else { return nil }
+            entry.usedAt = now
+            state.entries[key] = entry
+            return entry.client
+        }) {
+            return fresh
+        }
+
+        let addresses = try await OutboundHTTPClient.resolve(host)
+        // Every address must pass: a name may mix a public address with an internal one.
+        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
+            throw OutboundHTTPClient.Refusal.internalAddress(host: host, address: refused)
+        }
+        let address = addresses[0]
+        return try state.withLock { state in
+            guard !state.shutDown else { throw OutboundHTTPClient.Refusal.unresolvable(host) }
+            if var entry = state.entries[key], entry.address == address {
+                entry.checkedAt = now
+                entry.usedAt = now
+                state.entries[key] = entry
+                return entry.client
+            }
+            if let old = state.entries.removeValue(forKey: key) { state.retired.append((old.client, now + limits.retireAfter)) }
+            if state.entries.count >= limits.maxHosts, let oldest = state.entries.min(by: { $0.value.usedAt < $1.value.usedAt }) {
+                state.entries[oldest.key] = nil
+                state.retired.append((oldest.value.client, now + limits.retireAfter))
+            }
+            let client = makeClient(host: host, address: address)
+            state.entries[key] = Entry(client: client, address: address, checkedAt: now, usedAt: now)
+            return client
+        }
+    }
+
+    /// Shuts every client down (calls in flight fail); later requests are refused.
+    public func shutdown() async {
+        let clients = state.withLock { state in
+            state.shutDown = true
+            let clients = state.entries.values.map(\.client) + state.retired.map(\.client)
+            state.entries = [:]
+            state.retired = []
+            return clients
+        }
+        for client in clients { try? await client.shutdown() }
+    }
+
+    /// How many clients are open, retired ones included (for tests and metrics).
+    public var openClients: Int { state.withLock { $0.entries.count + $0.retired.count } }
+
+    private func makeClient(host: String, address: String) -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .init(limits.connectTimeout)),
+            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: limits.connectionsPerHost))
+        // Connect to the address checked, not to whatever the name resolves to next.
+        if address != host { configuration.dnsOverride = [host: address] }
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import SesameKit
+import SesameTestSupport
+import Testing
+
+/// A local upstream for relays (plain http on 127.0.0.1, which the harness's outbound policy allows
+/// in development): it echoes what it received, answers a teapot, sleeps, and streams server-sent
+/// events whose second event waits for the test.
+struct TestUpstream: Sendable {
+    let port: Int
+    /// Lets the `/base/sse` stream send its second event.
+    let release: AsyncStream<Void>.Continuation
+
+    static func run(_ body: @Sendable (TestUpstream) async throws -> Void) async throws {
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let router = Router()
+        router.on("base/echo/**", method: .post) { request, _ in try await echo(request) }
+        router.on("base/echo/**", method: .get) { request, _ in try await echo(request) }
+        router.get("base/teapot") { _, _ in
+            Response(status: .init(code: 418), headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "short and stout")))
+        }
+        router.get("base/slow") { _, _ in
+            try await Task.sleep(for: .seconds(3))
+            return Response(status: .ok)
+        }
+        router.get("base/large") { _, _ in
+            Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "x"), count: 4096)))
+        }
+        router.get("base/sse") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/event-stream"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "data: one\n\n"))
+                    var iterator = released.makeAsyncIterator()
+                    _ = await iterator.next()
+                    try await writer.write(ByteBuffer(string: "data: two\n\n"))
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("base/stall") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/event-stream"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "data: one\n\n"))
+                    // Longer than the relay's time; short enough not to hold the server's shutdown long.
+                    try await Task.sleep(for: .seconds(6))
+                    try await writer.finish(nil)
+                })
+        }
+        let server = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await server.test(.live) { client in
+            try await body(TestUpstream(port: try #require(client.port), release: release))
+        }
+    }
+
+    /// What the upstream received, as JSON; it sets a cookie the relay must not pass on.
+    static func echo(_ request: Request) async throws -> Response {
+        let body = try await request.body.collect(upTo: 1 << 20)
+        var headers: [String: [String]] = [:]
+        // Names as HTTPTypes keeps them: lowercase.
+        for field in request.headers { headers[field.name.canonicalName, default: []].append(field.value) }
+        let answer: [String: Any] = [
+            "method": request.method.rawValue, "path": request.uri.path, "query": request.uri.query ?? "", "headers": headers,
+            "body": String(buffer: body),
+        ]
+        return Response(
+            status: request.method == .post ? .created : .ok,
+            headers: [.contentType: "application/json", .setCookie: "session=upstream", HTTPField.Name("X-Upstream")!: "yes"],
+            body: .init(byteBuffer: ByteBuffer(data: try JSONSerialization.data(withJSONObject: answer))))
+    }
+}
+
+@Suite("Delivery: the attested relay's data plane", .timeLimit(.minutes(3)))
+struct RelayDataPlaneTests {
+    static let secret = "sk-relay-secret-0123456789"
+
+    /// Makes relay `name` to the upstream and waits until both delivery instances serve it.
+    static func setRelay(_ harness: DeliveryHarness, name: String, upstream: TestUpstream, token: String, _ extra: [String: Any] = [:]) async throws {
+        var body: [String: Any] = [
+            "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["GET", "POST"],
+            "paths": ["/echo/*", "/echo/deep/**", "/teapot", "/slow", "/sse", "/stall", "/large"],
+            "headers": ["Authorization": "Bearer \(secret)", "X-Api-Key": "key-\(secret)"],
+        ]
+        body.merge(extra) { $1 }
+        let reply = try await harness.manageReply(.put, "relays/\(name)", body)
+        #expect(reply.status == .ok || reply.status == .created, "\(reply.json)")
+        for instance in harness.deliveries.indices {
+            try await eventually("delivery \(instance) serves relay \(name)") {
+                try await call(harness, .get, "/v1/relay/\(name)/teapot", token: token, instance: instance).status.code == 418
+            }
+        }
+    }
+
+    static func call(
+        _ harness: DeliveryHarness, _ method: HTTPRequest.Method, _ uri: String, token: String?, headers: HTTPFields = [:], body: String? = nil,
+        instance: Int = 0
+    ) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: String) {
+        var headers = headers
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await harness.deliveries[instance].execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) {
+            ($0.status, $0.headers, String(buffer: $0.body))
+        }
+    }
+
+    static func errorCode(_ body: String) -> String? {
+        ((try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test("the relay injects its headers over the caller's, drops the caller's credentials and hop-by-hop headers and Set-Cookie, passes the upstream's answers as they are; the secret in no answer or metric")
+    func forwarding() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token)
+                let sent: HTTPFields = [
+                    .cookie: "theirs=1", HTTPField.Name("X-Api-Key")!: "spoofed", HTTPField.Name("X-Custom")!: "kept",
+                    HTTPField.Name("X-Sesame-Identity-Token")!: "not-for-upstream", HTTPField.Name("X-Forwarded-For")!: "10.0.0.1",
+                    .connection: "X-Drop-Me", HTTPField.Name("X-Drop-Me")!: "hop", .contentType: "application/json",
+                ]
+                let reply = try await Self.call(harness, .post, "/v1/relay/llm/echo/chat?stream=true&n=2", token: token, headers: sent, body: #"{"q":"hi"}"#)
+                #expect(reply.status == .created)
+                #expect(reply.headers[.setCookie] == nil)
+                #expect(reply.headers[HTTPField.Name("X-Upstream")!] == "yes")
+                let echoed = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
+                #expect(echoed["method"] as? String == "POST")
+                #expect(echoed["path"] as? String == "/base/echo/chat")
+                #expect(echoed["query"] as? String == "stream=true&n=2")
+                #expect(echoed["body"] as? String == #"{"q":"hi"}"#)
+                let received = try #require(echoed["headers"] as? [String: [String]])
+                #expect(received["authorization"] == ["Bearer \(Self.secret)"])
+                #expect(received["x-api-key"] == ["key-\(Self.secret)"])
+                #expect(received["x-custom"] == ["kept"])
+                // (A header the caller's Connection names never reaches the route: NIO drops Connection when it
+                // reads the request, so that rule of `RelayHeaders.forwarded` is held by the first layer's test.)
+                for dropped in ["cookie", "x-sesame-identity-token", "x-forwarded-for", "connection"] {
+                    #expect(received[dropped] == nil, "\(dropped) reached the upstream")
+                }
+                #expect(!received.values.flatMap { $0 }.contains(token), "the caller's access token reached the upstream")
+                // The secret is the upstream's to see, not the caller's: only this echo returns it.
+                let teapot = try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token)
+                #expect(teapot.status.code == 418 && teapot.body == "short and stout")
+
+                var refusals: [String] = []
+                for (method, uri, status, code) in [
+                    (HTTPRequest.Method.get, "/v1/relay/llm/other", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo/a/b", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo/..", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo/%2e%2e", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo/deep/../../teapot", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo/deep/a%2F..%2F..", 403, "relay_path_not_allowed"),
+                    (.get, "/v1/relay/llm/echo//x", 403, "relay_path_not_allowed"),
+                    (.delete, "/v1/relay/llm/echo/x", 405, "relay_method_not_allowed"),
+                    (.get, "/v1/relay/nothing/echo/x", 404, "relay_not_found"),
+                ] {
+                    let refused = try await Self.call(harness, method, uri, token: token)
+                    #expect(refused.status.code == status && Self.errorCode(refused.body) == code, "\(uri): \(refused.status) \(refused.body)")
+                    refusals.append(refused.body)
+                }
+                let deepOK = try await Self.call(harness, .get, "/v1/relay/llm/echo/deep/a/b", token: token)
+                #expect(deepOK.status == .ok, "\(deepOK.body)")
+                #expect(try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: nil).status == .unauthorized)
+                let tooLarge = try await Self.call(harness, .post, "/v1/relay/llm/echo/x", token: token, body: String(repeating: "x", count: 2 << 20))
+                #expect(tooLarge.status == .contentTooLarge && Self.errorCode(tooLarge.body) == "relay_request_too_large", "\(tooLarge.body)")
+                // A proof this server cannot check yet is refused, never let through.
+                #expect(try await harness.manageReply(.put, "relays/proven", [
+                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["GET"], "paths": ["/teapot"], "headers": ["X-Key": "v"],
+                    "proof": "limitedUseToken",
+                ]).status == .ok)
+                try await eventually("relay proven refused for its proof") {
+                    Self.errorCode(try await Self.call(harness, .get, "/v1/relay/proven/teapot", token: token).body) == "relay_proof_required"
+                }
+                for body in refusals { #expect(!body.contains(Self.secret)) }
+                let metrics = try await harness.deliveries[0].execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                #expect(metrics.contains("sesame_relay_requests_total"))
+                #expect(metrics.contains(#"outcome="relay_path_not_allowed""#))
+                #expect(!metrics.contains(Self.secret))
+            }
+        }
+    }
+
+    @Test("the least tier, the response size limit, a slow upstream bounded by the relay's time, an unreachable upstream")
+    func limits() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 1, "maxResponseBytes": 1000])
+                let started = ContinuousClock.now
+                let slow = try await Self.call(harness, .get, "/v1/relay/llm/slow", token: token)
+                #expect(slow.status == .gatewayTimeout && Self.errorCode(slow.body) == "relay_upstream_timeout", "\(slow.body)")
+                #expect(ContinuousClock.now - started < .seconds(3))
+                let large = try await Self.call(harness, .get, "/v1/relay/llm/large", token: token)
+                #expect(large.status == .badGateway && Self.errorCode(large.body) == "relay_response_too_large", "\(large.body)")
+
+                // A port nothing listens on.
+                let closed = try await harness.manageReply(
+                    .put, "relays/gone", ["upstream": "http://127.0.0.1:9/base", "methods": ["GET"], "paths": ["/**"], "headers": ["X-Key": "v"]])
+                #expect(closed.status == .ok, "\(closed.json)")
+                try await eventually("relay gone served") {
+                    Self.errorCode(try await Self.call(harness, .get, "/v1/relay/gone/x", token: token).body) != "relay_not_found"
+                }
+                let unreachable = try await Self.call(harness, .get, "/v1/relay/gone/x", token: token)
+                #expect(unreachable.status == .badGateway && Self.errorCode(unreachable.body) == "relay_upstream_failed", "\(unreachable.body)")
+                #expect(!unreachable.body.contains("127.0.0.1"))
+
+                // An unattested token where the relay wants attested ones.
+                var policy = try #require(try await harness.manage(.get, "policy", [:])["policy"] as? [String: Any])
+                policy["admitUnattested"] = true
+                try await harness.manage(.put, "policy", policy)
+                let unattested = try #require(try await harness.admitUnattested().json["accessToken"] as? String)
+                try await eventually("the unattested token is refused for its tier, not its standing") {
+                    let refused = try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: unattested)
+                    return refused.status == .forbidden && Self.errorCode(refused.body) == "tier_insufficient"
+                }
+            }
+        }
+    }
+
+    @Test("quotas hold across two replicas: an install's daily quota, then the app's, each 429 with Retry-After")
+    func quotasAcrossReplicas() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let prober = try await harness.app.attest(with: harness.auth).accessToken
+                let first = try await harness.app.attest(with: harness.auth).accessToken
+                let second = try await harness.app.attest(with: harness.auth).accessToken
+                // The prober's calls (one a replica once it serves the relay) count for the app.
+                try await Self.setRelay(harness, name: "maps", upstream: upstream, token: prober, ["perInstallPerDay": 5, "perAppPerDay": 9])
+                /// Calls alternately on each replica, 2.2 s apart (every replica syncs within each gap).
+                func calls(_ token: String, _ count: Int) async throws -> (admitted: Int, refusals: [String]) {
+                    var admitted = 0
+                    var refusals: [String] = []
+                    for index in 0..<count {
+                        try await Task.sleep(for: .milliseconds(2200))
+                        let reply = try await Self.call(harness, .get, "/v1/relay/maps/teapot", token: token, instance: index % 2)
+                        if reply.status.code == 418 { admitted += 1; continue }
+                        #expect(reply.status == .tooManyRequests && Self.errorCode(reply.body) == "relay_quota_exceeded", "\(reply.body)")
+                        #expect((Int(reply.headers[.retryAfter] ?? "") ?? 0) > 0)
+                        refusals.append(reply.body)
+                    }
+                    return (admitted, refusals)
+                }
+                let firstCalls = try await calls(first, 6)
+                #expect(firstCalls.admitted == 5)
+                #expect(firstCalls.refusals.first?.contains("each install") == true, "\(firstCalls.refusals)")
+                // 2 (the prober) + 5 of the app's 9: the second install gets 2, then the app's quota refuses.
+                let secondCalls = try await calls(second, 3)
+                #expect(secondCalls.admitted == 2)
+                #expect(secondCalls.refusals.first?.contains("the whole app") == true, "\(secondCalls.refusals)")
+            }
+        }
+    }
+
+    @Test("a streamed answer's first event reaches the caller before the upstream finishes; a revocation mid-stream ends it with a reason; a stalled stream ends at the relay's time")
+    func streaming() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let attested = try await harness.app.attest(with: harness.auth)
+                let token = attested.accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 3])
+                let port = try #require(harness.deliveries[0].port)
+                func open(_ path: String) async throws -> (Int, AsyncThrowingStream<Data, any Error>.AsyncIterator) {
+                    let request = HTTPExchange.Request(
+                        method: "GET", url: URL(string: "http://127.0.0.1:\(port)/v1/relay/llm/\(path)")!, headers: ["authorization": "Bearer \(token)"])
+                    let (head, body) = try await URLSessionTransport().stream(request)
+                    return (head.status, body.makeAsyncIterator())
+                }
+                func readUntil(_ text: String, _ chunks: inout AsyncThrowingStream<Data, any Error>.AsyncIterator) async throws -> String {
+                    var received = ""
+                    while !received.contains(text), let chunk = try await chunks.next() { received += String(decoding: chunk, as: UTF8.self) }
+                    return received
+                }
+
+                // The upstream holds its second event until released: the first must arrive before.
+                var (status, chunks) = try await open("sse")
+                #expect(status == 200)
+                #expect(try await readUntil("data: one", &chunks).contains("data: one"))
+                upstream.release.yield()
+                var rest = ""
+                while let chunk = try await chunks.next() { rest += String(decoding: chunk, as: UTF8.self) }
+                #expect(rest.contains("data: two") && !rest.contains("sesame-relay-ended"), "\(rest)")
+
+                // Stalled after its first event: ended at the relay's 3 s, with why.
+                let started = ContinuousClock.now
+                var (_, stalled) = try await open("stall")
+                let ended = try await readUntil("sesame-relay-ended", &stalled)
+                #expect(ended.contains("relay_upstream_timeout"), "\(ended)")
+                #expect(ContinuousClock.now - started < .seconds(6))
+
+                // Revoked mid-stream: ended within the standing check's second, with the reason.
+                var (_, revoked) = try await open("stall")
+                _ = try await readUntil("data: one", &revoked)
+                let keyID = try #require(try TrustTierTests.claims(of: token)["sub"] as? String)
+                #expect(try await harness.manageReply(.post, "devices/revoke", ["keyId": keyID, "reason": "stolen"]).status == .ok)
+                let reason = try await readUntil("sesame-relay-ended", &revoked)
+                #expect(reason.contains("token_revoked"), "\(reason)")
+            }
+        }
+    }
+}
