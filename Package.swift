@@ -337,7 +337,7 @@ if declaresServer {
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
         .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),
-        .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound", nioCore, nioPosix], path: "Tests/SesameOutboundTests"),
+        .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound", asyncHTTPClient, nioCore, nioPosix], path: "Tests/SesameOutboundTests"),
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",
