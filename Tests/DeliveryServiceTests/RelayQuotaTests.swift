@@ -20,18 +20,25 @@ struct RelayQuotaTests {
         func advance(_ by: TimeInterval) { seconds.withLock { $0 += by } }
     }
 
-    func withReplicas(_ body: (RelayQuotas, RelayQuotas, TestClock, Database) async throws -> Void) async throws {
+    /// A migrated database of the test's own, its pool running.
+    func withDatabase(_ body: (Database) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let database = Database(url: url, logger: Self.logger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await database.run() }
                 defer { group.cancelAll() }
                 _ = try await Migrator().migrate(database.client, logger: Self.logger)
-                let clock = TestClock()
-                let first = RelayQuotas(database: database, logger: Self.logger, now: { clock.now })
-                let second = RelayQuotas(database: database, logger: Self.logger, now: { clock.now })
-                try await body(first, second, clock, database)
+                try await body(database)
             }
+        }
+    }
+
+    func withReplicas(_ body: (RelayQuotas, RelayQuotas, TestClock, Database) async throws -> Void) async throws {
+        try await withDatabase { database in
+            let clock = TestClock()
+            let first = RelayQuotas(database: database, logger: Self.logger, now: { clock.now })
+            let second = RelayQuotas(database: database, logger: Self.logger, now: { clock.now })
+            try await body(first, second, clock, database)
         }
     }
 
@@ -108,22 +115,16 @@ struct RelayQuotaTests {
 
     @Test("past maxWindows a new window is refused, not left uncounted; no quota, nothing held")
     func bounded() async throws {
-        try await TestDatabase.withFreshDatabase { url in
-            let database = Database(url: url, logger: Self.logger)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await database.run() }
-                defer { group.cancelAll() }
-                _ = try await Migrator().migrate(database.client, logger: Self.logger)
-                let quotas = RelayQuotas(database: database, maxWindows: 4, logger: Self.logger)
-                let rules = Self.rules(perInstallPerDay: 100)
-                for subject in ["a", "b", "c", "d"] {
-                    #expect(await Self.spend(quotas, subject: subject, rules: rules, most: 1).admitted == 1)
-                }
-                #expect(await Self.spend(quotas, subject: "e", rules: rules, most: 1).refusal == .full)
-                #expect(await Self.spend(quotas, subject: "a", rules: rules, most: 1).admitted == 1)
-                #expect(await Self.spend(quotas, subject: "f", rules: Self.rules(), most: 3).admitted == 3)
-                #expect(quotas.windowsHeld == 4)
+        try await withDatabase { database in
+            let quotas = RelayQuotas(database: database, maxWindows: 4, logger: Self.logger)
+            let rules = Self.rules(perInstallPerDay: 100)
+            for subject in ["a", "b", "c", "d"] {
+                #expect(await Self.spend(quotas, subject: subject, rules: rules, most: 1).admitted == 1)
             }
+            #expect(await Self.spend(quotas, subject: "e", rules: rules, most: 1).refusal == .full)
+            #expect(await Self.spend(quotas, subject: "a", rules: rules, most: 1).admitted == 1)
+            #expect(await Self.spend(quotas, subject: "f", rules: Self.rules(), most: 3).admitted == 3)
+            #expect(quotas.windowsHeld == 4)
         }
     }
 }
