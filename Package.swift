@@ -294,6 +294,7 @@ if declaresServer {
             name: "sesame-e2e",
             dependencies: [
                 "ChildProcess", "DevSuite", sesameKit, sesameKitTesting, "AppAttestTesting", "AppleFake", sesameVault, argumentParser, crypto, x509,
+                hummingbird, hummingbirdTesting, httpTypes, nioCore, nioFoundationCompat,
             ],
             path: "Tests/EndToEnd"
         ),
@@ -474,6 +475,15 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
                 nioHTTP1, nioFoundationCompat,
             ],
             path: "Benchmarks/StreamsBenchmark"
+        ),
+        .executableTarget(
+            name: "sesame-relay-benchmark",
+            dependencies: [
+                "AdminService", "AuthService", "AppAttestTesting", "SesameConfiguration", "SesameServer", "SesameStorage", "SesameTestSupport",
+                "BenchmarkSupport", "SesameLogging", asyncHTTPClient, asn1, hummingbird, hummingbirdTesting, httpTypes, logging, nioCore, nioHTTP1,
+                nioFoundationCompat,
+            ],
+            path: "Benchmarks/RelayBenchmark"
         ),
         .executableTarget(
             name: "sesame-handler-protocol-benchmark",

@@ -177,4 +177,6 @@ public enum GuardedChange: String, Codable, Sendable, CaseIterable {
     case policy
     /// Attaching or detaching a config schema.
     case schema
+    /// Making, changing or removing an attested relay (its upstream, rules and injected headers).
+    case relay
 }

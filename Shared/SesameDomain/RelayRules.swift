@@ -216,11 +216,16 @@ extension RelayHeaders {
         return headers
     }
 
-    /// The headers the caller receives from the upstream's answer: less hop-by-hop headers and
-    /// `Set-Cookie` (the upstream's session is the relay's, not the install's).
+    /// Marks an answer as the upstream's (`1`), so a client tells it from Sesame's own refusals,
+    /// which never carry it.
+    public static let upstreamMark = "X-Sesame-Upstream"
+
+    /// The headers the caller receives from the upstream's answer: less hop-by-hop headers,
+    /// `Set-Cookie` (the upstream's session is the relay's, not the install's) and `X-Sesame-*`
+    /// (the upstream cannot pass its answer off as Sesame's, or as marked); then `upstreamMark`.
     public static func returned(from upstream: [(name: String, value: String)]) -> [(name: String, value: String)] {
         let dropped = droppedNames(in: upstream, also: ["set-cookie", "set-cookie2"])
-        return upstream.filter { !dropped.contains($0.name.lowercased()) }
+        return upstream.filter { !dropped.contains($0.name.lowercased()) && !$0.name.lowercased().hasPrefix("x-sesame-") } + [(upstreamMark, "1")]
     }
 
     private static func droppedNames(in headers: [(name: String, value: String)], also: Set<String> = callerOnly) -> Set<String> {

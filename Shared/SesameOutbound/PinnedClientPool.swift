@@ -18,7 +18,9 @@ public final class PinnedClientPool: Sendable {
         public var connectionsPerHost = 512
         public var recheckAfter: Duration = .seconds(60)
         public var retireAfter: Duration = .seconds(330)
-        public var connectTimeout: Duration = .seconds(10)
+        /// A refused connection is retried until this passes (AsyncHTTPClient's way): an upstream
+        /// that is down fails a call in this long.
+        public var connectTimeout: Duration = .seconds(5)
 
         public init() {}
     }

@@ -66,6 +66,18 @@ public struct ConsumedAPITokens: Sendable {
         return .unknownBackendKey
     }
 
+    /// Consumes the token `tokenID` of `appID` as an attested relay's proof (no backend key: the
+    /// relay checked the token itself); false when it was consumed before, here or by a backend.
+    public func consumeForRelay(tokenID: String, appID: String, expiresAt: Date) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            INSERT INTO consumed_api_tokens (token_id, app_id, expires_at) VALUES (\(tokenID), \(appID), \(expiresAt))
+            ON CONFLICT (token_id) DO NOTHING RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// Deletes the ids of tokens that expired more than a minute ago (a margin for clocks);
     /// returns how many.
     public func pruneExpired() async throws -> Int {

@@ -161,6 +161,43 @@ struct ApprovalTests {
         }
     }
 
+    @Test("a relay set or removed waits for a second key; the proposal shows its header names, never their values; an overtaken proposal is stale")
+    func relay() async throws {
+        try await AdminHarness.run { harness in
+            let (ana, ben) = try await Self.guardedApp(harness, ["relay"])
+            let secret = "sk-approval-secret-0123456789"
+            let relay: [String: Any] = [
+                "upstream": "https://api.openai.com", "methods": ["POST"], "paths": ["/v1/chat/completions"],
+                "headers": ["Authorization": "Bearer \(secret)"],
+            ]
+            let id = try Self.proposalID(try await harness.call(.put, "/v1/admin/relays/openai", credential: ana, json: relay))
+            #expect((try await harness.call(.get, "/v1/admin/relays", credential: ana)["relays"] as? [Any])?.isEmpty == true, "made before approval")
+            let read = try await harness.call(.get, "/v1/admin/changes/\(id)", credential: ben)
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: read.json), as: UTF8.self)
+            #expect(read.status == .ok && body.contains("Authorization") && body.contains("(withheld)") && !body.contains(secret), "\(body)")
+            #expect(((read["change"] as? [String: Any])?["summary"] as? String)?.contains("injects Authorization") == true, "\(read.json)")
+            let listed = String(decoding: try JSONSerialization.data(withJSONObject: try await harness.call(.get, "/v1/admin/changes", credential: ben).json), as: UTF8.self)
+            #expect(!listed.contains(secret))
+            let approved = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben)
+            #expect(approved.status == .ok, "\(approved.json)")
+            let relays = try await harness.call(.get, "/v1/admin/relays", credential: ana)["relays"] as? [[String: Any]] ?? []
+            #expect(relays.map { $0["name"] as? String } == ["openai"] && relays.first?["headerNames"] as? [String] == ["Authorization"])
+            // Approved exactly as proposed: the sealed header is the proposal's.
+            let sealed = try await harness.database.query("SELECT count(*) FROM relays WHERE headers_ciphertext IS NOT NULL").decode(Int.self)
+            for try await count in sealed { #expect(count == 1) }
+
+            // Two changes proposed against the relay as it is: the one approved second is stale.
+            let first = try Self.proposalID(try await harness.call(.put, "/v1/admin/relays/openai", credential: ana, json: ["upstream": "https://api.openai.com", "methods": ["POST"], "paths": ["/v1/**"]]))
+            let second = try Self.proposalID(try await harness.call(.delete, "/v1/admin/relays/openai", credential: ana))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(first)/approve", credential: ben).status == .ok)
+            let stale = try await harness.call(.post, "/v1/admin/changes/\(second)/approve", credential: ben)
+            #expect(stale.status == .conflict, "\(stale.json)")
+            let removal = try Self.proposalID(try await harness.call(.delete, "/v1/admin/relays/openai", credential: ana))
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(removal)/approve", credential: ben).status == .ok)
+            #expect((try await harness.call(.get, "/v1/admin/relays", credential: ana)["relays"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test("break-glass is the operator's alone, needs a reason, applies at once and is audited as such")
     func breakGlass() async throws {
         try await AdminHarness.run { harness in

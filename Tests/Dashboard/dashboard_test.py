@@ -478,6 +478,22 @@ def main():
             status, registry = http(base + f"/v1/pins/{APP}.json")
         expect(status == 200 and registry["payload"]["keys"][0]["domainName"] == "api.example.com" and signing_key, f"the pin registry: {status} {registry}")
         owner.shot("06-pins")
+        # Attested relays: made on the page with a key that is never shown back, listed by header name.
+        owner.go("relays")
+        relay_secret = "sk-dashboard-relay-0123456789"
+        owner.find("#relay-name").send_keys("llm")
+        owner.find("#relay-upstream").send_keys("http://127.0.0.1:9/v1")
+        owner.find("#relay-paths").send_keys("/chat/completions\n/models/*")
+        owner.find("#relay-headers").send_keys("Authorization: Bearer " + relay_secret)
+        owner.find("#relay-perInstallPerDay").send_keys("200")
+        owner.rerendering(lambda: owner.click("#set-relay"))
+        owner.text_appears("#status", "The relay llm is made")
+        owner.text_appears("#page", "200/install/day")
+        expect(relay_secret not in owner.driver.page_source, "the relays page shows an injected header's value")
+        status, relays = http(base + "/v1/admin/relays", headers={"Authorization": "Bearer " + key})
+        expect(status == 200 and relays["relays"][0]["headerNames"] == ["Authorization"] and relays["relays"][0]["paths"] == ["/chat/completions", "/models/*"],
+               f"the relays page saved {relays}")
+        owner.shot("06-relays")
         # The Apple page: a key Apple refuses is kept and shown as the error it is; checked again once
         # Apple accepts it; never shown back.
         owner.go("apple")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -126,6 +127,7 @@ struct RelayDataPlaneTests {
                 #expect(reply.status == .created)
                 #expect(reply.headers[.setCookie] == nil)
                 #expect(reply.headers[HTTPField.Name("X-Upstream")!] == "yes")
+                #expect(reply.headers[HTTPField.Name("X-Sesame-Upstream")!] == "1")
                 let echoed = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
                 #expect(echoed["method"] as? String == "POST")
                 #expect(echoed["path"] as? String == "/base/echo/chat")
@@ -159,6 +161,7 @@ struct RelayDataPlaneTests {
                 ] {
                     let refused = try await Self.call(harness, method, uri, token: token)
                     #expect(refused.status.code == status && Self.errorCode(refused.body) == code, "\(uri): \(refused.status) \(refused.body)")
+                    #expect(refused.headers[HTTPField.Name("X-Sesame-Upstream")!] == nil, "a refusal marked as the upstream's")
                     refusals.append(refused.body)
                 }
                 let deepOK = try await Self.call(harness, .get, "/v1/relay/llm/echo/deep/a/b", token: token)
@@ -183,6 +186,58 @@ struct RelayDataPlaneTests {
         }
     }
 
+    @Test("a relay asking for single-use tokens: one bound to the body, of the caller's install, spent once; any other refused before the upstream")
+    func limitedUseProof() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                let other = try await harness.app.attest(with: harness.auth).accessToken
+                var policy = try #require(try await harness.manage(.get, "policy", [:])["policy"] as? [String: Any])
+                policy["apiAudiences"] = ["https://api.example.com"]
+                try await harness.manage(.put, "policy", policy)
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token)
+                #expect(try await harness.manageReply(.put, "relays/llm", [
+                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST"], "paths": ["/echo/*"], "proof": "limitedUseToken",
+                ]).status == .ok)
+                /// A token from auth for `access`'s install, bound to `body` (SHA-256, base64url) when given.
+                func apiToken(_ access: String, boundTo body: String?, limitedUse: Bool = true) async throws -> String {
+                    var request: [String: Any] = ["audience": "https://api.example.com", "limitedUse": limitedUse]
+                    if let body {
+                        request["binding"] = Data(SHA256.hash(data: Data(body.utf8))).base64EncodedString()
+                            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                    }
+                    let reply = try await harness.auth.execute(
+                        uri: "/v1/auth/api-token", method: .post, headers: [.authorization: "Bearer \(access)", .contentType: "application/json"],
+                        body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: request))
+                    ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
+                    return try #require(reply["token"] as? String, "\(reply)")
+                }
+                func call(_ proof: String?, body: String = "order-1", as access: String? = nil) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: String) {
+                    var headers: HTTPFields = [:]
+                    if let proof { headers[HTTPField.Name("X-Sesame-Limited-Use-Token")!] = proof }
+                    return try await Self.call(harness, .post, "/v1/relay/llm/echo/buy", token: access ?? token, headers: headers, body: body)
+                }
+                try await eventually("the relay asks for a proof") { Self.errorCode(try await call(nil).body) == "relay_proof_required" }
+                let single = try await apiToken(token, boundTo: "order-1")
+                let paid = try await call(single)
+                #expect(paid.status == .created, "\(paid.body)")
+                #expect(!paid.body.contains(single), "the proof reached the upstream")
+                let replayed = try await call(single)
+                #expect(replayed.status == .forbidden && Self.errorCode(replayed.body) == "relay_proof_invalid" && replayed.body.contains("already spent"), "\(replayed.body)")
+                for (proof, body, access, why) in [
+                    (try await apiToken(token, boundTo: "order-1"), "order-2", token, "not bound to this request's body"),
+                    (try await apiToken(token, boundTo: nil), "order-1", token, "not bound to this request's body"),
+                    (try await apiToken(other, boundTo: "order-1"), "order-1", token, "not issued to this install"),
+                    (try await apiToken(token, boundTo: "order-1", limitedUse: false), "order-1", token, "not single-use"),
+                    (token, "order-1", token, "not a valid API token"),
+                ] {
+                    let refused = try await call(proof, body: body, as: access)
+                    #expect(refused.status == .forbidden && Self.errorCode(refused.body) == "relay_proof_invalid" && refused.body.contains(why), "\(why): \(refused.body)")
+                }
+            }
+        }
+    }
+
     @Test("the least tier, the response size limit, a slow upstream bounded by the relay's time, an unreachable upstream")
     func limits() async throws {
         try await TestUpstream.run { upstream in
@@ -200,8 +255,9 @@ struct RelayDataPlaneTests {
                 let closed = try await harness.manageReply(
                     .put, "relays/gone", ["upstream": "http://127.0.0.1:9/base", "methods": ["GET"], "paths": ["/**"], "headers": ["X-Key": "v"]])
                 #expect(closed.status == .ok, "\(closed.json)")
+                // Probed with a method it does not allow: refused before any upstream call.
                 try await eventually("relay gone served") {
-                    Self.errorCode(try await Self.call(harness, .get, "/v1/relay/gone/x", token: token).body) != "relay_not_found"
+                    Self.errorCode(try await Self.call(harness, .post, "/v1/relay/gone/x", token: token).body) == "relay_method_not_allowed"
                 }
                 let unreachable = try await Self.call(harness, .get, "/v1/relay/gone/x", token: token)
                 #expect(unreachable.status == .badGateway && Self.errorCode(unreachable.body) == "relay_upstream_failed", "\(unreachable.body)")

@@ -3,6 +3,9 @@ import AppleFake
 import Synchronization
 import DevSuite
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import SesameKit
 import SesameKitTesting
 
@@ -45,6 +48,64 @@ struct KitWalk: Sendable {
             configuration: SesameClient.Configuration(
                 baseURL: gateway, teamID: team, bundleID: bundle, appVersion: version, zeroKnowledgePassword: vaultPassword),
             attestation: install.device, store: install.store)
+    }
+
+    /// Step 21: a relay to a fake LLM, made with the CLI, called with SesameKit's `relay(_:)`.
+    private func relayedCompletion() async throws {
+        let llm = FakeLLM()
+        try await llm.run { upstream in
+            let headersFile = FileManager.default.temporaryDirectory.appendingPathComponent("walk-relay-headers-\(UUID().uuidString).json")
+            try Data(#"{"Authorization":"Bearer \#(FakeLLM.apiKey)"}"#.utf8).write(to: headersFile)
+            defer { try? FileManager.default.removeItem(at: headersFile) }
+            _ = try await suite.sesame(
+                ["relays", "set", "llm", "--upstream", upstream.absoluteString, "--method", "POST", "--path", "/v1/chat/completions",
+                 "--headers-file", headersFile.path, "--per-install-per-minute", "30"], key: key)
+
+            let relay = launch(install(), version: "2.1.3").relay("llm")
+            var request = URLRequest(url: relay.baseURL.appendingPathComponent("v1/chat/completions"))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(#"{"model":"walk","stream":true,"messages":[{"role":"user","content":"hi"}]}"#.utf8)
+            var answer: (body: AsyncThrowingStream<Data, any Error>, response: HTTPURLResponse)?
+            // The relay reaches each delivery replica through the event bus.
+            try await eventually("the relay is served", timeout: .seconds(10), every: .milliseconds(100)) {
+                do {
+                    answer = try await relay.bytes(for: request)
+                    return true
+                } catch let error as SesameError {
+                    guard case .server(let code, _) = error, code == "relay_not_found" else { throw error }
+                    return false
+                }
+            }
+            guard let answer else { throw WalkFailure("no answer") }
+            try expect(answer.response.statusCode == 200, "the relayed completion: \(answer.response.statusCode)")
+            var chunks = answer.body.makeAsyncIterator()
+            var text = ""
+            while !text.contains("Hel"), let chunk = try await chunks.next() { text += String(decoding: chunk, as: UTF8.self) }
+            // The fake LLM holds the rest until released: what arrived came before the answer ended.
+            try expect(text.contains(#""content":"Hel""#) && !text.contains("[DONE]"), "the first words: \(text)")
+            llm.finishOne()
+            while let chunk = try await chunks.next() { text += String(decoding: chunk, as: UTF8.self) }
+            let words = text.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("data: {"), let object = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any],
+                    let choice = (object["choices"] as? [[String: Any]])?.first, let delta = choice["delta"] as? [String: Any] else { return nil }
+                return delta["content"] as? String
+            }
+            try expect(words.joined() == FakeLLM.words.joined() && text.contains("data: [DONE]"), "the streamed answer: \(text)")
+            guard let seen = llm.received.withLock({ $0.last }) else { throw WalkFailure("the fake LLM was not called") }
+            try expect(seen["authorization"] == "Bearer \(FakeLLM.apiKey)" && seen["cookie"] == nil, "the provider saw: \(seen.keys.sorted())")
+
+            let anonymous = try await HTTPClient(base: gateway).send(
+                "POST", "/v1/relay/llm/v1/chat/completions", headers: ["Content-Type": "application/json"], body: request.httpBody)
+            try expect(anonymous.status == 401 && anonymous.errorCode == "invalid_token", "without a token: \(anonymous.status)")
+            try expect(llm.received.withLock { $0.count } == 1, "a refused call reached the provider")
+            // The provider's key: in no service's log, nor the gateway's.
+            let logs = try FileManager.default.contentsOfDirectory(atPath: suite.suite.layout.logs)
+            for name in logs where name.hasSuffix(".log") {
+                let log = try String(contentsOfFile: suite.suite.layout.logs + "/" + name, encoding: .utf8)
+                try expect(!log.contains(FakeLLM.apiKey), "the provider's key is in \(name)")
+            }
+        }
     }
 
     func run(step: (Int, String, () async throws -> Void) async throws -> Void) async throws {
@@ -199,7 +260,10 @@ struct KitWalk: Sendable {
             try expect(honestRefresh.status == 200, "the honest key's refresh: \(honestRefresh.status)")
             _ = try await suite.sesame(["policy", "set", "maxRiskMetric=null"], key: key)
         }
-        try await step(21, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
+        try await step(21, "an attested install streams a completion through the gateway's relay from a fake LLM: the first words arrive before the answer ends, the provider's key is added on the server and in no log; a client without an attested install's token is refused") {
+            try await relayedCompletion()
+        }
+        try await step(22, "SesameKit: the suite stopped; the saved config is served stale, the killed version's kill switch is remembered") {
             try await suite.suite.down()
             let config = try await launch(current, version: "2.1.3").fetchConfig()
             try expect(config.source == .cache && config.isStale && config.string("api_keys.stripe") == "sk-2", "offline: \(config)")

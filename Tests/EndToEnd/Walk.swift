@@ -193,7 +193,7 @@ struct Walk: Sendable {
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority, apple: apple)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(22, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(23, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
             try await operations.runnerPromises()
         }
     }

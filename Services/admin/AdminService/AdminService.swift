@@ -71,7 +71,7 @@ public enum AdminService: SesameServiceDefinition {
             .addRoutes(to: admin)
         RelayRoutes(
             authenticator: authenticator, relays: RelayStore(database: database, encryption: dependencies.encryption, logger: logger),
-            outbound: OutboundAddressPolicy(configuration: configuration)
+            outbound: OutboundAddressPolicy(configuration: configuration), approvals: approvals
         ).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
             .addRoutes(to: admin)

@@ -20,6 +20,7 @@ public enum DeliveryErrorCode: String, ErrorCodes {
     case relayMethodNotAllowed = "relay_method_not_allowed"
     case relayNotFound = "relay_not_found"
     case relayPathNotAllowed = "relay_path_not_allowed"
+    case relayProofInvalid = "relay_proof_invalid"
     case relayProofRequired = "relay_proof_required"
     case relayQuotaExceeded = "relay_quota_exceeded"
     case relayRequestTooLarge = "relay_request_too_large"

@@ -10,6 +10,7 @@ import SesameHTTP
 import SesameKafka
 import SesameOutbound
 import SesameServer
+import SesameStorage
 import SesameTokens
 
 /// The `sesame-delivery` service: serves attested apps their config from memory, kept current by
@@ -74,7 +75,9 @@ public enum DeliveryService: SesameServiceDefinition {
 
         let relayQuotas = RelayQuotas(database: database, logger: logger)
         let relayUpstreams = PinnedClientPool(policy: OutboundAddressPolicy(configuration: configuration))
-        RelayRoutes(gate: gate, upstreams: relayUpstreams, quotas: relayQuotas, slots: RelayCallSlots(), logger: logger)
+        RelayRoutes(
+            gate: gate, upstreams: relayUpstreams, quotas: relayQuotas, slots: RelayCallSlots(),
+            proofs: RelayProofCheck(authority: authority, consumed: ConsumedAPITokens(database: database, logger: logger)), logger: logger)
             .addRoutes(to: parts.group("v1/relay", bodyLimit: RelayRoutes.maxBodyBytes, servedFromMemory: true))
 
         let consumer = try KafkaBroadcastConsumer(

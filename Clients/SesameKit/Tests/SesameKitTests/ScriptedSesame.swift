@@ -67,6 +67,9 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var openKeys: Set<String> = []
         /// Per-user documents by user id, with their versions.
         var userDocuments: [String: (body: Data, version: Int)] = [:]
+        /// The relay `llm`'s upstream: its status (it echoes what it got), or Sesame's refusal of the call.
+        var relayUpstreamStatus = 200
+        var relayRefusal: (status: Int, code: String, retryAfter: Int?)?
     }
 
     let state = Locked(State())
@@ -235,6 +238,18 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             guard request.headers["if-match"] == "\"\(current)\"" else { return refusal(412, "version_conflict") }
             state.userDocuments[user] = (request.body ?? Data(), current + 1)
             return json(200, ["version": current + 1], headers: ["etag": "\"\(current + 1)\""])
+        case (_, let path) where path.hasPrefix("/v1/relay/llm/"):
+            let bearer = request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            guard state.accessTokens.contains(bearer), !state.revokedAccess.contains(bearer) else { return refusal(401, "invalid_token") }
+            if let refused = state.relayRefusal {
+                return refusal(refused.status, refused.code, headers: refused.retryAfter.map { ["retry-after": String($0)] } ?? [:])
+            }
+            // The upstream's answer: what it received, marked as the relay marks it.
+            let echo: [String: Any] = [
+                "method": request.method, "path": String(path.dropFirst("/v1/relay/llm".count)),
+                "body": String(decoding: request.body ?? Data(), as: UTF8.self), "custom": request.headers["x-custom"] ?? "",
+            ]
+            return json(state.relayUpstreamStatus, echo, headers: ["x-sesame-upstream": "1"])
         case ("GET", "/v1/config"):
             let bearer = request.headers["authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
             if state.revokedAccess.contains(bearer) { return refusal(401, "token_revoked") }

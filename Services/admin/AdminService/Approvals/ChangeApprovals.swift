@@ -32,6 +32,8 @@ final class ChangeApprovals: Sendable {
         let apply: @Sendable (_ appID: String, _ request: Data, _ caller: Caller) async throws -> any ChangeAnswer
         let prepareNow: @Sendable (_ appID: String, _ request: any Sendable) async throws -> (summary: String, base: String?)
         let applyNow: @Sendable (_ appID: String, _ request: any Sendable, _ caller: Caller) async throws -> any ChangeAnswer
+        /// The stored request as a reader of the proposal sees it (a relay's header values withheld).
+        let shown: @Sendable (_ request: Data) -> Data
     }
 
     /// A route handed a request of another type than it registered: a programming error, answered 500.
@@ -58,16 +60,17 @@ final class ChangeApprovals: Sendable {
         _ kind: GuardedChange, _ type: Body.Type,
         prepare: @escaping @Sendable (_ appID: String, _ body: Body) async throws -> (summary: String, base: String?),
         apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer,
-        as variant: String? = nil
+        as variant: String? = nil, shown: (@Sendable (_ body: Body) -> Body)? = nil
     ) {
-        register(Self.key(kind, variant), type, prepare: prepare, apply: apply)
+        register(Self.key(kind, variant), type, prepare: prepare, apply: apply, shown: shown)
     }
 
     /// Registers the code of the change stored under `key` (`GuardedAccess` changes use their own).
     func register<Body: Codable & Sendable>(
         _ key: String, _ type: Body.Type,
         prepare: @escaping @Sendable (_ appID: String, _ body: Body) async throws -> (summary: String, base: String?),
-        apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer
+        apply: @escaping @Sendable (_ appID: String, _ body: Body, _ caller: Caller) async throws -> any ChangeAnswer,
+        shown: (@Sendable (_ body: Body) -> Body)? = nil
     ) {
         let decode: @Sendable (Data) throws -> Body = { try JSONDecoder().decode(Body.self, from: $0) }
         let typed: @Sendable (any Sendable) throws -> Body = { request in
@@ -79,7 +82,13 @@ final class ChangeApprovals: Sendable {
                 prepare: { appID, request in try await prepare(appID, try decode(request)) },
                 apply: { appID, request, caller in try await apply(appID, try decode(request), caller) },
                 prepareNow: { appID, request in try await prepare(appID, try typed(request)) },
-                applyNow: { appID, request, caller in try await apply(appID, try typed(request), caller) })
+                applyNow: { appID, request, caller in try await apply(appID, try typed(request), caller) },
+                shown: { request in
+                    guard let shown else { return request }
+                    // What cannot be read back is not shown: never the request as stored.
+                    guard let body = try? decode(request), let encoded = try? Self.encode(shown(body)) else { return Data("{}".utf8) }
+                    return encoded
+                })
         }
     }
 
@@ -202,10 +211,14 @@ final class ChangeApprovals: Sendable {
         return try await Proposal.all(of: rows)
     }
 
-    /// Proposal `id` of `appID` (of any app when nil) with its request (nil once it was decided or
-    /// expired: only its SHA-256 is kept), recorded as read (a publish's request holds the config's values).
+    /// Proposal `id` of `appID` (of any app when nil) with its request as its kind shows it (nil
+    /// once it was decided or expired: only its SHA-256 is kept), recorded as read (a publish's
+    /// request holds the config's values).
     func read(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String?) {
-        let found = try await fetch(id, appID: appID)
+        var found = try await fetch(id, appID: appID)
+        if let request = found.1, let route = routes.withLock({ $0[found.0.kind] }) {
+            found.1 = String(decoding: route.shown(Data(request.utf8)), as: UTF8.self)
+        }
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: .changeRead, details: ["proposalId": .string(id.uuidString.lowercased())]),

@@ -5,29 +5,59 @@ import SesameHTTP
 import SesameOutbound
 
 /// `relays`: an app's attested relays (issue 60), set by name (`PUT relays/{name}`: made, or changed
-/// with its injected headers kept unless given), listed without the headers' values, removed.
+/// with its injected headers kept unless given), listed without the headers' values, removed. Setting
+/// and removing are under the two-person rule when the app's policy guards `relay`; a proposal's
+/// reader sees the header names, never their values.
 struct RelayRoutes {
     let authenticator: AdminAuthenticator
     let relays: RelayStore
     let outbound: OutboundAddressPolicy
+    let approvals: ChangeApprovals
 
     typealias SetRequest = Components.Schemas.RelayRequest
     typealias SetResponse = Operations.setRelay.Output.Ok.Body.jsonPayload
     typealias ListResponse = Operations.listRelays.Output.Ok.Body.jsonPayload
     typealias RemoveResponse = Operations.removeRelay.Output.Ok.Body.jsonPayload
 
+    /// A relay set, as a proposal stores it: the name from the path, the request's body.
+    struct RelayChange: Codable, Sendable {
+        let name: String
+        let relay: SetRequest
+    }
+
+    /// A relay removed, as a proposal stores it.
+    struct RelayRemoval: Codable, Sendable {
+        let name: String
+    }
+
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
-        group.put("relays/:name") { request, context -> SetResponse in
+        approvals.register(
+            .relay, RelayChange.self,
+            prepare: { appID, change in
+                let rules = try checked(change.relay)
+                let headers = change.relay.headers.map { "injects " + $0.additionalProperties.keys.sorted().joined(separator: ", ") } ?? "keeps its headers"
+                return ("set relay \(change.name) to \(rules.upstream) (\(headers))", try await relays.base(appID: appID, name: change.name))
+            },
+            apply: { appID, change, caller in try await set(appID: appID, change, caller: caller) },
+            shown: { change in
+                var relay = change.relay
+                relay.headers = relay.headers.map { .init(additionalProperties: $0.additionalProperties.mapValues { _ in "(withheld)" }) }
+                return RelayChange(name: change.name, relay: relay)
+            })
+        approvals.register(
+            .relay, RelayRemoval.self,
+            prepare: { appID, removal in ("remove relay \(removal.name)", try await relays.base(appID: appID, name: removal.name)) },
+            apply: { appID, removal, caller in
+                guard try await relays.remove(appID: appID, name: removal.name, caller: caller) else { throw RelayErrors.notFound }
+                return RemoveResponse(message: "Removed; its calls are refused from now on.")
+            },
+            as: "remove")
+
+        group.put("relays/:name") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
-            let name = try Self.name(context)
-            let body = try await request.decode(as: SetRequest.self, context: context)
-            let rules = try rules(body)
-            if let headers = body.headers?.additionalProperties {
-                do throws(RelayRules.Invalid) { try RelayHeaders.validate(headers) } catch { throw APIError.invalidField(error.field, error.reason) }
-            }
-            let made = try await relays.set(appID: appID, name: name, rules: rules, headers: body.headers?.additionalProperties, caller: caller)
-            guard let listing = try await relays.list(appID: appID, name: name).first else { throw RelayErrors.notFound }
-            return SetResponse(relay: listing, message: made ? "The relay \(name) is made." : "The relay \(name) is changed.")
+            let change = RelayChange(name: try Self.name(context), relay: try await request.decode(as: SetRequest.self, context: context))
+            _ = try checked(change.relay)
+            return try await approvals.handle(.relay, appID: appID, caller: caller, body: change, request: request, context: context)
         }
 
         group.get("relays") { request, _ -> ListResponse in
@@ -35,11 +65,28 @@ struct RelayRoutes {
             return ListResponse(relays: try await relays.list(appID: appID))
         }
 
-        group.delete("relays/:name") { request, context -> RemoveResponse in
+        group.delete("relays/:name") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
-            guard try await relays.remove(appID: appID, name: try Self.name(context), caller: caller) else { throw RelayErrors.notFound }
-            return RemoveResponse(message: "Removed; its calls are refused from now on.")
+            let removal = RelayRemoval(name: try Self.name(context))
+            return try await approvals.handle(.relay, variant: "remove", appID: appID, caller: caller, body: removal, request: request, context: context)
         }
+    }
+
+    /// Makes or changes the relay as `change` says.
+    func set(appID: String, _ change: RelayChange, caller: Caller) async throws -> SetResponse {
+        let rules = try checked(change.relay)
+        let made = try await relays.set(appID: appID, name: change.name, rules: rules, headers: change.relay.headers?.additionalProperties, caller: caller)
+        guard let listing = try await relays.list(appID: appID, name: change.name).first else { throw RelayErrors.notFound }
+        return SetResponse(relay: listing, message: made ? "The relay \(change.name) is made." : "The relay \(change.name) is changed.")
+    }
+
+    /// The request's rules and headers, validated.
+    func checked(_ body: SetRequest) throws -> RelayRules {
+        let rules = try rules(body)
+        if let headers = body.headers?.additionalProperties {
+            do throws(RelayRules.Invalid) { try RelayHeaders.validate(headers) } catch { throw APIError.invalidField(error.field, error.reason) }
+        }
+        return rules
     }
 
     static func name(_ context: SesameRequestContext) throws -> String {
@@ -68,6 +115,6 @@ struct RelayRoutes {
     }
 }
 
-extension RelayRoutes.SetResponse: ResponseEncodable {}
+extension RelayRoutes.SetResponse: ChangeAnswer {}
 extension RelayRoutes.ListResponse: ResponseEncodable {}
-extension RelayRoutes.RemoveResponse: ResponseEncodable {}
+extension RelayRoutes.RemoveResponse: ChangeAnswer {}

@@ -92,6 +92,15 @@ struct RelayStore: Sendable {
         return relays
     }
 
+    /// What a proposal to change `name` is made against: when it last changed (`absent` when there
+    /// is none), so a proposal overtaken by another change is stale.
+    func base(appID: String, name: String) async throws -> String {
+        let rows = try await database.client.query(
+            "SELECT updated_at FROM relays WHERE app_id = \(appID) AND name = \(name)", logger: logger)
+        for try await updated in rows.decode(Date.self) { return String(updated.timeIntervalSince1970) }
+        return "absent"
+    }
+
     /// Removes `name`; false when the app has no such relay.
     func remove(appID: String, name: String, caller: Caller) async throws -> Bool {
         try await database.client.withRefusingTransaction(logger: logger) { connection in

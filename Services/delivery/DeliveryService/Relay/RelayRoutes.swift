@@ -25,6 +25,7 @@ struct RelayRoutes: Sendable {
     let upstreams: PinnedClientPool
     let quotas: RelayQuotas
     let slots: RelayCallSlots
+    let proofs: RelayProofCheck
     let logger: Logger
 
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
@@ -65,14 +66,22 @@ struct RelayRoutes: Sendable {
         guard relay.allows(path: path) else { throw RelayErrors.pathNotAllowed }
         let query = request.uri.query
         guard (query?.utf8.count ?? 0) <= Self.maxQueryBytes else { throw RelayErrors.queryTooLong }
-        guard rules.proof == .none else { throw RelayErrors.proofRequired(rules.proof) }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > rules.maxRequestBytes {
             throw RelayErrors.requestTooLarge(rules.maxRequestBytes)
         }
 
         let subject = caller.claims.subject.value
+        // The slot first: it bounds the bodies held at once.
         guard let slot = slots.take(for: subject) else { throw RelayErrors.busy }
         RelayMetrics.openCalls(slots.openCalls)
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: rules.maxRequestBytes)
+        } catch is NIOTooManyBytesError {
+            throw RelayErrors.requestTooLarge(rules.maxRequestBytes)
+        }
+        // A proof spent, then the quota: a refused proof costs no quota.
+        try await proofs.check(rules.proof, request: request, body: body, caller: caller.claims)
         do {
             try await quotas.spend(appID: appID, relay: relay.name, subject: subject, rules: rules)
         } catch {
@@ -82,13 +91,6 @@ struct RelayRoutes: Sendable {
                 throw RelayErrors.quotaExceeded(kind, limit: limit, retryAfter: retryAfter)
             case .full: throw RelayErrors.busy
             }
-        }
-
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: rules.maxRequestBytes)
-        } catch is NIOTooManyBytesError {
-            throw RelayErrors.requestTooLarge(rules.maxRequestBytes)
         }
         RelayMetrics.bytes(body.readableBytes, appID: appID, relay: relay.name, up: true)
 

@@ -29,6 +29,8 @@ extension URLSessionTransport: HTTPStreamingTransport {
         // or a network change left behind), noticed in 35 s instead of an hour.
         urlRequest.timeoutInterval = Self.streamIdleTimeout
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        // A relayed call's body (a completion request); live config's streams have none.
+        urlRequest.httpBody = request.body
         let session = session
         let request = urlRequest
         let (head, headContinuation) = AsyncThrowingStream.makeStream(of: HTTPExchange.Response.self)

@@ -181,6 +181,7 @@ const pages = {
   keys: { title: "Keys", render: keysPage },
   "debug-tokens": { title: "Debug tokens", render: debugTokensPage },
   pins: { title: "Pins", render: pinsPage },
+  relays: { title: "Relays", render: relaysPage },
   apple: { title: "Apple", render: applePage },
   changes: { title: "Approvals", render: changesPage },
   audit: { title: "Audit log", render: auditPage },
@@ -657,6 +658,82 @@ async function pinsPage() {
     keys.active ? el("div", {}, el("h3", { text: "Registry signing key (the app's signingKeyBase64)" }), el("code", { id: "pin-signing-key", class: "secret", text: keys.active.base64 })) : null);
 }
 
+// Attested relays: third-party APIs the app calls through Sesame, which adds their keys. The keys
+// are write-only: the page lists the header names a relay injects, never their values.
+async function relaysPage() {
+  const listing = await api("GET", "relays");
+  const input = (id, placeholder, value = "") => el("input", { id: "relay-" + id, placeholder, value });
+  const fields = {
+    name: input("name", "openai"), upstream: input("upstream", "https://api.openai.com"), methods: input("methods", "POST", "POST"),
+    paths: el("textarea", { id: "relay-paths", class: "key-text", rows: 3, placeholder: "/v1/chat/completions  (a pattern a line; * one segment, a final ** the rest)" }),
+    headers: el("textarea", { id: "relay-headers", class: "key-text", rows: 2, placeholder: "Authorization: Bearer sk-…  (one a line; left empty, a change keeps the relay's)" }),
+    leastTier: el("select", { id: "relay-leastTier" }, ...["attested", "debug", "unattested"].map((tier) => el("option", { value: tier, text: "least tier: " + tier }))),
+    proof: el("select", { id: "relay-proof" }, ...["none", "limitedUseToken", "assertion"].map((proof) => el("option", { value: proof, text: "proof: " + proof }))),
+    perInstallPerMinute: input("perInstallPerMinute", "calls / install / minute"), perInstallPerDay: input("perInstallPerDay", "calls / install / day"),
+    perAppPerDay: input("perAppPerDay", "calls / app / day"),
+  };
+  function edit(relay) {
+    fields.name.value = relay.name;
+    fields.upstream.value = relay.upstream;
+    fields.methods.value = relay.methods.join(", ");
+    fields.paths.value = relay.paths.join("\n");
+    fields.headers.value = "";
+    fields.leastTier.value = relay.leastTier;
+    fields.proof.value = relay.proof;
+    for (const quota of ["perInstallPerMinute", "perInstallPerDay", "perAppPerDay"]) fields[quota].value = relay[quota] == null ? "" : String(relay[quota]);
+  }
+  async function save() {
+    const body = {
+      upstream: fields.upstream.value.trim(), methods: fields.methods.value.split(",").map((m) => m.trim().toUpperCase()).filter(Boolean),
+      paths: fields.paths.value.split("\n").map((p) => p.trim()).filter(Boolean), leastTier: fields.leastTier.value, proof: fields.proof.value,
+    };
+    for (const quota of ["perInstallPerMinute", "perInstallPerDay", "perAppPerDay"]) {
+      if (fields[quota].value.trim()) body[quota] = Number(fields[quota].value.trim());
+    }
+    const lines = fields.headers.value.split("\n").map((line) => line.trim()).filter(Boolean);
+    if (lines.length) {
+      body.headers = {};
+      for (const line of lines) {
+        const colon = line.indexOf(":");
+        if (colon < 1) return say("Each header line is 'Name: value'.", "error");
+        body.headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+      }
+    }
+    try {
+      const reply = await api("PUT", "relays/" + encodeURIComponent(fields.name.value.trim()), body);
+      fields.headers.value = "";
+      say(reply.message, "ok");
+      await show("relays");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  async function remove(relay) {
+    if (!confirm("Remove the relay " + relay.name + "? The app's calls through it are refused from then on.")) return;
+    try {
+      say((await api("DELETE", "relays/" + encodeURIComponent(relay.name))).message, "ok");
+      await show("relays");
+    } catch (error) {
+      failed(error);
+    }
+  }
+  const quotas = (r) => [r.perInstallPerMinute != null ? r.perInstallPerMinute + "/install/min" : null, r.perInstallPerDay != null ? r.perInstallPerDay + "/install/day" : null,
+    r.perAppPerDay != null ? r.perAppPerDay + "/app/day" : null].filter(Boolean).join(", ") || "none";
+  return el("section", { class: "card wide" }, el("h2", { text: "Attested relays" }),
+    el("p", { class: "muted", text: "An app calls /v1/relay/<name>/… with its access token; Sesame checks the install as for a config, adds the headers below, and forwards the call to the upstream. The header values never leave Sesame." }),
+    table(["Name", "Upstream", "Methods", "Paths", "Injects", "Least tier", "Proof", "Quotas", ""], listing.relays.map((r) =>
+      el("tr", {}, el("td", {}, el("code", { text: r.name })), el("td", {}, el("code", { text: r.upstream })), el("td", { text: r.methods.join(", ") }),
+        el("td", {}, ...r.paths.map((p) => el("code", { class: "path", text: p }))), el("td", { text: r.headerNames.join(", ") }),
+        el("td", { text: r.leastTier }), el("td", { text: r.proof }), el("td", { text: quotas(r) }),
+        el("td", {}, isOwner() ? el("button", { class: "small", onclick: () => edit(r), text: "Edit" }) : null,
+          isOwner() ? el("button", { class: "danger small", onclick: () => remove(r), text: "Remove" }) : null)))),
+    isOwner() ? el("div", {}, el("h3", { text: "Make or change a relay" }),
+      el("div", { class: "row" }, fields.name, fields.upstream, fields.methods, fields.leastTier, fields.proof),
+      el("div", { class: "row" }, fields.paths, fields.headers),
+      el("div", { class: "row" }, fields.perInstallPerMinute, fields.perInstallPerDay, fields.perAppPerDay,
+        el("button", { id: "set-relay", class: "primary", onclick: save, text: "Save relay" }))) : null);
+}
+
 // Apple: the team's DeviceCheck key, which signs Sesame's calls to Apple for the app. Write-only:
 // the page shows its id and what Apple made of it, never the key.
 async function applePage() {
@@ -784,7 +861,8 @@ async function policyPage() {
   fields.userDocumentQuota.value = policy.userDocumentQuota;
   // The two-person rule: which changes wait for a second member's approval.
   const guarded = { publish: "Publishing a config", rollback: "Rolling a config back, and device overrides", kill_switch: "Kill switches",
-    revocation: "Revocations (emergency, and of a device)", policy: "This policy", schema: "Config schemas" };
+    revocation: "Revocations (emergency, and of a device)", policy: "This policy", schema: "Config schemas",
+    relay: "Attested relays" };
   const approvals = Object.fromEntries(Object.keys(guarded).map((kind) =>
     [kind, el("input", { id: "policy-approve-" + kind, type: "checkbox" })]));
   for (const kind of policy.requireApproval || []) if (approvals[kind]) approvals[kind].checked = true;
