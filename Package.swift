@@ -194,6 +194,9 @@ if declaresServer {
             dependencies: ["SesameConfiguration", "SesameDomain", hummingbird, httpTypes, metrics, prometheus, logging, nioCore, nioHTTPTypes],
             path: "Shared/SesameHTTP"
         ),
+        // An App Attest assertion checked against its stored key: auth's refresh and backend checks, delivery's relays.
+        .target(
+            name: "SesameAssertions", dependencies: ["AppAttest", "SesameStorage", crypto, logging, postgresNIO], path: "Shared/SesameAssertions"),
         .target(
             name: "SesameOutbound",
             dependencies: ["SesameConfiguration", asyncHTTPClient, nioCore, nioHTTP1, nioPosix],
@@ -220,8 +223,8 @@ if declaresServer {
         .target(
             name: "AuthService",
             dependencies: [
-                "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameHTTP", "SesameStorage", "SesameConfiguration", "SesameApple",
-                "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
+                "SesameServer", "SesameTokens", "SesameDomain", "SesameJSON", "AppAttest", "SesameAssertions", "SesameHTTP", "SesameStorage",
+                "SesameConfiguration", "SesameApple", "SesameEventBus", "SesameEvents", "SesameKafka", argumentParser, crypto, postgresNIO, serviceLifecycle, x509,
                 asn1, httpTypes, metrics, openAPIRuntime,
             ],
             path: "Services/auth/AuthService",
@@ -233,7 +236,8 @@ if declaresServer {
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", sesamePinning, crypto, cryptoExtras, postgresNIO,
+                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", "SesameAssertions", "AppAttest",
+                sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore, openAPIRuntime, asyncHTTPClient, asyncAlgorithms, nioCore, nioHTTP1,
             ],
             path: "Services/delivery/DeliveryService",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """schemathesis, with ast.parse serialised across threads: the workaround for python/cpython#106905,
-in this one place.
+in this one place (docs/upstream/cpython-ast-threads.md).
 
 CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per thread, so two
 threads parsing at once (hypothesis parses lambda sources in each of schemathesis's `--workers`

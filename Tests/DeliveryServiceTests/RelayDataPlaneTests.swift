@@ -1,3 +1,4 @@
+import AppAttestTesting
 import Crypto
 import Foundation
 import HTTPTypes
@@ -49,7 +50,7 @@ struct TestUpstream: Sendable {
                 body: ResponseBody { writer in
                     try await writer.write(ByteBuffer(string: "data: one\n\n"))
                     // Longer than the relay's time; short enough not to hold the server's shutdown long.
-                    try await Task.sleep(for: .seconds(6))
+                    try await Task.sleep(for: .seconds(9))
                     try await writer.finish(nil)
                 })
         }
@@ -223,7 +224,7 @@ struct RelayDataPlaneTests {
                 #expect(paid.status == .created, "\(paid.body)")
                 #expect(!paid.body.contains(single), "the proof reached the upstream")
                 let replayed = try await call(single)
-                #expect(replayed.status == .forbidden && Self.errorCode(replayed.body) == "relay_proof_invalid" && replayed.body.contains("already spent"), "\(replayed.body)")
+                #expect(replayed.status == .forbidden && Self.errorCode(replayed.body) == "relay_proof_invalid" && replayed.body.contains("was already spent"), "\(replayed.body)")
                 for (proof, body, access, why) in [
                     (try await apiToken(token, boundTo: "order-1"), "order-2", token, "not bound to this request's body"),
                     (try await apiToken(token, boundTo: nil), "order-1", token, "not bound to this request's body"),
@@ -234,6 +235,43 @@ struct RelayDataPlaneTests {
                     let refused = try await call(proof, body: body, as: access)
                     #expect(refused.status == .forbidden && Self.errorCode(refused.body) == "relay_proof_invalid" && refused.body.contains(why), "\(why): \(refused.body)")
                 }
+            }
+        }
+    }
+
+    @Test("a relay asking for assertions: one by the install's key over the body passes once; over another body, replayed, by another key or missing, refused")
+    func assertionProof() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let (tokens, key) = try await harness.app.attestKeepingKey(with: harness.auth)
+                let other = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: tokens.accessToken)
+                #expect(try await harness.manageReply(.put, "relays/llm", [
+                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST"], "paths": ["/echo/*"], "proof": "assertion",
+                ]).status == .ok)
+                /// An assertion by the install's key over `body`, at `counter`.
+                func assertion(_ body: String, counter: UInt32) throws -> String {
+                    Data(try harness.app.attester.assert(
+                        key, clientDataHash: Array(SHA256.hash(data: Data(body.utf8))), appId: DeliveryHarness.appID, counter: counter)).base64EncodedString()
+                }
+                func call(_ proof: String?, body: String = "order-1", as access: String? = nil) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: String) {
+                    var headers: HTTPFields = [:]
+                    if let proof { headers[HTTPField.Name("X-Sesame-Assertion")!] = proof }
+                    return try await Self.call(harness, .post, "/v1/relay/llm/echo/buy", token: access ?? tokens.accessToken, headers: headers, body: body)
+                }
+                try await eventually("the relay asks for an assertion") { Self.errorCode(try await call(nil).body) == "relay_proof_required" }
+                let first = try assertion("order-1", counter: 1)
+                let paid = try await call(first)
+                #expect(paid.status == .created, "\(paid.body)")
+                for (proof, body, access, why) in [
+                    (first, "order-1", tokens.accessToken, "replayed"),
+                    (try assertion("order-1", counter: 2), "order-2", tokens.accessToken, "over another body"),
+                    (try assertion("order-1", counter: 3), "order-1", other, "not by this install's key"),
+                ] {
+                    let refused = try await call(proof, body: body, as: access)
+                    #expect(refused.status == .forbidden && Self.errorCode(refused.body) == "relay_proof_invalid", "\(why): \(refused.body)")
+                }
+                #expect(try await call(try assertion("order-3", counter: 4), body: "order-3").status == .created)
             }
         }
     }
@@ -310,17 +348,18 @@ struct RelayDataPlaneTests {
         }
     }
 
-    @Test("a streamed answer's first event reaches the caller before the upstream finishes; a revocation mid-stream ends it with a reason; a stalled stream ends at the relay's time")
+    @Test("a streamed answer's first event reaches the caller before the upstream finishes; a revocation or a kill switch mid-stream ends it with a reason; a stalled stream ends at the relay's time")
     func streaming() async throws {
         try await TestUpstream.run { upstream in
             try await DeliveryHarness.run { harness in
                 let attested = try await harness.app.attest(with: harness.auth)
                 let token = attested.accessToken
-                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 3])
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 5])
                 let port = try #require(harness.deliveries[0].port)
-                func open(_ path: String) async throws -> (Int, AsyncThrowingStream<Data, any Error>.AsyncIterator) {
+                func open(_ path: String, as bearer: String? = nil) async throws -> (Int, AsyncThrowingStream<Data, any Error>.AsyncIterator) {
                     let request = HTTPExchange.Request(
-                        method: "GET", url: URL(string: "http://127.0.0.1:\(port)/v1/relay/llm/\(path)")!, headers: ["authorization": "Bearer \(token)"])
+                        method: "GET", url: URL(string: "http://127.0.0.1:\(port)/v1/relay/llm/\(path)")!,
+                        headers: ["authorization": "Bearer \(bearer ?? token)"])
                     let (head, body) = try await URLSessionTransport().stream(request)
                     return (head.status, body.makeAsyncIterator())
                 }
@@ -339,12 +378,12 @@ struct RelayDataPlaneTests {
                 while let chunk = try await chunks.next() { rest += String(decoding: chunk, as: UTF8.self) }
                 #expect(rest.contains("data: two") && !rest.contains("sesame-relay-ended"), "\(rest)")
 
-                // Stalled after its first event: ended at the relay's 3 s, with why.
+                // Stalled after its first event: ended at the relay's 5 s, with why.
                 let started = ContinuousClock.now
                 var (_, stalled) = try await open("stall")
                 let ended = try await readUntil("sesame-relay-ended", &stalled)
                 #expect(ended.contains("relay_upstream_timeout"), "\(ended)")
-                #expect(ContinuousClock.now - started < .seconds(6))
+                #expect(ContinuousClock.now - started < .seconds(8))
 
                 // Revoked mid-stream: ended within the standing check's second, with the reason.
                 var (_, revoked) = try await open("stall")
@@ -353,6 +392,14 @@ struct RelayDataPlaneTests {
                 #expect(try await harness.manageReply(.post, "devices/revoke", ["keyId": keyID, "reason": "stolen"]).status == .ok)
                 let reason = try await readUntil("sesame-relay-ended", &revoked)
                 #expect(reason.contains("token_revoked"), "\(reason)")
+
+                // The install's version switched off mid-stream: ended with the team's reason.
+                let current = try await harness.app.attest(with: harness.auth, appVersion: "2.1.3").accessToken
+                var (_, switched) = try await open("stall", as: current)
+                _ = try await readUntil("data: one", &switched)
+                #expect(try await harness.manageReply(.post, "kill-switch", ["versions": ["2.1.3"], "enabled": false, "reason": "update to 2.1.4"]).status == .ok)
+                let switchedOff = try await readUntil("sesame-relay-ended", &switched)
+                #expect(switchedOff.contains("version_disabled") && switchedOff.contains("update to 2.1.4"), "\(switchedOff)")
             }
         }
     }

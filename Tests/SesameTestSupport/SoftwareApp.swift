@@ -34,6 +34,13 @@ public struct SoftwareApp: Sendable {
     public func attest(
         with auth: any TestClientProtocol, appVersion: String? = nil, environment: AppAttestEnvironment = .development
     ) async throws -> Tokens {
+        try await attestKeepingKey(with: auth, appVersion: appVersion, environment: environment).tokens
+    }
+
+    /// `attest`, returning the device's key too, for assertions by it afterwards.
+    public func attestKeepingKey(
+        with auth: any TestClientProtocol, appVersion: String? = nil, environment: AppAttestEnvironment = .development
+    ) async throws -> (tokens: Tokens, key: SoftwareAttester.DeviceKey) {
         let challenge = try await auth.execute(uri: "/v1/auth/challenge", method: .post) { Data(buffer: $0.body) }
         guard let nonceText = (try JSONSerialization.jsonObject(with: challenge) as? [String: Any])?["nonce"] as? String,
             let nonce = Data(base64Encoded: nonceText)
@@ -53,6 +60,6 @@ public struct SoftwareApp: Sendable {
         guard let tokens = try JSONSerialization.jsonObject(with: reply) as? [String: Any], let access = tokens["accessToken"] as? String,
             let refresh = tokens["refreshToken"] as? String
         else { throw Refused(description: "attest refused: \(String(decoding: reply, as: UTF8.self))") }
-        return Tokens(accessToken: access, refreshToken: refresh)
+        return (Tokens(accessToken: access, refreshToken: refresh), key)
     }
 }

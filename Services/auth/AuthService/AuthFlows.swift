@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Logging
+import SesameAssertions
 import SesameConfiguration
 import SesameDomain
 import SesameHTTP

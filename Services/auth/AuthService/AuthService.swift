@@ -5,6 +5,7 @@ import Hummingbird
 import ServiceLifecycle
 import SwiftASN1
 import X509
+import SesameAssertions
 import SesameApple
 import SesameConfiguration
 import SesameEventBus
@@ -48,7 +49,7 @@ public enum AuthService: SesameServiceDefinition {
         let extraRoots = try extraRoots(configuration.appAttestExtraRootsPEM)
         let verifier = AppAttestVerifier(additionalRoots: extraRoots)
         let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
-        let assertions = AssertionCheck(keys: keys, verifier: verifier)
+        let assertions = AssertionCheck(keys: AssertionKeys(database: database, logger: logger), verifier: verifier)
         let gate = InstallGate(database: database, logger: logger)
         let outcomes = AttestationOutcomes()
         let ramps = AttestationRamps(database: database, policies: policies, logger: logger)

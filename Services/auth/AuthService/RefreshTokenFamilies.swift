@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SesameAssertions
 import SesameConfiguration
 import SesameDomain
 import SesameStorage

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SesameAssertions
 import SesameConfiguration
 import SesameStorage
 

@@ -1,7 +1,9 @@
+import AppAttest
 import Crypto
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import SesameAssertions
 import SesameConfiguration
 import SesameEncryption
 import SesameEventBus
@@ -77,7 +79,10 @@ public enum DeliveryService: SesameServiceDefinition {
         let relayUpstreams = PinnedClientPool(policy: OutboundAddressPolicy(configuration: configuration))
         RelayRoutes(
             gate: gate, upstreams: relayUpstreams, quotas: relayQuotas, slots: RelayCallSlots(),
-            proofs: RelayProofCheck(authority: authority, consumed: ConsumedAPITokens(database: database, logger: logger)), logger: logger)
+            proofs: RelayProofCheck(
+                authority: authority, consumed: ConsumedAPITokens(database: database, logger: logger),
+                assertions: AssertionCheck(keys: AssertionKeys(database: database, logger: logger), verifier: AppAttestVerifier(additionalRoots: []))),
+            logger: logger)
             .addRoutes(to: parts.group("v1/relay", bodyLimit: RelayRoutes.maxBodyBytes, servedFromMemory: true))
 
         let consumer = try KafkaBroadcastConsumer(

@@ -21,6 +21,10 @@ public struct SesameRelay: Sendable {
         /// A single-use API token bound to the call's body, spent by it: a captured call cannot be
         /// replayed. `audience` is one of the app's policy `apiAudiences` (nil when it lists one).
         case limitedUseToken(audience: String? = nil)
+        /// An App Attest assertion by this install's key over the call's body: each passes once.
+        /// Calls that carry one must reach Sesame in the order they were made (the key's counter
+        /// only moves forward): send them one at a time.
+        case assertion
     }
 
     /// The relay's name, as its owner made it (`sesame relays set`).
@@ -102,8 +106,12 @@ public struct SesameRelay: Sendable {
     private func prepared(_ exchange: HTTPExchange.Request, token: String) async throws(SesameError) -> HTTPExchange.Request {
         var sent = exchange
         sent.headers["authorization"] = "Bearer " + token
-        if case .limitedUseToken(let audience) = proof {
+        switch proof {
+        case .none: break
+        case .limitedUseToken(let audience):
             sent.headers["x-sesame-limited-use-token"] = try await client.limitedUseToken(for: audience, boundTo: exchange.body ?? Data()).token
+        case .assertion:
+            sent.headers["x-sesame-assertion"] = try await client.assertion(for: exchange.body ?? Data()).assertion.base64EncodedString()
         }
         return sent
     }

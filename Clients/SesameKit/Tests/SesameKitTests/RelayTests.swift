@@ -30,7 +30,7 @@ struct RelayTests {
         let (data, response) = try await relay.data(for: Self.completion(relay))
         #expect(response.statusCode == 200)
         let echoed = try Self.echo(data)
-        #expect(echoed == ["method": "POST", "path": "/v1/chat/completions", "body": #"{"prompt":"hi"}"#, "custom": "kept"])
+        #expect(echoed == ["method": "POST", "path": "/v1/chat/completions", "body": #"{"prompt":"hi"}"#, "custom": "kept", "assertion": ""])
         #expect(harness.sesame.requestPaths == ["/v1/auth/challenge", "/v1/auth/attest", "/v1/relay/llm/v1/chat/completions"])
         #expect(try await relay.authorizationHeader().hasPrefix("Bearer "))
     }
@@ -94,6 +94,16 @@ struct RelayTests {
             _ = try await relay.data(for: URLRequest(url: URL(string: "https://sesame.example.com/v1/relay/llmx/v1")!))
         }
         #expect(harness.sesame.with { $0.requests.count } == sentBefore)
+    }
+
+    @Test("a relay asking for assertions gets one by the install's key over each call's body")
+    func assertionProof() async throws {
+        let harness = Harness()
+        let relay = harness.client().relay("llm", proof: .assertion)
+        let (first, _) = try await relay.data(for: Self.completion(relay, body: "order-1"))
+        let (second, _) = try await relay.data(for: Self.completion(relay, body: "order-2"))
+        let assertions = try [first, second].map { try #require(Data(base64Encoded: try Self.echo($0)["assertion"] ?? "")) }
+        #expect(assertions.count == 2 && !assertions[0].isEmpty && assertions[0] != assertions[1])
     }
 
     @Test("bytes(for:) over a transport that cannot stream gives the body whole")

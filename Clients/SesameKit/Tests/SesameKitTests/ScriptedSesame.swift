@@ -248,6 +248,7 @@ final class ScriptedSesame: HTTPTransport, Sendable {
             let echo: [String: Any] = [
                 "method": request.method, "path": String(path.dropFirst("/v1/relay/llm".count)),
                 "body": String(decoding: request.body ?? Data(), as: UTF8.self), "custom": request.headers["x-custom"] ?? "",
+                "assertion": request.headers["x-sesame-assertion"] ?? "",
             ]
             return json(state.relayUpstreamStatus, echo, headers: ["x-sesame-upstream": "1"])
         case ("GET", "/v1/config"):

@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import Hummingbird
 import Logging
+import SesameAssertions
 import SesameDomain
 import SesameHTTP
 import SesameStorage

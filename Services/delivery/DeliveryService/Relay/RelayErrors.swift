@@ -15,18 +15,18 @@ enum RelayErrors {
         .forbidden, code: DeliveryErrorCode.relayPathNotAllowed,
         message: "No path pattern of this relay allows this path (empty, . and .. segments and % never match).")
     static let queryTooLong = APIError.invalidRequest("The query may be at most \(RelayRoutes.maxQueryBytes) bytes.")
-    /// A call without the proof its relay asks for; or a relay asking for a proof not checked yet (assertions).
+    /// A call without the proof its relay asks for.
     static func proofRequired(_ proof: RelayProof) -> APIError {
         APIError(
             .forbidden, code: DeliveryErrorCode.relayProofRequired,
             message: proof == .limitedUseToken
-                ? "This relay needs a single-use API token bound to the body with each call, in X-Sesame-Limited-Use-Token (SesameKit: relay(_:proof:))."
-                : "This relay asks for an App Attest assertion with each call, which this server cannot check yet; its owner can set its proof to none or limitedUseToken.")
+                ? "This relay needs a single-use API token bound to the body with each call, in X-Sesame-Limited-Use-Token (SesameKit: relay(_:proof: .limitedUseToken()))."
+                : "This relay needs an App Attest assertion over the body with each call, in X-Sesame-Assertion (SesameKit: relay(_:proof: .assertion)).")
     }
 
-    /// The proof the relay asks for was sent but does not hold: `why` completes "The single-use token …".
-    static func proofInvalid(_ why: String) -> APIError {
-        APIError(.forbidden, code: DeliveryErrorCode.relayProofInvalid, message: "The single-use token sent with this call \(why).")
+    /// The proof the relay asks for was sent but does not hold: "The `what` sent with this call `why`."
+    static func proofInvalid(_ what: String, _ why: String) -> APIError {
+        APIError(.forbidden, code: DeliveryErrorCode.relayProofInvalid, message: "The \(what) sent with this call \(why).")
     }
     static func quotaExceeded(_ kind: RelayQuotas.Kind, limit: Int, retryAfter: Int) -> APIError {
         let what = switch kind {
