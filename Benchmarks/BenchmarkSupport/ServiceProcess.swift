@@ -77,6 +77,19 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 }
 
+extension ServiceProcess {
+    /// The release `sesame-delivery` beside the running benchmark, or `SESAME_BENCH_DELIVERY`: another
+    /// executable to start instead (a script running it under heaptrack or perf).
+    public static func releaseDelivery() throws -> URL {
+        let delivery = ProcessInfo.processInfo.environment["SESAME_BENCH_DELIVERY"].map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("sesame-delivery")
+        guard FileManager.default.isExecutableFile(atPath: delivery.path) else {
+            throw BenchmarkFailure("no release sesame-delivery beside this benchmark (\(delivery.path)): build it first")
+        }
+        return delivery
+    }
+}
+
 /// Why a benchmark stopped.
 public struct BenchmarkFailure: Error, CustomStringConvertible {
     public let description: String

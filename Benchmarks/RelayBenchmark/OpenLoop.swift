@@ -19,8 +19,11 @@ enum OpenLoop {
         }
     }
 
-    /// `rate` GETs a second of `url` for `seconds`, with `headers`; a non-2xx answer is a failure.
-    static func run(_ client: HTTPClient, url: String, headers: [(String, String)], rate: Int, seconds: Int) async -> Latencies {
+    /// `rate` GETs a second of `url` for `seconds`, the `index`th with `headers(index)`; a non-2xx
+    /// answer is a failure.
+    static func run(
+        _ client: HTTPClient, url: String, headers: @escaping @Sendable (Int) -> [(String, String)], rate: Int, seconds: Int
+    ) async -> Latencies {
         let results = Collected()
         let clock = ContinuousClock()
         let start = clock.now
@@ -31,7 +34,7 @@ enum OpenLoop {
                 try? await Task.sleep(until: due)
                 group.addTask {
                     var request = HTTPClientRequest(url: url)
-                    for (name, value) in headers { request.headers.add(name: name, value: value) }
+                    for (name, value) in headers(index) { request.headers.add(name: name, value: value) }
                     do {
                         let response = try await client.execute(request, timeout: .seconds(10))
                         _ = try await response.body.collect(upTo: 1 << 20)

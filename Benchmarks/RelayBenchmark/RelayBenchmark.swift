@@ -42,11 +42,7 @@ enum RelayBenchmark {
     static func main() async throws {
         SesameLogging.bootstrap(json: true, level: .warning)
         let streams = CommandLine.arguments.dropFirst().compactMap { Int($0) }.first ?? 500
-        let delivery = ProcessInfo.processInfo.environment["SESAME_BENCH_DELIVERY"].map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("sesame-delivery")
-        guard FileManager.default.isExecutableFile(atPath: delivery.path) else {
-            throw BenchmarkFailure("no release sesame-delivery beside this benchmark (\(delivery.path)): build it first")
-        }
+        let delivery = try ServiceProcess.releaseDelivery()
         guard streams <= installs * 8 else { throw BenchmarkFailure("at most \(installs * 8) streams (8 open calls an install)") }
         let upstream = BenchUpstream()
         try await upstream.run { port in try await run(streams: streams, delivery: delivery, upstream: upstream, upstreamPort: port) }
@@ -56,11 +52,15 @@ enum RelayBenchmark {
         let attester = try SoftwareAttester()
         let masterKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
         try await TestDatabase.withFreshDatabase { url in
-            let configuration = ServiceConfiguration(
+            var settings = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, logLevel: .warning,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken,
                 outboundAllowedHosts: ["127.0.0.1"])
+            // A hundred installs attest from this one address.
+            settings.attestRatePerClient = 1_000_000
+            settings.attestAdmissionRate = 1_000_000
+            let configuration = settings
             try await AdminService.buildApplication(configuration: configuration, logger: logger).test(.live) { admin in
                 try await AuthService.buildApplication(configuration: configuration, logger: logger).test(.live) { auth in
                     for client in [admin, auth] {
@@ -127,11 +127,13 @@ enum RelayBenchmark {
         let bearer = [("Authorization", "Bearer \(tokens[0])")]
 
         print("| relay, one delivery replica | figure |\n| --- | ---: |")
+        // The installs in turn: one install may hold 8 calls open, and the load is many installs'.
+        let installs: @Sendable (Int) -> [(String, String)] = { index in [("Authorization", "Bearer \(tokens[index % tokens.count])")] }
         // Warm both paths (connections, the relay's pooled upstream client).
-        _ = await OpenLoop.run(client, url: upstreamBase + "/small", headers: [], rate: 500, seconds: 2)
-        _ = await OpenLoop.run(client, url: relayBase + "/small", headers: bearer, rate: 500, seconds: 2)
-        let direct = await OpenLoop.run(client, url: upstreamBase + "/small", headers: [], rate: 1000, seconds: 10)
-        let relayed = await OpenLoop.run(client, url: relayBase + "/small", headers: bearer, rate: 1000, seconds: 10)
+        _ = await OpenLoop.run(client, url: upstreamBase + "/small", headers: { _ in [] }, rate: 500, seconds: 2)
+        _ = await OpenLoop.run(client, url: relayBase + "/small", headers: installs, rate: 500, seconds: 2)
+        let direct = await OpenLoop.run(client, url: upstreamBase + "/small", headers: { _ in [] }, rate: 1000, seconds: 10)
+        let relayed = await OpenLoop.run(client, url: relayBase + "/small", headers: installs, rate: 1000, seconds: 10)
         row("GET the upstream directly, 1,000 req/s for 10 s", latencies(direct))
         row("GET through the relay, 1,000 req/s for 10 s", latencies(relayed))
         row("added by the relay", "p50 \(format(relayed.percentile(0.5) - direct.percentile(0.5), digits: 2)) ms, p99 \(format(relayed.percentile(0.99) - direct.percentile(0.99), digits: 2)) ms")

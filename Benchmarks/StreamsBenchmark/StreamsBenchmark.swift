@@ -38,12 +38,7 @@ enum StreamsBenchmark {
     static func main() async throws {
         SesameLogging.bootstrap(json: true, level: .warning)
         let streams = CommandLine.arguments.dropFirst().compactMap { Int($0) }.first ?? 10_000
-        // SESAME_BENCH_DELIVERY: another executable to start instead (a script running it under heaptrack or perf).
-        let delivery = ProcessInfo.processInfo.environment["SESAME_BENCH_DELIVERY"].map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("sesame-delivery")
-        guard FileManager.default.isExecutableFile(atPath: delivery.path) else {
-            throw BenchmarkFailure("no release sesame-delivery beside this benchmark (\(delivery.path)): build it first")
-        }
+        let delivery = try ServiceProcess.releaseDelivery()
         try await run(streams: streams, delivery: delivery)
     }
 

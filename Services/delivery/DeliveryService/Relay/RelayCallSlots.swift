@@ -31,11 +31,13 @@ final class RelayCallSlots: Sendable {
     var openCalls: Int { open.withLock { $0.total } }
 
     fileprivate func give(back subject: String) {
-        open.withLock { open in
+        let total = open.withLock { open in
             open.total -= 1
             let left = open.bySubject[subject, default: 1] - 1
             open.bySubject[subject] = left > 0 ? left : nil
+            return open.total
         }
+        RelayMetrics.openCalls(total)
     }
 
     /// One open call; given back once, when released or dropped.
