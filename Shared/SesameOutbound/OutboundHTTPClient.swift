@@ -116,16 +116,11 @@ public struct OutboundHTTPClient: Sendable {
             var host = components.host, !host.isEmpty
         else { throw Refusal.invalidURL }
         guard policy.permits(scheme: scheme, host: host) else { throw Refusal.schemeNotAllowed(scheme) }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let addresses = try await Self.resolve(host)
-        // Every address must pass: a name may mix a public address with an internal one.
-        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
-            throw Refusal.internalAddress(host: host, address: refused)
-        }
+        let checked = try await Self.checkedAddresses(of: host, policy: policy)
+        host = checked.host
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .init(timeout), read: .init(timeout)))
-        // Connect to the address checked, not to whatever the name resolves to next.
-        if addresses[0] != host { configuration.dnsOverride = [host: addresses[0]] }
+        Self.pin(&configuration, host: host, to: checked.addresses[0])
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: url)
@@ -141,6 +136,24 @@ public struct OutboundHTTPClient: Sendable {
             try? await client.shutdown()
             throw error
         }
+    }
+
+    /// `host` without an IPv6 literal's brackets, and the addresses it resolves to, every one of
+    /// which `policy` permits (a name may mix a public address with an internal one); else the refusal.
+    static func checkedAddresses(of host: String, policy: OutboundAddressPolicy) async throws -> (host: String, addresses: [String]) {
+        var host = host
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let addresses = try await resolve(host)
+        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
+            throw Refusal.internalAddress(host: host, address: refused)
+        }
+        return (host, addresses)
+    }
+
+    /// Makes a client of `configuration` connect to `address`, the one checked, not to whatever
+    /// `host` resolves to next (a rebinding DNS answer).
+    static func pin(_ configuration: inout HTTPClient.Configuration, host: String, to address: String) {
+        if address != host { configuration.dnsOverride = [host: address] }
     }
 
     /// The addresses `host` resolves to (itself when it is an address), resolved on NIO's

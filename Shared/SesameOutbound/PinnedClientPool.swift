@@ -51,8 +51,8 @@ public final class PinnedClientPool: Sendable {
     /// A client for `scheme://host:port`, connected to an address of `host` the policy permits.
     /// Throws `OutboundHTTPClient.Refusal` when the scheme or every address is refused.
     public func client(scheme: String, host: String, port: Int) async throws -> HTTPClient {
-        var host = host.lowercased()
         guard policy.permits(scheme: scheme, host: host) else { throw OutboundHTTPClient.Refusal.schemeNotAllowed(scheme) }
+        var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let key = "\(scheme)://\(host):\(port)"
         let now = ContinuousClock.now
@@ -71,12 +71,7 @@ public final class PinnedClientPool: Sendable {
             return fresh
         }
 
-        let addresses = try await OutboundHTTPClient.resolve(host)
-        // Every address must pass: a name may mix a public address with an internal one.
-        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
-            throw OutboundHTTPClient.Refusal.internalAddress(host: host, address: refused)
-        }
-        let address = addresses[0]
+        let address = try await OutboundHTTPClient.checkedAddresses(of: host, policy: policy).addresses[0]
         return try state.withLock { state in
             guard !state.shutDown else { throw OutboundHTTPClient.Refusal.unresolvable(host) }
             if var entry = state.entries[key], entry.address == address {
@@ -116,8 +111,7 @@ public final class PinnedClientPool: Sendable {
             redirectConfiguration: .disallow,
             timeout: .init(connect: .init(limits.connectTimeout)),
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: limits.connectionsPerHost))
-        // Connect to the address checked, not to whatever the name resolves to next.
-        if address != host { configuration.dnsOverride = [host: address] }
+        OutboundHTTPClient.pin(&configuration, host: host, to: address)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
+import SesameDomain
 import SesameKit
 import SesameTestSupport
 import Testing
@@ -204,8 +205,7 @@ struct RelayDataPlaneTests {
                 func apiToken(_ access: String, boundTo body: String?, limitedUse: Bool = true) async throws -> String {
                     var request: [String: Any] = ["audience": "https://api.example.com", "limitedUse": limitedUse]
                     if let body {
-                        request["binding"] = Data(SHA256.hash(data: Data(body.utf8))).base64EncodedString()
-                            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                        request["binding"] = Base64.urlEncode(SHA256.hash(data: Data(body.utf8)))
                     }
                     let reply = try await harness.auth.execute(
                         uri: "/v1/auth/api-token", method: .post, headers: [.authorization: "Bearer \(access)", .contentType: "application/json"],

@@ -58,7 +58,7 @@ public struct SesameRelay: Sendable {
             let sent = try await prepared(exchange, token: token)
             let response: HTTPExchange.Response
             do { response = try await client.api.transport.send(sent) } catch {
-                throw .network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
+                throw SesameAPI.networkFailure(error)
             }
             if Self.isUpstreams(response) { return (response.body, try Self.urlResponse(response, url: sent.url)) }
             if response.status == 401, attempt == 0 {
@@ -87,7 +87,7 @@ public struct SesameRelay: Sendable {
             let head: HTTPExchange.Response
             let body: AsyncThrowingStream<Data, any Error>
             do { (head, body) = try await streaming.stream(sent) } catch {
-                throw .network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
+                throw SesameAPI.networkFailure(error)
             }
             if Self.isUpstreams(head) { return (body, try Self.urlResponse(head, url: sent.url)) }
             // Sesame's refusal: read its few bytes to say why.

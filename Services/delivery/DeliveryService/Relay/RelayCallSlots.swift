@@ -18,17 +18,16 @@ final class RelayCallSlots: Sendable {
 
     /// A slot for `subject`, or nil when it or the replica has none free.
     func take(for subject: String) -> Slot? {
-        let taken = open.withLock { open in
-            guard open.total < perReplica, open.bySubject[subject, default: 0] < perInstall else { return false }
+        let total = open.withLock { open -> Int? in
+            guard open.total < perReplica, open.bySubject[subject, default: 0] < perInstall else { return nil }
             open.total += 1
             open.bySubject[subject, default: 0] += 1
-            return true
+            return open.total
         }
-        return taken ? Slot(slots: self, subject: subject) : nil
+        guard let total else { return nil }
+        RelayMetrics.openCalls(total)
+        return Slot(slots: self, subject: subject)
     }
-
-    /// Calls open now.
-    var openCalls: Int { open.withLock { $0.total } }
 
     fileprivate func give(back subject: String) {
         let total = open.withLock { open in

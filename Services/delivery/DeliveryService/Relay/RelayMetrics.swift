@@ -1,4 +1,5 @@
 import Metrics
+import SesameConfiguration
 
 /// Each relay's figures, labelled by app and relay name (at most 20 relays an app; neither is a
 /// secret): what was asked, what the upstream answered, how long it took, what was carried.
@@ -12,7 +13,7 @@ enum RelayMetrics {
     /// `sesame_relay_upstream_seconds{app, relay}`: from the call's start to the upstream's answer head.
     static func upstreamLatency(_ duration: Duration, appID: String, relay: String) {
         Timer(label: "sesame_relay_upstream_seconds", dimensions: [("app", appID), ("relay", relay)], preferredDisplayUnit: .seconds)
-            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+            .recordNanoseconds(duration.inNanoseconds)
     }
 
     /// `sesame_relay_bytes_total{app, relay, direction}`: bodies carried `up` (to the upstream) and `down`.

@@ -55,9 +55,7 @@ struct RelayProofCheck: Sendable {
             guard claims.appID == caller.appID, claims.subject.value == caller.subject.value else {
                 throw RelayErrors.proofInvalid("single-use token", "was not issued to this install")
             }
-            let digest = Data(SHA256.hash(data: body.readableBytesView)).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-            guard claims.binding == digest else { throw RelayErrors.proofInvalid("single-use token", "is not bound to this request's body") }
+            guard claims.binding == Base64.urlEncode(SHA256.hash(data: body.readableBytesView)) else { throw RelayErrors.proofInvalid("single-use token", "is not bound to this request's body") }
             guard try await consumed.consumeForRelay(tokenID: claims.id.value, appID: claims.appID, expiresAt: claims.expiration.value) else {
                 throw RelayErrors.proofInvalid("single-use token", "was already spent")
             }

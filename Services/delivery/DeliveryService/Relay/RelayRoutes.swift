@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
@@ -11,6 +10,7 @@ import SesameDomain
 import SesameHTTP
 import SesameOutbound
 import ServiceLifecycle
+import SesameConfiguration
 import SesameTokens
 
 /// `/v1/relay/{name}/{path…}`: an attested relay's data plane (`docs/relay.md`). The caller passes
@@ -32,6 +32,8 @@ struct RelayRoutes: Sendable {
     static let maxQueryBytes = 4096
     /// The largest request body a relay may take (`RelayRules.requestBytesRange`): the group's limit.
     static let maxBodyBytes = RelayRules.requestBytesRange.upperBound
+    /// How a refusal for the caller's tier names a relay.
+    static let tierRefusalSubject = "This relay is, by its rules,"
     /// How often an open stream checks that its caller and its relay still stand.
     static let standingInterval: Duration = .seconds(1)
 
@@ -57,7 +59,7 @@ struct RelayRoutes: Sendable {
     private func forward(_ request: Request, caller: AccessGate.Authenticated, relay: ServedRelay, started: ContinuousClock.Instant) async throws -> Response {
         let appID = caller.claims.appID
         let rules = relay.rules
-        _ = try gate.admit(caller, tier: rules.leastTier, what: "This relay is, by its rules,")
+        _ = try gate.admit(caller, tier: rules.leastTier, what: Self.tierRefusalSubject)
         guard rules.methods.contains(request.method.rawValue) else { throw RelayErrors.methodNotAllowed(rules.methods) }
         let prefix = "/v1/relay/\(relay.name)"
         let fullPath = request.uri.path
@@ -73,7 +75,6 @@ struct RelayRoutes: Sendable {
         let subject = caller.claims.subject.value
         // The slot first: it bounds the bodies held at once.
         guard let slot = slots.take(for: subject) else { throw RelayErrors.busy }
-        RelayMetrics.openCalls(slots.openCalls)
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: rules.maxRequestBytes)
@@ -107,7 +108,7 @@ struct RelayRoutes: Sendable {
         do {
             let client = try await upstreams.client(scheme: relay.scheme, host: relay.host, port: relay.port)
             let remaining = deadline - ContinuousClock.now
-            answer = try await client.execute(outbound, deadline: .now() + .nanoseconds(Int64(remaining.nanoseconds)), logger: logger)
+            answer = try await client.execute(outbound, deadline: .now() + .nanoseconds(remaining.inNanoseconds), logger: logger)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw RelayErrors.upstreamTimeout(rules.timeoutSeconds)
         } catch {
@@ -133,10 +134,6 @@ struct RelayRoutes: Sendable {
             status: HTTPResponse.Status(code: Int(answer.status.code)), headers: headers,
             body: ResponseBody { writer in try await stream.write(to: &writer) })
     }
-}
-
-extension Duration {
-    fileprivate var nanoseconds: Double { Double(components.seconds) * 1e9 + Double(components.attoseconds) / 1e9 }
 }
 
 /// Keeps the relay's upstream clients for the service's life and shuts them at its end.

@@ -96,7 +96,7 @@ struct RelayStream: Sendable {
         do {
             let caller = try gate.standing(of: claims)
             guard let current = caller.state.relays[relay.name], current.rules.upstream == relay.rules.upstream else { return RelayErrors.notFound }
-            _ = try gate.admit(caller, tier: current.rules.leastTier, what: "This relay is, by its rules,")
+            _ = try gate.admit(caller, tier: current.rules.leastTier, what: RelayRoutes.tierRefusalSubject)
             return nil
         } catch let error as APIError {
             return error

@@ -51,8 +51,13 @@ struct SesameAPI: Sendable {
         do {
             return try await transport.send(request)
         } catch {
-            throw SesameError.network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
+            throw Self.networkFailure(error)
         }
+    }
+
+    /// A transport's failure, as SesameKit reports it: no answer arrived.
+    static func networkFailure(_ error: any Error) -> SesameError {
+        .network(underlying: String(describing: type(of: error)) + ": " + error.localizedDescription)
     }
 
     /// The code and message of a refusal; a body that is not Sesame's becomes `http_<status>`.
