@@ -346,7 +346,7 @@ if declaresServer {
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",
-            dependencies: ["SesameStorage", "SesameTestSupport", postgresNIO],
+            dependencies: ["SesameStorage", "SesameHTTP", "SesameTestSupport", postgresNIO],
             path: "Tests/SesameStorageTests"
         ),
         .testTarget(

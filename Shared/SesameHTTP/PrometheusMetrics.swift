@@ -40,6 +40,13 @@ public enum PrometheusMetrics {
         }
     }
 
+    /// The registry in Prometheus text format, as `GET /metrics` answers it.
+    public static func exposition() -> String {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
     /// Prometheus names allow `[a-zA-Z_:][a-zA-Z0-9_:]*`; swift-metrics labels use dots.
     static func sanitize(_ name: String) -> String {
         String(name.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" ? $0 : "_" })

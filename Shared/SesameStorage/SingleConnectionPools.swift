@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import PostgresNIO
 import Synchronization
 
@@ -89,7 +90,12 @@ final class SingleConnectionPools: Sendable {
         }
         // None idle: refuse past the bound (the members' loads, summed only on this slow path).
         let waiting = members[0..<openCount].reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) }
-        guard waiting < members.count * Self.queuedPerConnection else { throw StorageError.busy }
+        guard waiting < members.count * Self.queuedPerConnection else {
+            Counter(label: "sesame_database_pool_refusals_total").increment()
+            throw StorageError.busy
+        }
+        // Only this slow path counts: a query that found an idle connection did not wait.
+        Counter(label: "sesame_database_pool_waits_total").increment()
         // None idle and connected: the least busy connected one; none connected (PostgreSQL down or
         // restarting), the least busy that was connected before, which PostgreSQL admits; at start-up
         // (none ever connected), the least busy open one. Each waits for its connection as a

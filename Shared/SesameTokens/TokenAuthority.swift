@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Logging
+import Metrics
 import SesameConfiguration
 import SesameDomain
 import SesameStorage
@@ -87,6 +88,17 @@ public actor TokenAuthority {
         }
         if before != Set(loaded.verifiers.keys) { keySetGeneration.advance() }
         lastLoad = .now
+        if signs { recordSigningKeyAge(loaded) }
+    }
+
+    /// `sesame_auth_signing_key_activated_timestamp_seconds` (when the key that signs now started
+    /// signing, Unix time) beside `sesame_auth_signing_key_rotation_seconds` (how long a key signs):
+    /// the alert on an overdue rotation compares `time()` with their sum, so it keeps firing while
+    /// reloads (and with them this gauge) have stopped.
+    private nonisolated func recordSigningKeyAge(_ keys: KeySet, now: Date = Date()) {
+        guard let signer = keys.signer(at: now) else { return }
+        Gauge(label: "sesame_auth_signing_key_activated_timestamp_seconds").record(signer.activatesAt.timeIntervalSince1970)
+        Gauge(label: "sesame_auth_signing_key_rotation_seconds").record(Double(lifetimes.signingKeyRotation.wholeSeconds))
     }
 
     /// The keys loaded last, loading them first if none were.

@@ -3,6 +3,7 @@ import HTTPTypes
 import JWTKit
 import Logging
 import PostgresNIO
+import SesameConfiguration
 import SesameEvents
 import SesameKafka
 import SesameTestSupport
@@ -60,6 +61,31 @@ struct SigningKeyRotationTests {
                 let later = TokenAuthority(store: store, signs: false, logger: logger)
                 await #expect(throws: TokenError.self) { try await later.verifyAccessToken(oldAccess) }
                 #expect(try await later.jwks().keys.map(\.keyIdentifier?.string) == [rotation.kid])
+            }
+        }
+    }
+
+    @Test("when the key that signs now began signing, and how long a key signs, are exported for the overdue-rotation alert")
+    func signingKeyAgeExported() async throws {
+        try await AuthHarness.run { harness in
+            try await harness.withTokenStore { store in
+                let lifetimes = harness.configuration.tokenLifetimes
+                let signer = TokenAuthority(store: store, lifetimes: lifetimes, signs: true, logger: logger)
+                try await signer.reload()  // the first key is made on first use
+                try await harness.database.query("UPDATE signing_keys SET activates_at = now() - interval '2 hours' WHERE retired_at IS NULL")
+                // The service's own reloads write the same key's time (one database), so any reload
+                // after the update says two hours ago.
+                try await eventually("the gauge says the key began signing two hours ago") {
+                    try await signer.reload()
+                    let (_, body) = try await harness.get("/metrics")
+                    let text = String(decoding: body, as: UTF8.self)
+                    guard let activated = MetricsText.value("sesame_auth_signing_key_activated_timestamp_seconds", in: text) else { return false }
+                    return abs(Date().timeIntervalSince1970 - 7200 - activated) < 60
+                }
+                let (_, body) = try await harness.get("/metrics")
+                #expect(
+                    MetricsText.value("sesame_auth_signing_key_rotation_seconds", in: String(decoding: body, as: UTF8.self))
+                        == Double(lifetimes.signingKeyRotation.wholeSeconds))
             }
         }
     }

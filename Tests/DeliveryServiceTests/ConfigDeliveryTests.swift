@@ -152,6 +152,15 @@ struct ConfigDeliveryTests {
             let token = try await harness.app.attest(with: harness.auth).accessToken
             let warmup = try await harness.upload(["n": 0], version: "*")
             try await harness.waitUntilServed(version: "1.0.0", revision: warmup, token: token, timeout: .seconds(30))
+            // The delivery instances run in this process: one registry, so both count here.
+            func propagated() async throws -> (count: Double, sum: Double) {
+                let text = try await harness.metrics()
+                return (
+                    MetricsText.value("sesame_delivery_propagation_seconds_count", in: text) ?? 0,
+                    MetricsText.value("sesame_delivery_propagation_seconds_sum", in: text) ?? 0
+                )
+            }
+            let before = try await propagated()
             // The 1-second target is measured by `./sesame-dev bench delivery` (p99 over 100
             // uploads); here, with every suite running at once on two cores, 5 s only proves the
             // event path carried each upload, since the resync would take up to 30 s.
@@ -159,6 +168,11 @@ struct ConfigDeliveryTests {
                 let revision = try await harness.upload(["n": round], version: "*")
                 try await harness.waitUntilServed(version: "1.0.0", revision: revision, token: token, timeout: .seconds(5))
             }
+            // Each upload's event applied by each instance is one propagation measured, and each
+            // took less than the 5 s the loop allowed it.
+            try await eventually("both instances measured the five propagations") { try await propagated().count >= before.count + 10 }
+            let after = try await propagated()
+            #expect((after.sum - before.sum) / (after.count - before.count) < 5)
         }
     }
 }

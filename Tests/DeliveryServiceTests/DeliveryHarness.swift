@@ -172,6 +172,12 @@ struct DeliveryHarness: Sendable {
         return try await deliveries[instance].execute(uri: uri, method: .get, headers: headers) { Reply($0) }
     }
 
+    /// `GET /metrics` of delivery instance `instance`, as text (every instance of this process
+    /// shares one registry).
+    func metrics(instance: Int = 0) async throws -> String {
+        try await deliveries[instance].execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+    }
+
     /// The readiness status (`ready`, `degraded`, `unavailable`) of delivery instance `instance`.
     func readiness(instance: Int) async throws -> String? {
         try await readinessBody(of: deliveries[instance])["status"] as? String

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SesameHTTP
 import SesameTestSupport
 import Synchronization
 import Testing
@@ -81,9 +82,15 @@ struct SingleConnectionPoolsTests {
         let configuration = try DatabaseURL("postgres://nobody@127.0.0.1:1/none").clientConfiguration
         let pools = SingleConnectionPools(configuration: configuration, size: 2, sweepInterval: .seconds(3600), logger: logger)
         let bound = 2 * SingleConnectionPools.queuedPerConnection
+        let before = poolCounts()
         var lent: [SingleConnectionPools.Member] = []
         for _ in 0..<bound { lent.append(try pools.lend()) }
         #expect(throws: StorageError.busy) { try pools.lend() }
+        // None connected: every lend queued, and the one past the bound was refused (the
+        // counters the dashboard's pool panel and the pool alert read).
+        let after = poolCounts()
+        #expect(after.waits - before.waits >= Double(bound))
+        #expect(after.refusals - before.refusals >= 1)
         #expect(pools.members.reduce(0) { $0 + $1.inFlight.load(ordering: .relaxed) } == bound, "a refusal took a place")
         pools.giveBack(lent.removeLast())
         lent.append(try pools.lend())
@@ -197,4 +204,13 @@ struct SingleConnectionPoolsTests {
 /// A flag the held leases poll.
 private final class ReleaseFlag: Sendable {
     let isSet = Atomic<Bool>(false)
+}
+
+/// `sesame_database_pool_waits_total` and `…_refusals_total` in the process's registry.
+private func poolCounts() -> (waits: Double, refusals: Double) {
+    let text = PrometheusMetrics.exposition()
+    return (
+        MetricsText.value("sesame_database_pool_waits_total", in: text) ?? 0,
+        MetricsText.value("sesame_database_pool_refusals_total", in: text) ?? 0
+    )
 }

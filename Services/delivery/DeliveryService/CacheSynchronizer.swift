@@ -139,6 +139,7 @@ struct CacheSynchronizer: Service {
                         // resync has written since.
                         try Task.checkCancellation()
                         reportingFailures { cache.replace(appID, with: loaded) }
+                        DeliveryMetrics.propagated(since: envelope.occurredAt)
                     }
                 }
             } catch {

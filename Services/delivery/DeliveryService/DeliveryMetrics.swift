@@ -1,3 +1,4 @@
+import Foundation
 import Metrics
 
 /// Delivery's counters beyond the request metrics every service has.
@@ -23,5 +24,14 @@ enum DeliveryMetrics {
     static func rolloutInstalls(_ count: Int, rollout: String, included: Bool) {
         Gauge(label: "sesame_delivery_rollout_installs", dimensions: [("rollout", rollout), ("side", included ? "included" : "excluded")])
             .record(count)
+    }
+
+    /// `sesame_delivery_propagation_seconds`: from a change's event being written (its
+    /// `occurredAt`, in admin's transaction) to this replica serving it; the alert on its p99 and
+    /// the dashboard's propagation panel read it. Clocks of different hosts differ by their NTP
+    /// error, so a negative delay is recorded as zero.
+    static func propagated(since occurredAt: Date, now: Date = Date()) {
+        Metrics.Timer(label: "sesame_delivery_propagation_seconds", preferredDisplayUnit: .seconds)
+            .recordNanoseconds(Int64(max(0, now.timeIntervalSince(occurredAt)) * 1e9))
     }
 }
