@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// The map: shared libraries in `Shared/`, one concern each; services in `Services/<name>/` (a
@@ -39,6 +39,8 @@ let nioHTTPTypes: Target.Dependency = .product(name: "NIOHTTPTypes", package: "s
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let tracing: Target.Dependency = .product(name: "Tracing", package: "swift-distributed-tracing")
+let otel: Target.Dependency = .product(name: "OTel", package: "swift-otel")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
 /// The zero-knowledge envelope and the pin registry live in the client SDK's targets, so there is
 /// one implementation for apps and the server.
@@ -124,6 +126,9 @@ if declaresServer {
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.0"),
+        // OTLP over HTTP only: the gRPC exporter's packages would add minutes to every build.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.0"),
@@ -154,7 +159,7 @@ if declaresServer {
         .target(name: "SesameEncryption", dependencies: ["SesameDomain", crypto], path: "Shared/SesameEncryption"),
         .target(
             name: "SesameStorage",
-            dependencies: ["SesameConfiguration", "SesameDomain", "SesameJSON", postgresNIO, logging, crypto, serviceLifecycle],
+            dependencies: ["SesameConfiguration", "SesameDomain", "SesameJSON", "SesameTracing", postgresNIO, logging, crypto, serviceLifecycle, tracing],
             path: "Shared/SesameStorage"
         ),
         .systemLibrary(
@@ -169,11 +174,14 @@ if declaresServer {
             path: "Shared/SesameKafka"
         ),
         .target(name: "SesameEvents", path: "Shared/SesameEvents"),
+        // Spans and W3C trace context across HTTP, PostgreSQL and Kafka (the API only; the
+        // services' executables bootstrap the OTLP exporter, in SesameServer).
+        .target(name: "SesameTracing", dependencies: [tracing], path: "Shared/SesameTracing"),
         .target(
             name: "SesameEventBus",
             dependencies: [
-                "SesameConfiguration", "SesameEvents", "SesameKafka", "SesameStorage", postgresNIO, logging, metrics,
-                serviceLifecycle,
+                "SesameConfiguration", "SesameEvents", "SesameKafka", "SesameStorage", "SesameTracing", postgresNIO, logging, metrics,
+                serviceLifecycle, tracing,
             ],
             path: "Shared/SesameEventBus"
         ),
@@ -191,7 +199,10 @@ if declaresServer {
         ),
         .target(
             name: "SesameHTTP",
-            dependencies: ["SesameConfiguration", "SesameDomain", hummingbird, httpTypes, metrics, prometheus, logging, nioCore, nioHTTPTypes],
+            dependencies: [
+                "SesameConfiguration", "SesameDomain", "SesameTracing", hummingbird, httpTypes, metrics, prometheus, logging, nioCore, nioHTTPTypes,
+                tracing,
+            ],
             path: "Shared/SesameHTTP"
         ),
         // An App Attest assertion checked against its stored key: auth's refresh and backend checks, delivery's relays.
@@ -213,7 +224,7 @@ if declaresServer {
             name: "SesameServer",
             dependencies: [
                 "SesameConfiguration", "SesameLogging", "SesameHTTP", "SesameStorage", "SesameEncryption", "SesameKafka",
-                hummingbird, serviceLifecycle, argumentParser, nioPosix,
+                hummingbird, serviceLifecycle, argumentParser, nioPosix, otel, tracing,
             ],
             path: "Shared/SesameServer"
         ),

@@ -51,9 +51,10 @@ public struct EventStream: AsyncSequence, Sendable {
 
         public mutating func next() async -> EventEnvelope? {
             while let message = await messages.next() {
-                let envelope: EventEnvelope
+                var envelope: EventEnvelope
                 do {
                     envelope = try EventCodec.decode(message.value)
+                    envelope.traceHeaders = message.headers
                 } catch {
                     statistics.recordRejected(reason: error.reason)
                     logger.error(

@@ -8,6 +8,8 @@ import Synchronization
 import SesameEvents
 import SesameKafka
 import SesameStorage
+import SesameTracing
+import Tracing
 
 /// Publishes outbox rows to Kafka, in order, and marks each published only after the broker
 /// acknowledged it.
@@ -140,20 +142,23 @@ public final class OutboxRelay: Service, Sendable {
 
             let rows = try await connection.query(
                 """
-                SELECT id, topic, event_key, payload FROM outbox
+                SELECT id, topic, event_key, payload, trace_parent FROM outbox
                 WHERE published_at IS NULL ORDER BY id LIMIT \(batchSize) FOR UPDATE
                 """,
                 logger: logger
             )
             var ids: [Int64] = []
             var messages: [KafkaOutgoingMessage] = []
-            for try await (id, topic, key, payload) in rows.decode((Int64, String, String, ByteBuffer).self) {
+            var publishing = PublishSpans()
+            for try await (id, topic, key, payload, traceParent) in rows.decode((Int64, String, String, ByteBuffer, String?).self) {
                 ids.append(id)
-                messages.append(KafkaOutgoingMessage(topic: topic, key: key, value: Array(buffer: payload)))
+                let headers = publishing.start(topic: topic, continuing: traceParent)
+                messages.append(KafkaOutgoingMessage(topic: topic, key: key, value: Array(buffer: payload), headers: headers))
             }
             guard !messages.isEmpty else { return (BatchOutcome(published: 0, failure: nil), []) }
 
             let results = await producer.send(batch: messages)
+            publishing.end(with: results)
             // Only the acknowledged prefix is marked: a later row must not be marked while an
             // earlier one of possibly the same app is retried.
             let acknowledged = results.prefix { if case .success = $0 { true } else { false } }.count
@@ -218,5 +223,36 @@ public final class OutboxRelay: Service, Sendable {
     /// Sleeps, waking early on graceful shutdown.
     private func pause(_ duration: Duration) async {
         try? await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
+    }
+}
+
+/// The relay's spans for one batch: one per row its writer traced, continuing the writer's trace,
+/// whose context the message carries in its headers to every consumer.
+private struct PublishSpans {
+    private var spans: [(index: Int, span: any Span)] = []
+    private var count = 0
+
+    /// Starts the span of the next message and returns the headers it goes with (none when the
+    /// row was not traced or this process does not trace).
+    mutating func start(topic: String, continuing traceParent: String?) -> [String: String] {
+        defer { count += 1 }
+        guard SesameTracing.isEnabled, let traceParent else { return [:] }
+        let span = startSpan(
+            "publish \(topic)", context: SesameTracing.context(continuing: ["traceparent": traceParent]), ofKind: .producer)
+        span.attributes["messaging.system"] = "kafka"
+        span.attributes["messaging.destination.name"] = topic
+        spans.append((count, span))
+        return SesameTracing.currentHeaders(span.context)
+    }
+
+    /// Ends every span once Kafka answered for its message.
+    func end(with results: [KafkaDeliveryResult]) {
+        for (index, span) in spans {
+            if index < results.count, case .failure(let error) = results[index] {
+                span.attributes["error.type"] = "\(error.kind)"
+                span.setStatus(SpanStatus(code: .error))
+            }
+            span.end()
+        }
     }
 }

@@ -17,6 +17,9 @@ public struct EventEnvelope: Sendable, Equatable {
     public var occurredAt: Date
     /// What happened.
     public var event: SesameEvent
+    /// The W3C trace context the event travelled with (Kafka headers, not the JSON): the span that
+    /// published it, for the consumer's span to continue. Empty when it was not traced.
+    public var traceHeaders: [String: String] = [:]
 
     /// Creates an envelope; `id` and `occurredAt` default to new values.
     public init(id: UUID = UUID(), appID: String?, occurredAt: Date = Date(), event: SesameEvent) {

@@ -10,14 +10,20 @@ public struct KafkaMessage: Sendable, Equatable {
     public var key: [UInt8]?
     /// Its payload.
     public var value: [UInt8]
+    /// Its headers named in `readHeaders` (the W3C trace context); any other header is not read.
+    public var headers: [String: String]
+
+    /// The headers a consumer reads: those that carry a trace (`traceparent`, `tracestate`).
+    public static let readHeaders: Set<String> = ["traceparent", "tracestate"]
 
     /// Creates a message (consumers create these; tests may too).
-    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]) {
+    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8], headers: [String: String] = [:]) {
         self.topic = topic
         self.partition = partition
         self.offset = offset
         self.key = key
         self.value = value
+        self.headers = headers
     }
 }
 

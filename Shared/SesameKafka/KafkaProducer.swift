@@ -58,7 +58,9 @@ public final class KafkaProducer: Service, Sendable {
                     continue
                 }
                 let id = registry.register { collector.record($0, at: index) }
-                if let error = client.produce(topic: message.topic, key: Array(message.key.utf8), value: message.value, opaqueID: id) {
+                if let error = client.produce(
+                    topic: message.topic, key: Array(message.key.utf8), value: message.value, headers: message.headers, opaqueID: id)
+                {
                     registry.complete(id, with: .failure(error))
                     refusal = error
                 }
@@ -102,11 +104,14 @@ public struct KafkaOutgoingMessage: Sendable {
     public var key: String
     /// The payload.
     public var value: [UInt8]
+    /// Headers (the W3C trace context of the span that sent it).
+    public var headers: [String: String]
 
     /// Creates a message.
-    public init(topic: String, key: String, value: [UInt8]) {
+    public init(topic: String, key: String, value: [UInt8], headers: [String: String] = [:]) {
         self.topic = topic
         self.key = key
         self.value = value
+        self.headers = headers
     }
 }

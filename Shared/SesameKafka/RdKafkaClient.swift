@@ -100,17 +100,21 @@ final class RdKafkaClient: @unchecked Sendable {
 
     // MARK: Producing
 
-    /// Hands one message to librdkafka (copied); the delivery report later carries `opaqueID`.
-    func produce(topic: String, key: [UInt8], value: [UInt8], opaqueID: UInt) -> KafkaError? {
+    /// Hands one message to librdkafka (copied, headers too); the delivery report later carries `opaqueID`.
+    func produce(topic: String, key: [UInt8], value: [UInt8], headers: [String: String] = [:], opaqueID: UInt) -> KafkaError? {
         let result: rd_kafka_resp_err_t? = isClosed.withLock { closed in
             guard !closed else { return nil }
-            return key.withUnsafeBytes { keyBytes in
+            let list = Self.makeHeaders(headers)
+            let result = key.withUnsafeBytes { keyBytes in
                 value.withUnsafeBytes { valueBytes in
                     sesame_rd_kafka_produce(
-                        handle, topic, keyBytes.baseAddress, keyBytes.count, valueBytes.baseAddress, valueBytes.count,
+                        handle, topic, keyBytes.baseAddress, keyBytes.count, valueBytes.baseAddress, valueBytes.count, list,
                         UnsafeMutableRawPointer(bitPattern: opaqueID))
                 }
             }
+            // Accepted, the message owns its headers; refused, they are still ours.
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR, let list { rd_kafka_headers_destroy(list) }
+            return result
         }
         guard let result else { return KafkaError(.shutDown, "the producer is closed") }
         switch result {
@@ -118,6 +122,37 @@ final class RdKafkaClient: @unchecked Sendable {
         case RD_KAFKA_RESP_ERR__QUEUE_FULL: return KafkaError(.queueFull, "the producer's local queue is full")
         default: return KafkaError(.deliveryFailed, String(cString: rd_kafka_err2str(result)))
         }
+    }
+
+    /// A librdkafka header list of `headers` (copied), or nil for none.
+    private static func makeHeaders(_ headers: [String: String]) -> OpaquePointer? {
+        guard !headers.isEmpty, let list = rd_kafka_headers_new(headers.count) else { return nil }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            let bytes = Array(value.utf8)
+            bytes.withUnsafeBytes { _ = rd_kafka_header_add(list, name, -1, $0.baseAddress, $0.count) }
+        }
+        return list
+    }
+
+    /// The headers of `message` whose names are in `wanted` and whose values are UTF-8.
+    private static func headers(of message: UnsafeMutablePointer<rd_kafka_message_t>, wanted: Set<String>) -> [String: String] {
+        var list: OpaquePointer?
+        guard rd_kafka_message_headers(message, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [:] }
+        var found: [String: String] = [:]
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        // At most a few headers are read: a producer cannot make a consumer walk a long list.
+        while index < 16, rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            index += 1
+            guard let name, let value, size <= 1024 else { continue }
+            let key = String(cString: name)
+            guard wanted.contains(key), let text = String(validating: UnsafeRawBufferPointer(start: value, count: size), as: UTF8.self)
+            else { continue }
+            found[key] = text
+        }
+        return found
     }
 
     /// Serves delivery reports and other callbacks for up to `milliseconds`. Blocking: call it only
@@ -162,7 +197,10 @@ final class RdKafkaClient: @unchecked Sendable {
         }
         let key = message.key.map { Array(UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
         let value = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
-        return .message(KafkaMessage(topic: topic, partition: message.partition, offset: message.offset, key: key, value: value))
+        return .message(
+            KafkaMessage(
+                topic: topic, partition: message.partition, offset: message.offset, key: key, value: value,
+                headers: Self.headers(of: pointer, wanted: KafkaMessage.readHeaders)))
     }
 
     private static func classify(_ error: ClientError) -> PollResult {

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import SesameConfiguration
 import SesameEncryption
 import SesameLogging
@@ -34,7 +35,17 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
             let configuration = try loadConfiguration(Service.self)
             SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
             DescriptorLimit.raise()
-            let app = try Service.buildApplication(configuration: configuration)
+            // Before the application: its router adds the request spans only when this says so.
+            let tracing: (any ServiceLifecycle.Service)?
+            do {
+                tracing = try TracingBootstrap.start(
+                    serviceName: "sesame-\(Service.name)", instance: "\(configuration.host):\(configuration.port)",
+                    environment: ProcessInfo.processInfo.environment, logger: Logger(label: "sesame-\(Service.name).tracing"))
+            } catch {
+                FileHandle.standardError.write(Data("sesame-\(Service.name): configuration error: OTEL_*: \(error)\n".utf8))
+                throw ExitCode(78)  // EX_CONFIG
+            }
+            let app = try Service.buildApplication(configuration: configuration, observability: tracing.map { [$0] } ?? [])
             try await app.runService()
         }
     }

@@ -1,10 +1,12 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import SesameConfiguration
 import SesameEncryption
 import SesameHTTP
 import SesameKafka
 import SesameStorage
+import SesameTracing
 
 /// Builds a service's application the same way for the executable and for tests.
 public enum ServiceRuntime {
@@ -13,7 +15,8 @@ public enum ServiceRuntime {
     public static func buildApplication<Service: SesameServiceDefinition>(
         _ service: Service.Type,
         configuration: ServiceConfiguration,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        observability: [any ServiceLifecycle.Service] = []
     ) throws -> some ApplicationProtocol {
         var logger = logger ?? Logger(label: "sesame-\(Service.name)")
         logger.logLevel = configuration.logLevel
@@ -43,6 +46,8 @@ public enum ServiceRuntime {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             logger: logger
         )
+        // The trace exporter first: started before, and so stopped after, what it exports.
+        app.addServices(observability)
         app.addServices(database, migrations, stallWatch)
         app.addServices(parts.services)
         return app
@@ -87,6 +92,8 @@ public enum ServiceRuntime {
     ) -> Router<SesameRequestContext> {
         let router = Router(context: SesameRequestContext.self)
         let routeMethods = RouteMethods()
+        // First, so the span covers every other middleware; only when this process traces.
+        if SesameTracing.isEnabled { router.add(middleware: RequestTracingMiddleware()) }
         router.addMiddleware {
             RequestIDMiddleware()
             RequestMetricsMiddleware(metrics: requestMetrics)

@@ -42,8 +42,9 @@ extension SesameServiceDefinition {
     /// Builds this service's application: the one builder both the executable and the tests use.
     public static func buildApplication(
         configuration: ServiceConfiguration,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        observability: [any ServiceLifecycle.Service] = []
     ) throws -> some ApplicationProtocol {
-        try ServiceRuntime.buildApplication(Self.self, configuration: configuration, logger: logger)
+        try ServiceRuntime.buildApplication(Self.self, configuration: configuration, logger: logger, observability: observability)
     }
 }

@@ -23,8 +23,13 @@ extension PostgresConnectionSource {
         logger: Logger, file: String = #file, line: Int = #line, isolation: isolated (any Actor)? = #isolation,
         _ closure: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        try await withConnection(isolation: isolation) { connection in
-            try await connection.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+        try await DatabaseTracing.traced("transaction") {
+            try await withConnection(isolation: isolation) { connection in
+                try await connection.withTransaction(logger: logger, file: file, line: line, isolation: isolation) { connection in
+                    try await DatabaseTracing.markTransaction(connection, logger: logger)
+                    return try await closure(connection)
+                }
+            }
         }
     }
 
@@ -62,17 +67,21 @@ public struct DatabaseClient: PostgresConnectionSource {
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws
         -> PostgresRowSequence
     {
-        let member = try pools.lend()
-        defer { pools.giveBack(member) }
-        return try await member.client.query(query, logger: logger, file: file, line: line)
+        try await DatabaseTracing.traced(DatabaseTracing.operation(of: query)) {
+            let member = try pools.lend()
+            defer { pools.giveBack(member) }
+            return try await member.client.query(query, logger: logger, file: file, line: line)
+        }
     }
 
     /// Runs a prepared statement, preparing it on the connection the first time it runs there.
     public func execute<Statement: PostgresPreparedStatement, Row>(
         _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
-        let member = try pools.lend()
-        defer { pools.giveBack(member) }
-        return try await member.client.execute(statement, logger: logger, file: file, line: line)
+        try await DatabaseTracing.traced(String(describing: Statement.self)) {
+            let member = try pools.lend()
+            defer { pools.giveBack(member) }
+            return try await member.client.execute(statement, logger: logger, file: file, line: line)
+        }
     }
 }

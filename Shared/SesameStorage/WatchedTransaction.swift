@@ -48,6 +48,7 @@ extension PostgresConnectionSource {
             do {
                 return try await AbandonableOperation.run({
                     try await connection.query("BEGIN", logger: logger)
+                    try await DatabaseTracing.markTransaction(connection, logger: logger)
                     let result = try await body(connection)
                     try await connection.query("COMMIT", logger: logger)
                     return result

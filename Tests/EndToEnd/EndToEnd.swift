@@ -48,32 +48,35 @@ struct EndToEnd: AsyncParsableCommand {
             attester: attester)
         try appleKey.pemRepresentation.write(toFile: apple.keyFile, atomically: true, encoding: .utf8)
         apple.server.register(keyID: apple.keyID, teamID: "TEAMID1234", publicKey: appleKey.publicKey)
+        let traces = TraceCollector()
         do {
-            try await apple.server.run { appleURL in
-                let suite = LocalSuite(
-                    suite: DevelopmentSuite(
-                        layout: layout,
-                        extraEnvironment: [
-                            "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
-                            "SESAME_APPLE_DEVICECHECK_URL": appleURL, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": appleURL,
-                            "SESAME_APPLE_APP_ATTEST_DATA_URL": appleURL, "SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL": appleURL,
-                            "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s",
-                        ]),
-                    cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
+            try await traces.run { traceURL in
+                try await apple.server.run { appleURL in
+                    let suite = LocalSuite(
+                        suite: DevelopmentSuite(
+                            layout: layout,
+                            extraEnvironment: [
+                                "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
+                                "SESAME_APPLE_DEVICECHECK_URL": appleURL, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": appleURL,
+                                "SESAME_APPLE_APP_ATTEST_DATA_URL": appleURL, "SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL": appleURL,
+                                "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s",
+                            ].merging(TraceCollector.environment(traceURL)) { $1 }),
+                        cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
 
-                let replicas = Replicas(delivery: Self.deliveryReplicas)
-                // Where the suite puts each delivery replica: the first on its port, the others ten apart.
-                let replicaClients = (0..<replicas.delivery).map { HTTPClient(base: URL(string: "http://127.0.0.1:\(layout.deliveryPort + 10 * $0)")!) }
-                try await suite.suite.up(replicas)
-                let walk = Walk(
-                    suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
-                    replicas: replicaClients, work: workURL, kitAuthority: kitAuthority, deviceAuthority: deviceAuthority.path,
-                    operations: OperationsWalk(suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients, replicaCounts: replicas),
-                    apple: apple)
-                var failure: (any Error)?
-                do { try await walk.run() } catch { failure = error }
-                try? await suite.suite.down()
-                if let failure { throw failure }
+                    let replicas = Replicas(delivery: Self.deliveryReplicas)
+                    // Where the suite puts each delivery replica: the first on its port, the others ten apart.
+                    let replicaClients = (0..<replicas.delivery).map { HTTPClient(base: URL(string: "http://127.0.0.1:\(layout.deliveryPort + 10 * $0)")!) }
+                    try await suite.suite.up(replicas)
+                    let walk = Walk(
+                        suite: suite, device: Device(attester: attester, team: "TEAMID1234", bundle: "com.example.app", gateway: HTTPClient(base: gatewayURL)),
+                        replicas: replicaClients, work: workURL, kitAuthority: kitAuthority, deviceAuthority: deviceAuthority.path,
+                        operations: OperationsWalk(suite: suite, gateway: HTTPClient(base: gatewayURL), replicas: replicaClients, replicaCounts: replicas),
+                        apple: apple, traces: traces)
+                    var failure: (any Error)?
+                    do { try await walk.run() } catch { failure = error }
+                    try? await suite.suite.down()
+                    if let failure { throw failure }
+                }
             }
         } catch {
             print("e2e: FAILED: \(error)")

@@ -19,6 +19,10 @@ struct Walk: Sendable {
     let operations: OperationsWalk
     /// The fake Apple DeviceCheck server the suite's services call.
     let apple: WalkApple
+    /// Where the services export their traces.
+    let traces: TraceCollector
+    /// A config value no span may carry (uploaded in step 7, looked for in every span at the end).
+    private static let traceCanary = "sk-walk-config-value-\(UUID().uuidString)"
 
     private static let vaultPassword = "correct horse battery staple, e2e"
 
@@ -136,13 +140,15 @@ struct Walk: Sendable {
             let named = try await device.call("GET", "/v1/user/data?user_id=alice")
             try expect(named.status == 400, "a user id in the URL: \(named.status)")
         }
-        try await step(7, "an upload is served by every delivery replica within 1 s") {
-            let revision = try await upload(["tier": "default", "round": 7], pattern: "*", key: key)
+        try await step(7, "an upload is served by every delivery replica within 1 s; its trace runs from admin's request through the outbox and Kafka to each replica's reload") {
+            let spansBefore = traces.all.count
+            let revision = try await upload(["tier": "default", "round": 7, "apiKey": Self.traceCanary], pattern: "*", key: key)
             let acknowledged = ContinuousClock.now
             try await servedEverywhere(revision: revision, timeout: .seconds(5))
             let elapsed = ContinuousClock.now - acknowledged
             try expect(elapsed < .seconds(1), "took \(elapsed) to reach \(replicas.count) replicas")
             print("        visible at \(replicas.count) replicas after \(elapsed.formatted(.units(allowed: [.milliseconds])))")
+            try await uploadTraced(since: spansBefore)
         }
         try await step(8, "broker stopped, upload succeeds; broker back, every replica converges") {
             await suite.suite.stopBroker()
@@ -193,7 +199,8 @@ struct Walk: Sendable {
             suite: suite, gateway: suite.gateway, authority: kitAuthority, team: device.appID.team, bundle: device.appID.bundle, key: key,
             vaultPassword: Self.vaultPassword, deviceAuthority: deviceAuthority, apple: apple)
         try await kit.run { number, title, body in try await step(number, title, body) }
-        try await step(23, "after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+        try await step(23, "no exported span carries a secret; after down nothing answers; a lost master key is refused with the way out; down --purge removes state and database") {
+            try spansCarryNoSecret(key: key)
             try await operations.runnerPromises()
         }
     }
@@ -238,6 +245,60 @@ struct Walk: Sendable {
             return last?.status == 200 && last?.json["matchedPattern"] as? String == pattern
         }
         return last!
+    }
+
+    /// One upload's trace, among the spans exported after `index`: admin's request span is the
+    /// parent of the outbox relay's publish span, which is the parent of an `apply app.changed`
+    /// span in every delivery replica (told apart by `service.instance.id`).
+    private func uploadTraced(since index: Int) async throws {
+        var seen = "no publish span"
+        do {
+            try await eventually("the upload's trace reaches every delivery replica", timeout: .seconds(10)) {
+                let spans = Array(traces.all.dropFirst(index))
+                for publish in spans where publish.service == "sesame-admin" && publish.name.hasPrefix("publish ") {
+                    let request = spans.first { $0.traceID == publish.traceID && $0.spanID == publish.parentID }
+                    let applied = spans.filter {
+                        $0.traceID == publish.traceID && $0.parentID == publish.spanID && $0.service == "sesame-delivery" && $0.name == "apply app.changed"
+                    }
+                    seen = "publish under \(request.map { "\($0.service) \($0.name)" } ?? "no parent"); applied at \(Set(applied.map(\.instance)).sorted())"
+                    if let request, request.service == "sesame-admin", request.attributes["http.route"]?.contains("config") == true,
+                        Set(applied.map(\.instance)).count == replicas.count
+                    {
+                        print("        traced: \(request.name) → \(publish.name) → \(applied.count) replicas")
+                        return true
+                    }
+                }
+                return false
+            }
+        } catch {
+            throw WalkFailure("\(error); last seen: \(seen)")
+        }
+        try expect(traces.unreadableExports.isEmpty, "the collector could not read: \(traces.unreadableExports)")
+    }
+
+    /// Every span exported during the walk, names and attributes, against the secrets the walk
+    /// knows: a config value, the app's key, the operator token, the relay's upstream key, the
+    /// vault password, and anything shaped like a token.
+    private func spansCarryNoSecret(key: String) throws {
+        let spans = traces.all
+        try expect(spans.count > 100, "only \(spans.count) spans were exported")
+        let secrets = [Self.traceCanary, key, FakeLLM.apiKey, Self.vaultPassword, suite.environment["SESAME_OPERATOR_TOKEN"] ?? ""].filter { !$0.isEmpty }
+        for span in spans {
+            for text in [span.name] + Array(span.attributes.values) {
+                for secret in secrets where text.contains(secret) {
+                    throw WalkFailure("span \(span.service) \(span.name) carries a secret (\(secret.prefix(6))…)")
+                }
+                if text.contains("eyJ") || text.lowercased().contains("bearer ") {
+                    throw WalkFailure("span \(span.service) \(span.name) carries what looks like a token: \(text.prefix(40))")
+                }
+            }
+        }
+        // A request span names its route, never the path or query it was called with.
+        let leaking = spans.filter { !Set($0.attributes.keys).isDisjoint(with: ["url.path", "url.query", "url.full", "http.target"]) }
+        try expect(leaking.isEmpty, "spans with a URL: \(leaking.prefix(3).map(\.name))")
+        let requests = spans.filter { $0.attributes["http.request.method"] != nil }
+        try expect(!requests.isEmpty && requests.allSatisfy { $0.attributes["http.response.status_code"] != nil }, "a request span without its status")
+        print("        \(spans.count) spans from \(Set(spans.map(\.service)).sorted().joined(separator: ", ")), none with a secret or a URL")
     }
 
     /// Waits until every replica, asked directly, serves `revision` of `*` (for version 9.9.9).

@@ -56,6 +56,32 @@ struct KafkaProducerConsumerTests {
         }
     }
 
+    @Test("a message's trace context headers reach the consumer; other headers, and oversized values, are not read")
+    func traceHeaders() async throws {
+        let configuration = KafkaConfiguration(brokers: try TestKafka.brokers(), clientID: "headers-test")
+        let topic = TestKafka.uniqueTopic()
+        try await KafkaTopicAdministrator(configuration: configuration).ensureTopics([topic], partitions: 1)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaBroadcastConsumer(configuration: configuration, topics: [topic], startPosition: .beginning, logger: testLogger)
+        let traceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+        try await withRunningServices([producer, consumer]) {
+            let batch = [
+                KafkaOutgoingMessage(
+                    topic: topic, key: "k", value: Array("traced".utf8),
+                    headers: ["traceparent": traceParent, "tracestate": "vendor=1", "x-secret": "not for the consumer"]),
+                KafkaOutgoingMessage(topic: topic, key: "k", value: Array("plain".utf8)),
+                KafkaOutgoingMessage(
+                    topic: topic, key: "k", value: Array("oversized".utf8), headers: ["traceparent": String(repeating: "0", count: 2000)]),
+            ]
+            for result in await producer.send(batch: batch) { _ = try result.get() }
+            let received = try await collect(3, from: consumer)
+            #expect(received[0].headers == ["traceparent": traceParent, "tracestate": "vendor=1"])
+            #expect(received[1].headers.isEmpty)
+            #expect(received[2].headers.isEmpty, "a header value over 1 KiB is not read")
+        }
+    }
+
     @Test("a consumer starting at the end sees only what is written after it is assigned")
     func startAtEnd() async throws {
         let configuration = KafkaConfiguration(brokers: try TestKafka.brokers(), clientID: "end-test")

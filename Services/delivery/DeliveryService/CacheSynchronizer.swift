@@ -130,16 +130,18 @@ struct CacheSynchronizer: Service {
         let (cache, loader, tokens) = (cache, loader, tokens)
         for await envelope in events.cancelOnGracefulShutdown() {
             do {
-                try await withTimeout(Self.eventTimeout) {
-                    if case .signingKeyRotated = envelope.event {
-                        try await tokens.reloadKeys()
-                    } else if let appID = envelope.appID {
-                        let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
-                        // Given up on (and so cancelled), a late load must not overwrite what a
-                        // resync has written since.
-                        try Task.checkCancellation()
-                        reportingFailures { cache.replace(appID, with: loaded) }
-                        DeliveryMetrics.propagated(since: envelope.occurredAt)
+                try await EventTracing.applying(envelope) {
+                    try await withTimeout(Self.eventTimeout) {
+                        if case .signingKeyRotated = envelope.event {
+                            try await tokens.reloadKeys()
+                        } else if let appID = envelope.appID {
+                            let loaded = try await loader.loadAll(only: [appID], previous: cache.configs(of: [appID]))
+                            // Given up on (and so cancelled), a late load must not overwrite what a
+                            // resync has written since.
+                            try Task.checkCancellation()
+                            reportingFailures { cache.replace(appID, with: loaded) }
+                            DeliveryMetrics.propagated(since: envelope.occurredAt)
+                        }
                     }
                 }
             } catch {

@@ -35,5 +35,6 @@ public enum Migrations {
         attestationRamp,
         relays,
         relayServing,
+        outboxTraceContext,
     ]
 }
