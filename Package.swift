@@ -461,7 +461,7 @@ if declaresServer, Context.environment["SESAME_BENCHMARKS"] != nil {
             name: "sesame-auth-benchmark",
             dependencies: [
                 "AppAttestTesting", "SesameDomain", "SesameEncryption", "SesameStorage", "SesameTokens", "SesameTestSupport", "BenchmarkSupport",
-                crypto, asn1, postgresNIO, logging,
+                crypto, asn1, postgresNIO, logging, hummingbird, hummingbirdTesting,
             ],
             path: "Benchmarks/AuthBenchmark",
             exclude: ["replay.lua", "flood.lua"]

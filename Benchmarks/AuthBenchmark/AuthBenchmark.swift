@@ -55,7 +55,30 @@ enum AuthBenchmark {
             throw BenchmarkFailure("no auth executable for \(build.label) at \(build.executable.path): build it first")
         }
         let attestCount = Int(environment["SESAME_BENCH_ATTESTATIONS"] ?? "") ?? 20_000
+        // `SESAME_BENCH_TRACING=also`: this tree again exporting its traces (OTLP/HTTP, to a sink
+        // in this process), a 1 % sample and every request.
+        if environment["SESAME_BENCH_TRACING"] == "also" {
+            let sink = TraceSink()
+            let untraced = builds
+            try await sink.run { url in
+                let traced = untraced + [("1 %", "0.01"), ("100 %", "1")].map { label, ratio in
+                    AuthBuild(
+                        label: "this tree, traced \(label)", executable: current,
+                        environment: [
+                            "OTEL_EXPORTER_OTLP_ENDPOINT": url.absoluteString, "OTEL_TRACES_SAMPLER": "traceidratio",
+                            "OTEL_TRACES_SAMPLER_ARG": ratio,
+                        ])
+                }
+                try await report(traced, attestCount: attestCount)
+            }
+            print("trace sink: \(sink.summary)")
+            return
+        }
+        try await report(builds, attestCount: attestCount)
+    }
 
+    /// Measures each build in turn and prints their figures and the table.
+    static func report(_ builds: [AuthBuild], attestCount: Int) async throws {
         let floor = CryptoFloor.measure()
         print(String(format: "crypto floor, one core: P-256 sign %.0f/s, verify %.0f/s", floor.signsPerSecond, floor.verifiesPerSecond))
         var results: [(build: AuthBuild, flows: [FlowFigures])] = []

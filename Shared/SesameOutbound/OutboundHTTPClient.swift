@@ -121,6 +121,7 @@ public struct OutboundHTTPClient: Sendable {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .init(timeout), read: .init(timeout)))
         Self.pin(&configuration, host: host, to: checked.addresses[0])
+        Self.untraced(&configuration)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: url)
@@ -154,6 +155,14 @@ public struct OutboundHTTPClient: Sendable {
     /// `host` resolves to next (a rebinding DNS answer).
     static func pin(_ configuration: inout HTTPClient.Configuration, host: String, to address: String) {
         if address != host { configuration.dnsOverride = [host: address] }
+    }
+
+    /// Keeps a client of `configuration` out of traces. AsyncHTTPClient traces with the process's
+    /// tracer by default: a span per call recording `url.full` (a relay upstream's path and query,
+    /// an identity provider's URL) and a `traceparent` header sent to the third party. Sesame's
+    /// outbound calls go outside: they are timed by the caller's own span and metrics instead.
+    static func untraced(_ configuration: inout HTTPClient.Configuration) {
+        configuration.tracing.tracer = nil
     }
 
     /// The addresses `host` resolves to (itself when it is an address), resolved on NIO's

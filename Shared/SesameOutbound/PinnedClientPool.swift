@@ -112,6 +112,7 @@ public final class PinnedClientPool: Sendable {
             timeout: .init(connect: .init(limits.connectTimeout)),
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: limits.connectionsPerHost))
         OutboundHTTPClient.pin(&configuration, host: host, to: address)
+        OutboundHTTPClient.untraced(&configuration)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

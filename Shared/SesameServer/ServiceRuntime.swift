@@ -18,6 +18,9 @@ public enum ServiceRuntime {
         logger: Logger? = nil,
         observability: [any ServiceLifecycle.Service] = []
     ) throws -> some ApplicationProtocol {
+        // The Prometheus backend first: a metric made before it (the outbox relay's and the Kafka
+        // producer's, made with them in `parts`) would report to nowhere for the process's life.
+        _ = PrometheusMetrics.registry
         var logger = logger ?? Logger(label: "sesame-\(Service.name)")
         logger.logLevel = configuration.logLevel
         for warning in configuration.warnings {

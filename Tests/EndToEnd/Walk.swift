@@ -295,7 +295,7 @@ struct Walk: Sendable {
         }
         // A request span names its route, never the path or query it was called with.
         let leaking = spans.filter { !Set($0.attributes.keys).isDisjoint(with: ["url.path", "url.query", "url.full", "http.target"]) }
-        try expect(leaking.isEmpty, "spans with a URL: \(leaking.prefix(3).map(\.name))")
+        try expect(leaking.isEmpty, "spans with a URL: \(leaking.prefix(3).map { "\($0.service) \($0.name) \($0.attributes.keys.sorted())" })")
         let requests = spans.filter { $0.attributes["http.request.method"] != nil }
         try expect(!requests.isEmpty && requests.allSatisfy { $0.attributes["http.response.status_code"] != nil }, "a request span without its status")
         print("        \(spans.count) spans from \(Set(spans.map(\.service)).sorted().joined(separator: ", ")), none with a secret or a URL")
