@@ -20,19 +20,14 @@ import tempfile
 
 import yaml
 
+import deployment_checks
+from deployment_checks import check
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 SESAME_SERVICES = ("auth", "delivery", "admin")
-REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY", "SESAME_OPERATOR_TOKEN")
 
-failures = 0
-
-
-def check(description, passed, detail=""):
-    global failures
-    print(f"  {'ok  ' if passed else 'FAIL'}  {description}" + (f": {detail}" if detail and not passed else ""))
-    failures += 0 if passed else 1
 
 
 def schema_errors(validator, path):
@@ -54,21 +49,17 @@ def main(validator):
         status, _ = schema_errors(validator, broken.name)
         check("the schema check refuses a broken depends_on condition", status != 0)
 
-    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
-    dockerfile = (DEPLOY / "Dockerfile").read_text()
     for name, service in services.items():
         command = service.get("command") or []
         if command and command[0].startswith("sesame"):
-            check(f"{name} runs {command[0]}, a Package.swift product", command[0] in products, f"products: {sorted(products)}")
-            check(f"the Dockerfile builds and copies {command[0]}", re.search(rf"\b{re.escape(command[0])}\b", dockerfile) is not None)
+            check(f"{name} runs {command[0]}, a Package.swift product the Dockerfile builds and copies", deployment_checks.ships(command[0]))
 
-    sources = "\n".join(p.read_text() for folder in ("Shared", "Services") for p in (ROOT / folder).rglob("*.swift"))
-    read_by_services = set(re.findall(r'"(SESAME_[A-Z0-9_]+)"', sources))
+    read_by_services = deployment_checks.variables_read_by_services()
     for name in ("migrate",) + SESAME_SERVICES:
         environment = services.get(name, {}).get("environment", {})
         unknown = sorted(v for v in environment if v.startswith("SESAME_") and v not in read_by_services)
         check(f"{name}: every SESAME_* variable it sets is read by the services", not unknown, f"unknown: {unknown}")
-        missing = [v for v in REQUIRED_IN_PRODUCTION if v not in environment]
+        missing = [v for v in deployment_checks.REQUIRED_IN_PRODUCTION if v not in environment]
         check(f"{name}: production mode with every required secret", environment.get("SESAME_ENVIRONMENT") == "production" and not missing,
               f"missing: {missing}")
 
@@ -137,8 +128,8 @@ def main(validator):
     stream_route = routes.split("location = /v1/config/updates", 1)[-1].split("}", 1)[0]
     check("live-config streams are limited per client address at the gateway", "limit_conn sesame_streams_per_address" in stream_route)
 
-    print(f"deployment: {failures} failed")
-    return 1 if failures else 0
+    print(f"deployment: {deployment_checks.failures} failed")
+    return 1 if deployment_checks.failures else 0
 
 
 if __name__ == "__main__":

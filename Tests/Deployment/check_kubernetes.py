@@ -25,6 +25,9 @@ import tempfile
 
 import yaml
 
+import deployment_checks
+from deployment_checks import check
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 GATEWAY = ROOT / "deploy" / "gateway"
@@ -34,15 +37,7 @@ RENDERINGS = {"base": KUBERNETES / "base", "production": KUBERNETES / "overlays"
 # newest the validator knows.
 KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
 SERVICES = {"auth": 8081, "delivery": 8082, "admin": 8083}
-REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY", "SESAME_OPERATOR_TOKEN")
 
-failures = 0
-
-
-def check(description, passed, detail=""):
-    global failures
-    print(f"  {'ok  ' if passed else 'FAIL'}  {description}" + (f": {detail}" if detail and not passed else ""))
-    failures += 0 if passed else 1
 
 
 def run(*arguments, cwd=None):
@@ -109,10 +104,7 @@ def check_rendering(name, documents, checkov_output):
     check("every resource is in the namespace sesame",
           all(d["metadata"].get("namespace") == "sesame" for d in documents if d and d["kind"] != "Namespace"))
 
-    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
-    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
-    sources = "\n".join(p.read_text() for folder in ("Shared", "Services") for p in (ROOT / folder).rglob("*.swift"))
-    read_by_services = set(re.findall(r'"(SESAME_[A-Z0-9_]+)"', sources))
+    read_by_services = deployment_checks.variables_read_by_services()
     workloads = {**deployments, **jobs}
     for workload_name, workload in workloads.items():
         for container in workload["spec"]["template"]["spec"]["containers"]:
@@ -120,11 +112,11 @@ def check_rendering(name, documents, checkov_output):
             if not command or not command[0].startswith("sesame"):
                 continue
             check(f"{workload_name} runs {command[0]}, a Package.swift product the Dockerfile copies",
-                  command[0] in products and re.search(rf"\b{re.escape(command[0])}\b", dockerfile) is not None)
+                  deployment_checks.ships(command[0]))
             environment = environment_of(container, settings)
             unknown = sorted(v for v in environment if v.startswith("SESAME_") and v not in read_by_services)
             check(f"{workload_name}: every SESAME_* variable is read by the services", not unknown, f"unknown: {unknown}")
-            missing = [v for v in REQUIRED_IN_PRODUCTION if v not in environment]
+            missing = [v for v in deployment_checks.REQUIRED_IN_PRODUCTION if v not in environment]
             production = settings.get("sesame-settings", {}).get("data", {}).get("SESAME_ENVIRONMENT") == "production"
             check(f"{workload_name}: production mode with every required setting", production and not missing, f"missing: {missing}")
             secrets = {e["valueFrom"]["secretKeyRef"]["name"] for e in container.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
@@ -232,8 +224,8 @@ def main(kubectl, validator, checkov, nginx):
                 check("production runs at least three auth and delivery replicas",
                       replicas.get("sesame-auth", 0) >= 3 and replicas.get("sesame-delivery", 0) >= 3, str(replicas))
     check_gateway_config(nginx)
-    print(f"kubernetes: {failures} failed")
-    return 1 if failures else 0
+    print(f"kubernetes: {deployment_checks.failures} failed")
+    return 1 if deployment_checks.failures else 0
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ import tempfile
 
 import yaml
 
+import deployment_checks
+from deployment_checks import check
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OBSERVABILITY = ROOT / "deploy" / "observability"
 RULES = OBSERVABILITY / "prometheus" / "sesame-alerts.yml"
@@ -36,13 +39,6 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 # Grafana's variables, replaced by what they stand for so promtool can parse the query.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$job": "sesame-.*"}
 
-failures = 0
-
-
-def check(description, passed, detail=""):
-    global failures
-    print(f"  {'ok  ' if passed else 'FAIL'}  {description}" + (f": {detail}" if detail and not passed else ""))
-    failures += 0 if passed else 1
 
 
 def promtool(executable, *arguments, cwd=None):
@@ -206,8 +202,8 @@ def main(executable):
     self_test(exported)
     check_rules(executable, exported)
     check_dashboard(executable, exported)
-    if failures:
-        print(f"observability: {failures} check(s) failed")
+    if deployment_checks.failures:
+        print(f"observability: {deployment_checks.failures} check(s) failed")
         return 1
     print("observability: the alert rules, their tests and the dashboard hold")
     return 0

@@ -1,0 +1,33 @@
+"""What the deployment checks (check_compose.py, check_observability.py, check_kubernetes.py) share:
+a check that prints its line and counts failures, and what the code says a deployment must match."""
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# What production mode refuses to start without (Shared/SesameConfiguration).
+REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY", "SESAME_OPERATOR_TOKEN")
+
+failures = 0
+
+
+def check(description, passed, detail=""):
+    """Prints `ok` or `FAIL` and the description (and `detail` when it failed), counting failures."""
+    global failures
+    print(f"  {'ok  ' if passed else 'FAIL'}  {description}" + (f": {detail}" if detail and not passed else ""))
+    failures += 0 if passed else 1
+
+
+def swift_sources():
+    return "\n".join(p.read_text() for folder in ("Shared", "Services") for p in (ROOT / folder).rglob("*.swift"))
+
+
+def variables_read_by_services():
+    """Every SESAME_* variable the services' sources name."""
+    return set(re.findall(r'"(SESAME_[A-Z0-9_]+)"', swift_sources()))
+
+
+def ships(executable):
+    """Whether `executable` is a Package.swift product that deploy/Dockerfile builds and copies."""
+    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    return executable in products and re.search(rf"\b{re.escape(executable)}\b", dockerfile) is not None
