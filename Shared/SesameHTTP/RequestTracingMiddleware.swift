@@ -21,8 +21,11 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
         for name in SesameTracing.headerNames {
             if let field = HTTPField.Name(name), let value = request.headers[field] { headers[name] = value }
         }
-        let span = startSpan("HTTP \(request.method.rawValue)", context: SesameTracing.context(continuing: headers), ofKind: .server)
-        span.attributes["http.request.method"] = request.method.rawValue
+        // A method outside the standard ones is `_OTHER` (OpenTelemetry's convention): a client's
+        // made-up method is text of its choosing.
+        let method = RequestMetrics.label(of: request.method)
+        let span = startSpan("HTTP \(method)", context: SesameTracing.context(continuing: headers), ofKind: .server)
+        span.attributes["http.request.method"] = method
         span.attributes["sesame.request_id"] = context.id
         do {
             var response = try await ServiceContext.$current.withValue(span.context) { try await next(request, context) }
@@ -55,7 +58,7 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 
     private func name(_ span: any Span, request: Request, context: Context) {
         guard let route = context.endpointPath else { return }
-        span.operationName = "\(request.method.rawValue) \(route)"
+        span.operationName = "\(RequestMetrics.label(of: request.method)) \(route)"
         span.attributes["http.route"] = route
     }
 }
