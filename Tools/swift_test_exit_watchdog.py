@@ -14,6 +14,9 @@ Killing `swift test`'s process group is not enough: the test process (`…Packag
 in a group of its own and, hung, ignores SIGTERM, so it outlived its run by half an hour on a
 developer's machine. The watchdog kills every descendant by pid, found through /proc.
 
+Not part of the workaround: a failing run ends with its failures printed again (at most FAILURES_KEPT
+lines), because CI shows only a log's tail and the failing tests are hundreds of lines above it.
+
 Delete it when docs/upstream/swift-testing-exit-hang.md's reproduction exits by itself every time.
 `--self-test` checks the kill against a fake `swift` whose test process hangs in a session of its own.
 """
@@ -29,9 +32,12 @@ import time
 
 EXIT_GRACE = int(os.environ.get("SWIFT_TEST_WATCHDOG_EXIT_GRACE", "60"))
 SILENCE = 15 * 60
+FAILURES_KEPT = 60
+LINE_KEPT = 600
 
 SUMMARY = re.compile(r"Test run with \d+ tests? in \d+ suites? (passed|failed)")
 STARTED = re.compile(r"◇ Test (.*) started\.")
+FAILURE = re.compile(r"^\s*✘ ")
 
 
 def descendants(root: int) -> list[int]:
@@ -105,7 +111,29 @@ os.wait()
                 os.kill(hung, signal.SIGKILL)
             return 1
         print(f"watchdog self-test: a hung test process in its own session was killed by pid ({time.monotonic() - started:.1f} s)")
-        return 0
+        return self_test_failures(folder)
+
+
+def self_test_failures(folder: str) -> int:
+    """A fake `swift` whose run fails far above its last line: the failure must be printed again at the end."""
+    fake = os.path.join(folder, "swift")
+    with open(fake, "w") as script:
+        script.write(f"""#!{sys.executable}
+import sys
+print("✘ Test \\"the flaky one\\" recorded an issue at Flaky.swift:1:1: Expectation failed")
+for number in range(200):
+    print(f"✔ Test \\"{{number}}\\" passed after 0.001 seconds.")
+print("✘ Test run with 201 tests in 1 suite failed after 0.2 seconds with 1 issue.")
+sys.exit(1)
+""")
+    environment = dict(os.environ, PATH=folder + os.pathsep + os.environ["PATH"])
+    run = subprocess.run([sys.executable, __file__], env=environment, capture_output=True, text=True, timeout=60)
+    tail = run.stdout.splitlines()[-2:]
+    if run.returncode != 1 or len(tail) != 2 or "what failed" not in tail[0] or "the flaky one" not in tail[1]:
+        print(f"watchdog self-test failed: a failure was not repeated at the end (status {run.returncode}): {tail}")
+        return 1
+    print("watchdog self-test: a failing run's failures are printed again at its end")
+    return 0
 
 
 def main() -> int:
@@ -114,6 +142,7 @@ def main() -> int:
     process = subprocess.Popen(
         ["swift", "test", *sys.argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     state = {"last_output": time.monotonic(), "last_started": None, "verdict": None, "verdict_at": None}
+    failures: list[str] = []
     lock = threading.Lock()
 
     def read() -> None:
@@ -127,6 +156,8 @@ def main() -> int:
                     state["last_started"] = started.group(1)
                 if summary := SUMMARY.search(line):
                     state["verdict"], state["verdict_at"] = summary.group(1), time.monotonic()
+                elif FAILURE.search(line) and len(failures) < FAILURES_KEPT:
+                    failures.append(line.rstrip()[:LINE_KEPT])
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -134,11 +165,21 @@ def main() -> int:
     def stop() -> None:
         kill_tree(process)
 
+    def repeat_failures() -> None:
+        with lock:
+            kept = list(failures)
+        if kept:
+            print(f"swift-test watchdog: what failed in this run, again ({len(kept)} lines"
+                  f"{', the first ' + str(FAILURES_KEPT) if len(kept) == FAILURES_KEPT else ''}):", flush=True)
+            print("\n".join(kept), flush=True)
+
     try:
         while True:
             try:
                 status = process.wait(timeout=1)
                 reader.join(timeout=5)
+                if status != 0:
+                    repeat_failures()
                 return status
             except subprocess.TimeoutExpired:
                 pass
@@ -150,11 +191,14 @@ def main() -> int:
                 stop()
                 print(f"swift-test watchdog: the test process printed its summary ({verdict}) and had not exited "
                       f"{EXIT_GRACE} s later; killed it (docs/upstream/swift-testing-exit-hang.md)", flush=True)
+                if verdict != "passed":
+                    repeat_failures()
                 return 0 if verdict == "passed" else 1
             if not verdict and silent_for > SILENCE:
                 stop()
                 print(f"swift-test watchdog: no output for {SILENCE // 60} minutes; killed the test process. "
                       f"The test that started last: {last_started or 'none'}", flush=True)
+                repeat_failures()
                 return 1
     except KeyboardInterrupt:
         stop()

@@ -21,8 +21,7 @@ public enum EventTracing {
         do {
             return try await ServiceContext.$current.withValue(span.context) { try await apply() }
         } catch {
-            span.attributes["error.type"] = "\(type(of: error))"
-            span.setStatus(SpanStatus(code: .error))
+            SesameTracing.recordFailure(error, on: span)
             throw error
         }
     }

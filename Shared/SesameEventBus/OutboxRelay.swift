@@ -249,8 +249,7 @@ private struct PublishSpans {
     func end(with results: [KafkaDeliveryResult]) {
         for (index, span) in spans {
             if index < results.count, case .failure(let error) = results[index] {
-                span.attributes["error.type"] = "\(error.kind)"
-                span.setStatus(SpanStatus(code: .error))
+                SesameTracing.recordFailure("\(error.kind)", on: span)
             }
             span.end()
         }

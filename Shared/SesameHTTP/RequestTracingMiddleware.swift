@@ -48,9 +48,7 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
             name(span, request: request, context: context)
             let status = (error as? any HTTPResponseError)?.status.code ?? 500
             span.attributes["http.response.status_code"] = Int(status)
-            // The error's type, never its text: a message may quote what the client sent.
-            span.attributes["error.type"] = "\(type(of: error))"
-            if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            SesameTracing.recordFailure(error, on: span, isError: status >= 500)
             span.end()
             throw error
         }

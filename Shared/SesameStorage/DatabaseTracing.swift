@@ -16,17 +16,17 @@ enum DatabaseTracing {
         _ body: () async throws -> sending Result
     ) async throws -> sending Result {
         guard SesameTracing.isEnabled, ServiceContext.current != nil else { return try await body() }
-        let span = startSpan("postgres \(operation())", ofKind: .client)
+        let operation = operation()
+        let span = startSpan("postgres \(operation)", ofKind: .client)
         span.attributes["db.system.name"] = "postgresql"
-        span.attributes["db.operation.name"] = operation()
+        span.attributes["db.operation.name"] = operation
         defer { span.end() }
         // A leaf: what runs inside starts no span of its own, so the caller's stays current (and
         // a transaction's outbox rows name the caller's span, which the publish span continues).
         do {
             return try await body()
         } catch {
-            span.attributes["error.type"] = "\(type(of: error))"
-            span.setStatus(SpanStatus(code: .error))
+            SesameTracing.recordFailure(error, on: span)
             throw error
         }
     }

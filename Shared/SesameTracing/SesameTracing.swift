@@ -35,6 +35,19 @@ public enum SesameTracing {
         return context
     }
 
+    /// Marks `span` failed by `errorType` (`error.type`), with an error status unless the failure
+    /// is the caller's (a 4xx answer). A type, never an error's message: a message may quote what a
+    /// client or a peer sent.
+    public static func recordFailure(_ errorType: String, on span: any Span, isError: Bool = true) {
+        span.attributes["error.type"] = errorType
+        if isError { span.setStatus(SpanStatus(code: .error)) }
+    }
+
+    /// Marks `span` failed by `error`'s type.
+    public static func recordFailure(_ error: any Error, on span: any Span, isError: Bool = true) {
+        recordFailure("\(type(of: error))", on: span, isError: isError)
+    }
+
     /// The headers a trace is carried in, and the only ones Sesame reads back: nothing else a
     /// producer put in a header reaches the tracer.
     public static let headerNames: Set<String> = ["traceparent", "tracestate"]
