@@ -150,10 +150,16 @@ public final class OutboxRelay: Service, Sendable {
             var ids: [Int64] = []
             var messages: [KafkaOutgoingMessage] = []
             var publishing = PublishSpans()
-            for try await (id, topic, key, payload, traceParent) in rows.decode((Int64, String, String, ByteBuffer, String?).self) {
-                ids.append(id)
-                let headers = publishing.start(topic: topic, continuing: traceParent)
-                messages.append(KafkaOutgoingMessage(topic: topic, key: key, value: Array(buffer: payload), headers: headers))
+            do {
+                for try await (id, topic, key, payload, traceParent) in rows.decode((Int64, String, String, ByteBuffer, String?).self) {
+                    ids.append(id)
+                    let headers = publishing.start(topic: topic, continuing: traceParent)
+                    messages.append(KafkaOutgoingMessage(topic: topic, key: key, value: Array(buffer: payload), headers: headers))
+                }
+            } catch {
+                // The batch rolls back and goes out again later: its spans so far end as failed.
+                publishing.end(failedBy: error)
+                throw error
             }
             guard !messages.isEmpty else { return (BatchOutcome(published: 0, failure: nil), []) }
 
@@ -243,6 +249,14 @@ private struct PublishSpans {
         span.attributes["messaging.destination.name"] = topic
         spans.append((count, span))
         return SesameTracing.currentHeaders(span.context)
+    }
+
+    /// Ends every span started so far, failed: the batch was given up before Kafka was asked.
+    func end(failedBy error: any Error) {
+        for (_, span) in spans {
+            SesameTracing.recordFailure(error, on: span)
+            span.end()
+        }
     }
 
     /// Ends every span once Kafka answered for its message.
