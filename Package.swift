@@ -353,6 +353,10 @@ if declaresServer {
         ),
         .testTarget(name: "SesameConfigurationTests", dependencies: ["SesameConfiguration"], path: "Tests/SesameConfigurationTests"),
         .testTarget(name: "SesameLoggingTests", dependencies: ["SesameLogging"], path: "Tests/SesameLoggingTests"),
+        .testTarget(
+            name: "SesameTracingTests",
+            dependencies: ["SesameTracing", tracing, .product(name: "InMemoryTracing", package: "swift-distributed-tracing")],
+            path: "Tests/SesameTracingTests"),
         .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound", asyncHTTPClient, nioCore, nioPosix], path: "Tests/SesameOutboundTests"),
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
