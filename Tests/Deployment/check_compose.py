@@ -29,7 +29,6 @@ COMPOSE = DEPLOY / "docker-compose.yml"
 SESAME_SERVICES = ("auth", "delivery", "admin")
 
 
-
 def schema_errors(validator, path):
     run = subprocess.run([validator, "--builtin-schema", "vendor.compose-spec", str(path)], capture_output=True, text=True)
     return run.returncode, (run.stdout + run.stderr).strip()

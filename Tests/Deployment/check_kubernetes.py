@@ -39,7 +39,6 @@ KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
 SERVICES = {"auth": 8081, "delivery": 8082, "admin": 8083}
 
 
-
 def run(*arguments, cwd=None):
     completed = subprocess.run([str(argument) for argument in arguments], capture_output=True, text=True, cwd=cwd)
     return completed.returncode, completed.stdout, completed.stderr

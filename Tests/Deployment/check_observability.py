@@ -40,7 +40,6 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$job": "sesame-.*"}
 
 
-
 def promtool(executable, *arguments, cwd=None):
     run = subprocess.run([executable, *arguments], capture_output=True, text=True, cwd=cwd)
     return run.returncode, (run.stdout + run.stderr).strip()
@@ -48,12 +47,8 @@ def promtool(executable, *arguments, cwd=None):
 
 def exported_metrics():
     """Every metric label in the Swift sources, sanitized as Shared/SesameHTTP/PrometheusMetrics.swift does."""
-    names = set()
-    for directory in ("Shared", "Services"):
-        for source in (ROOT / directory).rglob("*.swift"):
-            for label in re.findall(r'(?:Counter|Gauge|Timer|Recorder|Meter|FloatingPointCounter)\(\s*label:\s*"([^"\\]+)"', source.read_text()):
-                names.add(re.sub(r"[^A-Za-z0-9_:]", "_", label))
-    return names
+    labels = re.findall(r'(?:Counter|Gauge|Timer|Recorder|Meter|FloatingPointCounter)\(\s*label:\s*"([^"\\]+)"', deployment_checks.swift_sources())
+    return {re.sub(r"[^A-Za-z0-9_:]", "_", label) for label in labels}
 
 
 def metric_names(expression):
@@ -169,9 +164,7 @@ def check_dashboard(executable, exported):
 
     recording = []
     for index, (title, reference, expression) in enumerate(queries):
-        concrete = expression
-        for variable, value in GRAFANA_VARIABLES.items():
-            concrete = concrete.replace(variable, value)
+        concrete = deployment_checks.with_grafana_variables(expression, GRAFANA_VARIABLES)
         check(f"panel '{title}' {reference} uses only known variables", "$" not in concrete, concrete)
         recording.append({"record": f"dashboard:query_{index}", "expr": concrete})
         unknown = sorted(name for name in metric_names(concrete) if not known(name, exported))

@@ -1,5 +1,6 @@
 """What the deployment checks (check_compose.py, check_observability.py, check_kubernetes.py) share:
 a check that prints its line and counts failures, and what the code says a deployment must match."""
+import functools
 import pathlib
 import re
 
@@ -17,7 +18,9 @@ def check(description, passed, detail=""):
     failures += 0 if passed else 1
 
 
+@functools.cache
 def swift_sources():
+    """The services' Swift sources (Shared and Services) as one text, read once per check."""
     return "\n".join(p.read_text() for folder in ("Shared", "Services") for p in (ROOT / folder).rglob("*.swift"))
 
 
@@ -26,8 +29,21 @@ def variables_read_by_services():
     return set(re.findall(r'"(SESAME_[A-Z0-9_]+)"', swift_sources()))
 
 
+@functools.cache
+def products_and_dockerfile():
+    """Package.swift's executable products, and deploy/Dockerfile's text, read once per check."""
+    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
+    return products, (ROOT / "deploy" / "Dockerfile").read_text()
+
+
 def ships(executable):
     """Whether `executable` is a Package.swift product that deploy/Dockerfile builds and copies."""
-    products = set(re.findall(r'\.executable\(name: "([^"]+)"', (ROOT / "Package.swift").read_text()))
-    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    products, dockerfile = products_and_dockerfile()
     return executable in products and re.search(rf"\b{re.escape(executable)}\b", dockerfile) is not None
+
+
+def with_grafana_variables(expression, values):
+    """A dashboard query with Grafana's variables (`$__rate_interval`, `$job`, …) replaced by `values`."""
+    for variable, value in values.items():
+        expression = expression.replace(variable, value)
+    return expression

@@ -20,6 +20,9 @@ import time
 import urllib.parse
 import urllib.request
 
+import deployment_checks
+from deployment_checks import check
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "observability" / "grafana" / "sesame.json"
 # Scraped every second: a rate needs a window of several scrapes.
@@ -60,8 +63,13 @@ def formatted(value, unit):
     return f"{value:.0f}" if value == int(value) else f"{value:.2f}"
 
 
+def finite(values):
+    """A series' (time, value) pairs as numbers, without Prometheus's NaN and infinities."""
+    return [(float(t), float(v)) for t, v in values if v not in ("NaN", "+Inf", "-Inf")]
+
+
 def svg(series, unit, width=560, height=170):
-    points = [(float(t), float(v)) for s in series for t, v in s["values"] if v not in ("NaN", "+Inf", "-Inf")]
+    points = [point for s in series for point in finite(s["values"])]
     if not points:
         return '<div class="empty">no data</div>'
     t0, t1 = min(p[0] for p in points), max(p[0] for p in points)
@@ -69,8 +77,7 @@ def svg(series, unit, width=560, height=170):
     lines = []
     for index, s in enumerate(series[:8]):
         coordinates = [
-            f"{(float(t) - t0) / max(t1 - t0, 1) * width:.1f},{height - float(v) / top * (height - 10):.1f}"
-            for t, v in s["values"] if v not in ("NaN", "+Inf", "-Inf")]
+            f"{(t - t0) / max(t1 - t0, 1) * width:.1f},{height - v / top * (height - 10):.1f}" for t, v in finite(s["values"])]
         lines.append(f'<polyline fill="none" stroke="{COLORS[index % len(COLORS)]}" stroke-width="1.5" points="{" ".join(coordinates)}"/>')
     return (f'<svg viewBox="0 0 {width} {height}" preserveAspectRatio="none"><text x="2" y="10" class="axis">'
             f'{html.escape(formatted(top, unit))}</text>{"".join(lines)}</svg>')
@@ -87,9 +94,7 @@ def render(dashboard, prometheus, start, end):
         unit = panel["fieldConfig"]["defaults"].get("unit", "short")
         series = []
         for target in panel["targets"]:
-            expression = target["expr"]
-            for variable, value in VARIABLES.items():
-                expression = expression.replace(variable, value)
+            expression = deployment_checks.with_grafana_variables(target["expr"], VARIABLES)
             for result in query_range(prometheus, expression, start, end):
                 result["legend"] = legend(target.get("legendFormat"), result["metric"])
                 series.append(result)
@@ -148,20 +153,15 @@ def main():
     page_path = out / "sesame-dashboard.html"
     page_path.write_text(page)
     screenshot(page_path, out / "sesame-dashboard.png")
-    failures = 0
     for title, count in summary.items():
         required = title in MUST_HAVE_DATA
-        ok = count > 0 or not required
-        failures += 0 if ok else 1
-        print(f"  {'ok  ' if ok else 'FAIL'}  {title}: {count} series" + ("" if count or required else " (may be empty)"))
+        check(f"{title}: {count} series" + ("" if count or required else " (may be empty)"), count > 0 or not required)
     with urllib.request.urlopen(f"{arguments.prometheus}/api/v1/alerts", timeout=10) as reply:
         firing = [a["labels"]["alertname"] for a in json.load(reply)["data"]["alerts"] if a["state"] == "firing"]
-    print(f"  {'ok  ' if not firing else 'FAIL'}  no alert fires during the walk" + (f": {firing}" if firing else ""))
-    failures += 1 if firing else 0
-    unknown = MUST_HAVE_DATA - set(summary)
-    if unknown:
-        print(f"  FAIL  panels this check expects are not on the dashboard: {sorted(unknown)}")
-        failures += 1
+    check("no alert fires during the walk", not firing, str(firing))
+    unknown = sorted(MUST_HAVE_DATA - set(summary))
+    check("every panel this check expects is on the dashboard", not unknown, str(unknown))
+    failures = deployment_checks.failures
     print(f"observability: the dashboard rendered from Prometheus ({out / 'sesame-dashboard.png'}): {failures} failed")
     return 1 if failures else 0
 
