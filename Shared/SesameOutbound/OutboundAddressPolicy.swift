@@ -22,8 +22,9 @@ public struct OutboundAddressPolicy: Sendable {
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
         "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4",
         "240.0.0.0/4",
-        // IPv4-compatible (deprecated), 6to4 and Teredo addresses carry an IPv4 address a relay may reach.
-        "::/96", "2002::/16", "2001::/32",
+        // IPv4-compatible (deprecated), IPv4-translated (RFC 2765, ::ffff:0:a.b.c.d), 6to4 and Teredo
+        // addresses carry an IPv4 address a relay may reach.
+        "::/96", "::ffff:0:0:0/96", "2002::/16", "2001::/32",
         "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10",
         "ff00::/8",
     ].map { IPAddressRange($0)! }

@@ -122,6 +122,31 @@ struct ConsumeTests {
         }
     }
 
+    @Test("a valid backend key's 401s about the tokens it checks are verdicts, not failed credentials: 150 from one address are never 429; made-up keys still are")
+    func verdictsAreNotFailedCredentials() async throws {
+        try await AuthHarness.run(policy: Self.policy) { harness in
+            let backendKey = try await harness.backendKey()
+            let token = try await Self.limitedUseToken(harness)
+            var parts = token.split(separator: ".").map(String.init)
+            parts[1] = String(parts[1].dropLast()) + (parts[1].hasSuffix("A") ? "B" : "A")
+            let tampered = parts.joined(separator: ".")
+            // More than the address's budget of failures (100 by default): an app's users sending bad tokens.
+            for attempt in 0..<150 {
+                let reply = try await harness.post("/v1/verify/consume", ["token": tampered, "audience": Self.audience], bearer: backendKey)
+                #expect(reply.status == .unauthorized && reply.errorCode == "invalid_token", "attempt \(attempt): \(reply.json)")
+                if reply.status != .unauthorized { break }
+            }
+            #expect(try await harness.post("/v1/verify/consume", ["token": token, "audience": Self.audience], bearer: backendKey).status == .ok)
+            // The caller's own made-up credential still spends the address's budget.
+            var statuses: [Int] = []
+            for _ in 0..<120 {
+                let madeUp = "bk_prod_" + String((0..<43).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
+                statuses.append(Int(try await harness.post("/v1/verify/consume", ["token": token], bearer: madeUp).status.code))
+            }
+            #expect(statuses.contains(429), "\(Set(statuses))")
+        }
+    }
+
     @Test("a key bound to an audience consumes only its tokens; an unbound key must name its audience when the policy lists several")
     func audienceBinding() async throws {
         try await AuthHarness.run(policy: Self.policy) { harness in

@@ -9,7 +9,7 @@ struct OutboundAddressPolicyTests {
         arguments: [
             "127.0.0.1", "127.8.9.10", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
             "100.127.255.255", "0.0.0.0", "224.0.0.1", "255.255.255.255", "198.18.0.1", "::1", "::", "fd00::1", "fc00::1", "fe80::1",
-            "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "not-an-address",
+            "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "::ffff:0:a00:1", "::ffff:0:a9fe:a9fe", "not-an-address",
         ])
     func internalAddresses(address: String) {
         #expect(OutboundAddressPolicy.isInternal(address))

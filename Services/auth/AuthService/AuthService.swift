@@ -75,7 +75,10 @@ public enum AuthService: SesameServiceDefinition {
         VerifyRoutes(
             backendKeys: BackendKeyStore(database: database, logger: logger), consumed: consumed, tokens: tokens,
             assertions: assertions, gate: gate, limits: limits, logger: logger
-        ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes).add(middleware: FailedCredentialLimiter(clients: clients, burst: configuration.failedCredentialsPerAddress)))
+        ).addRoutes(to: parts.group("v1/verify", bodyLimit: maxBodyBytes).add(
+            middleware: FailedCredentialLimiter(
+                // A valid backend key's 401s about the user's token or assertion under test are verdicts, not failed credentials.
+                clients: clients, burst: configuration.failedCredentialsPerAddress, callerCredentialCodes: [AuthErrorCode.invalidBackendKey.rawValue])))
 
         let revocations = try KafkaBroadcastConsumer(
             configuration: dependencies.kafka, topics: [EventTopic.revocations], startPosition: .end, logger: logger)
