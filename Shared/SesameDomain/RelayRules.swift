@@ -78,6 +78,20 @@ public struct RelayRules: Codable, Sendable, Equatable {
         }
     }
 
+    /// The upstream's origin as its injected headers are sealed to it: scheme and host lowercased,
+    /// the port always written (`https://api.openai.com:443`); nil when the upstream is not a URL
+    /// with a host. A relay moved to another origin cannot open the headers sealed for this one.
+    public var origin: String? { Self.origin(of: upstream) }
+
+    /// `upstream`'s origin (see `origin`).
+    public static func origin(of upstream: String) -> String? {
+        guard let components = URLComponents(string: upstream), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(),
+            !host.isEmpty
+        else { return nil }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
     /// Whether `name` may name a relay: 1 to 64 of a–z, 0–9 and `-`, starting with a letter or digit
     /// (it appears in `/v1/relay/{name}/…`).
     public static func isValidName(_ name: String) -> Bool {
@@ -202,8 +216,12 @@ extension RelayHeaders {
         "transfer-encoding", "upgrade", "host", "content-length", "expect",
     ]
     /// The caller's credentials for Sesame and anything that would identify it to the upstream
-    /// beyond what it sends on purpose: never forwarded.
-    static let callerOnly: Set<String> = ["authorization", "cookie", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"]
+    /// beyond what it sends on purpose, and the headers some servers read as another method or URL
+    /// than the request's (a relay's rules allow methods and paths): never forwarded.
+    static let callerOnly: Set<String> = [
+        "authorization", "cookie", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip",
+        "x-http-method-override", "x-http-method", "x-method-override", "x-original-url", "x-rewrite-url",
+    ]
 
     /// The headers the upstream receives: the caller's, less hop-by-hop headers (and those its
     /// `Connection` header names), its `Authorization` and `Cookie`, Sesame's own `X-Sesame-*`,

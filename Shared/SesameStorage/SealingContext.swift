@@ -50,8 +50,16 @@ public enum SealingContext {
         "attested_keys.device_token_ciphertext:\(appID):\(keyID)"
     }
 
-    /// The headers one of `appID`'s attested relays injects (a JSON object of names and values).
-    public static func relayHeaders(appID: String, name: String) -> String {
+    /// The headers one of `appID`'s attested relays injects (a JSON object of names and values),
+    /// bound to the upstream's origin (`RelayRules.origin`): a relay moved elsewhere, by the API or
+    /// by a write to its row, cannot open them, so its key never follows it.
+    public static func relayHeaders(appID: String, name: String, origin: String) -> String {
+        "relays.headers_ciphertext:\(appID):\(name):\(origin)"
+    }
+
+    /// How relay headers were sealed before migration 35 bound them to the upstream's origin: read
+    /// only to seal such a row again, bound (admin's `RelayStore.bindUnboundHeaders`, at its start).
+    public static func relayHeadersUnbound(appID: String, name: String) -> String {
         "relays.headers_ciphertext:\(appID):\(name)"
     }
 

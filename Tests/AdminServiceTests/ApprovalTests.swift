@@ -161,6 +161,32 @@ struct ApprovalTests {
         }
     }
 
+    @Test("the person who decides a proposal holds the role its change needs: an editor neither approves nor rejects an owner's relay, an owner does; an editor still decides a kill switch")
+    func decidersHoldTheChangesRole() async throws {
+        try await AdminHarness.run { harness in
+            let appID = AdminHarness.appID
+            let ana = try await harness.createKey(name: "ana")
+            let owner = try await harness.person("olive@example.com", in: appID)
+            let editor = try await harness.person("eddie@example.com", in: appID, role: "editor")
+            #expect(try await harness.call(.put, "/v1/admin/policy", credential: ana, json: ["requireApproval": ["relay", "kill_switch"]]).status == .ok)
+            let relay: [String: Any] = [
+                "upstream": "https://api.openai.com", "methods": ["POST"], "paths": ["/v1/chat/completions"], "headers": ["Authorization": "Bearer sk-x"],
+            ]
+            let id = try Self.proposalID(try await harness.call(.put, "/v1/admin/relays/openai", credential: ana, json: relay))
+            let approved = try await editor.call(.post, "/v1/admin/changes/\(id)/approve", app: appID)
+            #expect(approved.status == .forbidden && approved.errorCode == "role_too_low", "\(approved.json)")
+            let vetoed = try await editor.call(.post, "/v1/admin/changes/\(id)/reject", ["reason": "no"], app: appID)
+            #expect(vetoed.status == .forbidden && vetoed.errorCode == "role_too_low", "\(vetoed.json)")
+            let byOwner = try await owner.call(.post, "/v1/admin/changes/\(id)/approve", app: appID)
+            #expect(byOwner.status == .ok, "\(byOwner.json)")
+
+            let kill = try Self.proposalID(
+                try await harness.call(.post, "/v1/admin/kill-switch", credential: ana, json: ["versions": ["1.0.0"], "enabled": false, "reason": "Please update"]))
+            let killApproved = try await editor.call(.post, "/v1/admin/changes/\(kill)/approve", app: appID)
+            #expect(killApproved.status == .ok, "\(killApproved.json)")
+        }
+    }
+
     @Test("a relay set or removed waits for a second key; the proposal shows its header names, never their values; an overtaken proposal is stale")
     func relay() async throws {
         try await AdminHarness.run { harness in
@@ -185,6 +211,17 @@ struct ApprovalTests {
             // Approved exactly as proposed: the sealed header is the proposal's.
             let sealed = try await harness.database.query("SELECT count(*) FROM relays WHERE headers_ciphertext IS NOT NULL").decode(Int.self)
             for try await count in sealed { #expect(count == 1) }
+
+            // A proposal that keeps the headers and moves them says so plainly; one that moves them to another origin is refused.
+            let rebased = try await harness.call(
+                .put, "/v1/admin/relays/openai", credential: ana, json: ["upstream": "https://api.openai.com/v2", "methods": ["POST"], "paths": ["/v1/**"]])
+            let rebasedID = try Self.proposalID(rebased)
+            let rebasedSummary = ((try await harness.call(.get, "/v1/admin/changes/\(rebasedID)", credential: ben)["change"] as? [String: Any])?["summary"] as? String) ?? ""
+            #expect(rebasedSummary.contains("SENDS ITS EXISTING SEALED HEADERS (Authorization) TO THIS NEW UPSTREAM"), "\(rebasedSummary)")
+            #expect(try await harness.call(.post, "/v1/admin/changes/\(rebasedID)/reject", credential: ben, json: ["reason": "not there"]).status == .ok)
+            let elsewhere = try await harness.call(
+                .put, "/v1/admin/relays/openai", credential: ana, json: ["upstream": "https://attacker.example", "methods": ["POST"], "paths": ["/v1/**"]])
+            #expect(elsewhere.status == .badRequest && elsewhere.errorCode == "relay_headers_required", "\(elsewhere.json)")
 
             // Two changes proposed against the relay as it is: the one approved second is stale.
             let first = try Self.proposalID(try await harness.call(.put, "/v1/admin/relays/openai", credential: ana, json: ["upstream": "https://api.openai.com", "methods": ["POST"], "paths": ["/v1/**"]]))

@@ -8,7 +8,7 @@ import Testing
 /// assets served are the ones in `Dashboard/Assets`.
 @Suite("Dashboard rules")
 struct DashboardRulesTests {
-    @Test("reads need a viewer; changes to what apps are served an editor; keys, tokens, devices, policy and people an owner")
+    @Test("reads need a viewer; changes to what apps are served an editor; keys, tokens, devices, policy, people and relays an owner")
     func permissions() {
         #expect(DashboardPermissions.requiredRole(method: .get, path: "/v1/admin/keys") == .viewer)
         #expect(DashboardPermissions.requiredRole(method: .post, path: "/v1/admin/config/upload") == .editor)
@@ -21,6 +21,9 @@ struct DashboardRulesTests {
             #expect(DashboardPermissions.requiredRole(method: .post, path: path) == .owner, "\(path)")
         }
         #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/policy") == .owner)
+        // A relay's headers are the key of a paid API; its upstream decides where they go (issue 72).
+        #expect(DashboardPermissions.requiredRole(method: .put, path: "/v1/admin/relays/openai") == .owner)
+        #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/relays/openai") == .owner)
         #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/debug-tokens/ci") == .owner)
         #expect(DashboardPermissions.requiredRole(method: .delete, path: "/v1/admin/backend-keys/0bd1") == .owner)
         // Anything not under the management API is an owner's, never a viewer's by accident.

@@ -64,6 +64,48 @@ struct RelayAdminTests {
         }
     }
 
+    @Test("the sealed headers stay with their origin: a move to another origin without them is refused (relay_headers_required), a path change keeps them, a move with them binds them anew; a row moved by a write shows them unusable")
+    func headersBoundToOrigin() async throws {
+        try await AdminHarness.run { harness in
+            let credential = try await harness.createKey()
+            #expect(try await harness.call(.put, "/v1/admin/relays/openai", credential: credential, json: Self.openAI).status == .ok)
+            let sealed = try #require(try await Self.ciphertext(harness, "openai"))
+            var moved = Self.openAI
+            moved.removeValue(forKey: "headers")
+            for upstream in ["https://attacker.example", "https://api.openai.example:8443", "https://API.openai.example.evil.example"] {
+                moved["upstream"] = upstream
+                let refused = try await harness.call(.put, "/v1/admin/relays/openai", credential: credential, json: moved)
+                #expect(refused.status == .badRequest && refused.errorCode == "relay_headers_required", "\(upstream): \(refused.json)")
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("sk-relay-secret"))
+            }
+            #expect(try await Self.ciphertext(harness, "openai") == sealed, "nothing changed")
+            let relays = try await harness.call(.get, "/v1/admin/relays", credential: credential)["relays"] as? [[String: Any]]
+            #expect(relays?.first?["upstream"] as? String == "https://api.openai.example" && relays?.first?["headersUsable"] as? Bool == true)
+
+            // The same origin (any case, its default port written out) with another base path keeps them.
+            moved["upstream"] = "https://API.openai.example:443/v2"
+            let kept = try await harness.call(.put, "/v1/admin/relays/openai", credential: credential, json: moved)
+            #expect(kept.status == .ok && (kept["relay"] as? [String: Any])?["headersUsable"] as? Bool == true, "\(kept.json)")
+            #expect(try await Self.ciphertext(harness, "openai") == sealed)
+
+            // Given again, they are sealed for the new origin.
+            moved["upstream"] = "https://api.other.example"
+            moved["headers"] = ["Authorization": "Bearer sk-other"]
+            let rebound = try await harness.call(.put, "/v1/admin/relays/openai", credential: credential, json: moved)
+            #expect(rebound.status == .ok && (rebound["relay"] as? [String: Any])?["headersUsable"] as? Bool == true, "\(rebound.json)")
+            #expect(try await Self.ciphertext(harness, "openai") != sealed)
+
+            // Moved by a write to its row (not the API): listed as unusable, and only headers given again make it usable.
+            try await harness.database.query("UPDATE relays SET upstream = 'https://attacker.example' WHERE name = 'openai'")
+            let listed = try await harness.call(.get, "/v1/admin/relays", credential: credential)["relays"] as? [[String: Any]]
+            #expect(listed?.first?["headersUsable"] as? Bool == false, "\(String(describing: listed))")
+            moved.removeValue(forKey: "headers")
+            moved["upstream"] = "https://attacker.example"
+            let stillRefused = try await harness.call(.put, "/v1/admin/relays/openai", credential: credential, json: moved)
+            #expect(stillRefused.errorCode == "relay_headers_required", "kept headers never follow a moved row: \(stillRefused.json)")
+        }
+    }
+
     @Test("refused field by field: name, upstream (https, public, no query), methods, paths, headers; a new relay needs headers; another app sees nothing; 20 at most")
     func bounds() async throws {
         try await AdminHarness.run { harness in

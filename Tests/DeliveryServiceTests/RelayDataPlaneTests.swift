@@ -1,3 +1,4 @@
+import AdminService
 import AppAttestTesting
 import Crypto
 import Foundation
@@ -6,8 +7,13 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
+import PostgresNIO
+import SesameConfiguration
 import SesameDomain
+import SesameEncryption
 import SesameKit
+import SesameServer
+import SesameStorage
 import SesameTestSupport
 import Testing
 
@@ -84,14 +90,23 @@ struct RelayDataPlaneTests {
 
     /// Makes relay `name` to the upstream and waits until both delivery instances serve it.
     static func setRelay(_ harness: DeliveryHarness, name: String, upstream: TestUpstream, token: String, _ extra: [String: Any] = [:]) async throws {
+        let reply = try await harness.manageReply(.put, "relays/\(name)", relay(to: upstream, extra))
+        #expect(reply.status == .ok || reply.status == .created, "\(reply.json)")
+        try await waitUntilServed(harness, name: name, token: token)
+    }
+
+    /// The request that makes a relay to `upstream` injecting the two secret headers.
+    static func relay(to upstream: TestUpstream, _ extra: [String: Any] = [:]) -> [String: Any] {
         var body: [String: Any] = [
             "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["GET", "POST"],
             "paths": ["/echo/*", "/echo/deep/**", "/teapot", "/slow", "/sse", "/stall", "/large"],
             "headers": ["Authorization": "Bearer \(secret)", "X-Api-Key": "key-\(secret)"],
         ]
         body.merge(extra) { $1 }
-        let reply = try await harness.manageReply(.put, "relays/\(name)", body)
-        #expect(reply.status == .ok || reply.status == .created, "\(reply.json)")
+        return body
+    }
+
+    static func waitUntilServed(_ harness: DeliveryHarness, name: String, token: String) async throws {
         for instance in harness.deliveries.indices {
             try await eventually("delivery \(instance) serves relay \(name)") {
                 try await call(harness, .get, "/v1/relay/\(name)/teapot", token: token, instance: instance).status.code == 418
@@ -184,6 +199,80 @@ struct RelayDataPlaneTests {
                 #expect(metrics.contains("sesame_relay_requests_total"))
                 #expect(metrics.contains(#"outcome="relay_path_not_allowed""#))
                 #expect(!metrics.contains(Self.secret))
+            }
+        }
+    }
+
+    @Test("a relay moved to another origin by a write to its row cannot open its headers: 503 relay_unusable on both replicas, nothing sent, the app's configs served; headers sealed before they were bound are bound when admin starts")
+    func headersStayWithTheirOrigin() async throws {
+        try await TestUpstream.run { upstream in
+            try await TestUpstream.run { elsewhere in
+                try await DeliveryHarness.run { harness in
+                    let token = try await harness.app.attest(with: harness.auth).accessToken
+                    let revision = try await harness.upload(["features": ["a": true]], version: "*")
+                    try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token)
+                    // Anyone who can write the row points it at their own server: another port is another origin.
+                    try await harness.database.query("UPDATE relays SET upstream = \("http://127.0.0.1:\(elsewhere.port)/base") WHERE name = 'llm'")
+                    for instance in harness.deliveries.indices {
+                        // Until the replica reloads it calls the first upstream; once reloaded, never the second.
+                        try await eventually("delivery \(instance) refuses the moved relay") {
+                            let reply = try await Self.call(harness, .post, "/v1/relay/llm/echo/x", token: token, body: "{}", instance: instance)
+                            return reply.status == .serviceUnavailable && Self.errorCode(reply.body) == "relay_unusable"
+                        }
+                        let refused = try await Self.call(harness, .post, "/v1/relay/llm/echo/x", token: token, body: "{}", instance: instance)
+                        #expect(refused.status == .serviceUnavailable && !refused.body.contains(Self.secret), "\(refused.body)")
+                    }
+                    try await harness.waitUntilServed(version: "1.0", revision: revision, token: token)
+                    // Moved back, they open again.
+                    try await harness.database.query("UPDATE relays SET upstream = \("http://127.0.0.1:\(upstream.port)/base") WHERE name = 'llm'")
+                    try await Self.waitUntilServed(harness, name: "llm", token: token)
+
+                    // Headers an earlier Sesame sealed bound to the relay's name only: unusable until admin binds them at its start.
+                    let encryption = EnvelopeEncryption(keyring: try MasterKeyring(current: harness.configuration.masterKey.current))
+                    let headers = try JSONEncoder().encode(["Authorization": "Bearer \(Self.secret)"])
+                    let unbound = Data(
+                        try encryption.seal(Array(headers), context: SealingContext.relayHeadersUnbound(appID: DeliveryHarness.appID, name: "legacy")))
+                    try await harness.database.query(
+                        """
+                        INSERT INTO relays (app_id, name, upstream, methods, paths, header_names, headers_ciphertext, least_tier, proof,
+                            max_request_bytes, max_response_bytes, timeout_seconds, updated_by)
+                        VALUES (\(DeliveryHarness.appID), 'legacy', \("http://127.0.0.1:\(upstream.port)/base"), ARRAY['GET', 'POST'], ARRAY['/teapot', '/echo/*'],
+                            ARRAY['Authorization'], \(unbound), 'attested', 'none', 1024, 4096, 5, 'an earlier version')
+                        """)
+                    try await eventually("the unbound relay is refused") {
+                        Self.errorCode(try await Self.call(harness, .get, "/v1/relay/legacy/teapot", token: token).body) == "relay_unusable"
+                    }
+                    try await AdminService.buildApplication(configuration: harness.configuration).test(.live) { _ in
+                        try await Self.waitUntilServed(harness, name: "legacy", token: token)
+                    }
+                    let echoed = try await Self.call(harness, .post, "/v1/relay/legacy/echo/x", token: token, body: "{}")
+                    #expect(echoed.status == .created && echoed.body.contains("Bearer \(Self.secret)"), "\(echoed.body)")
+                }
+            }
+        }
+    }
+
+    @Test("a relay made under the two-person rule sends the header values proposed, not what the proposal's readers see")
+    func approvedRelaySendsTheProposedHeaders() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                let second = try #require(
+                    try await harness.manage(
+                        .post, "keys/create", ["teamId": DeliveryHarness.teamID, "bundleId": DeliveryHarness.bundleID, "keyName": "ben"],
+                        key: DeliveryHarness.operatorToken)["key"] as? String)
+                var policy = try #require(try await harness.manage(.get, "policy", [:])["policy"] as? [String: Any])
+                policy["requireApproval"] = ["relay"]
+                try await harness.manage(.put, "policy", policy)
+                let proposed = try await harness.manageReply(.put, "relays/llm", Self.relay(to: upstream))
+                #expect(proposed.status == .accepted, "\(proposed.json)")
+                let id = try #require((proposed.json["proposal"] as? [String: Any])?["id"] as? String)
+                let approved = try await harness.manage(.post, "changes/\(id)/approve", [:], key: second)
+                #expect((approved["change"] as? [String: Any])?["state"] as? String == "applied", "\(approved)")
+                try await Self.waitUntilServed(harness, name: "llm", token: token)
+                let echoed = try await Self.call(harness, .post, "/v1/relay/llm/echo/x", token: token, body: "{}")
+                let received = try #require((try JSONSerialization.jsonObject(with: Data(echoed.body.utf8)) as? [String: Any])?["headers"] as? [String: [String]])
+                #expect(received["authorization"] == ["Bearer \(Self.secret)"] && received["x-api-key"] == ["key-\(Self.secret)"], "\(received)")
             }
         }
     }

@@ -65,12 +65,15 @@ struct RelayRulesTests {
         }
     }
 
-    @Test("forwarded: the caller's credentials, X-Sesame-*, hop-by-hop headers and those its Connection names are dropped, and an injected header cannot be overridden; returned: Set-Cookie, hop-by-hop and X-Sesame-* dropped, the upstream's mark added")
+    @Test("forwarded: the caller's credentials, method and URL overrides, X-Sesame-*, hop-by-hop headers and those its Connection names are dropped, and an injected header cannot be overridden; returned: Set-Cookie, hop-by-hop and X-Sesame-* dropped, the upstream's mark added")
     func forwarding() {
         let caller: [(name: String, value: String)] = [
             ("Authorization", "Bearer access-token"), ("Cookie", "a=1"), ("X-Sesame-Identity-Token", "id"), ("Connection", "keep-alive, X-Hop"),
             ("X-Hop", "1"), ("Keep-Alive", "timeout=5"), ("Transfer-Encoding", "chunked"), ("Host", "sesame.example"), ("x-api-key", "spoofed"),
             ("X-Forwarded-For", "10.0.0.1"), ("Content-Type", "application/json"), ("Accept", "text/event-stream"),
+            // Another method or URL than the relay's rules allowed, to servers that honour these.
+            ("X-HTTP-Method-Override", "DELETE"), ("X-HTTP-Method", "DELETE"), ("X-Method-Override", "DELETE"), ("X-Original-URL", "/admin"),
+            ("X-Rewrite-URL", "/admin"),
         ]
         let injected: [(name: String, value: String)] = [("Authorization", "Bearer sk-secret"), ("X-Api-Key", "k-secret")]
         let forwarded = RelayHeaders.forwarded(from: caller, injected: injected)

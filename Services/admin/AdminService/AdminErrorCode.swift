@@ -63,6 +63,7 @@ public enum AdminErrorCode: String, ErrorCodes {
     case sessionExpired = "session_expired"
     case storedRuleUnreadable = "stored_rule_unreadable"
     case relayNotFound = "relay_not_found"
+    case relayHeadersRequired = "relay_headers_required"
     case tooManyOverrides = "too_many_overrides"
     case tooManyRelays = "too_many_relays"
     case tooManyWebhooks = "too_many_webhooks"

@@ -69,8 +69,9 @@ public enum AdminService: SesameServiceDefinition {
         let webhooks = WebhookStore(database: database, encryption: dependencies.encryption, logger: logger)
         WebhookRoutes(authenticator: authenticator, webhooks: webhooks, outbound: OutboundAddressPolicy(configuration: configuration))
             .addRoutes(to: admin)
+        let relays = RelayStore(database: database, encryption: dependencies.encryption, logger: logger)
         RelayRoutes(
-            authenticator: authenticator, relays: RelayStore(database: database, encryption: dependencies.encryption, logger: logger),
+            authenticator: authenticator, relays: relays,
             outbound: OutboundAddressPolicy(configuration: configuration), approvals: approvals
         ).addRoutes(to: admin)
         DebugTokenRoutes(authenticator: authenticator, debugTokens: DebugTokenStore(database: database, logger: logger), logger: logger)
@@ -105,7 +106,12 @@ public enum AdminService: SesameServiceDefinition {
             webhooks: webhooks, outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)),
             migrations: dependencies.migrations,
             interval: .milliseconds(500), logger: logger)
-        parts.services = [producer, relay, BlobSealer(blobs: blobs, migrations: dependencies.migrations, logger: logger), dispatcher]
+        let sealing = SealingAtStart(
+            jobs: [
+                .init(what: "blobs stored in clear", run: { try await blobs.sealStoredInClear() }),
+                .init(what: "relay headers not bound to their upstream", run: { try await relays.bindUnboundHeaders() }),
+            ], migrations: dependencies.migrations, logger: logger)
+        parts.services = [producer, relay, sealing, dispatcher]
         return parts
     }
 

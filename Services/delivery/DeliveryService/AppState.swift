@@ -109,4 +109,7 @@ struct AppState: Sendable {
     var pinRegistry: ServedPinRegistry?
     /// The app's attested relays by name, their injected headers opened.
     var relays: [String: ServedRelay] = [:]
+    /// Relays whose injected headers do not open for their upstream (or whose rules are not
+    /// servable), by name with why: answered `503 relay_unusable`, the app's configs served as ever.
+    var unusableRelays: [String: String] = [:]
 }

@@ -27,6 +27,7 @@ public enum DeliveryErrorCode: String, ErrorCodes {
     case relayResponseTooLarge = "relay_response_too_large"
     case relayUpstreamFailed = "relay_upstream_failed"
     case relayUpstreamTimeout = "relay_upstream_timeout"
+    case relayUnusable = "relay_unusable"
     case scopeUnavailableZeroKnowledge = "scope_unavailable_zero_knowledge"
     case tierInsufficient = "tier_insufficient"
     case tooManyStreams = "too_many_streams"

@@ -169,7 +169,7 @@ struct DeliveryLoader: Sendable {
         }
 
         rowsRead += try await loadPinRegistries(only: only, into: &states, failures: &failures)
-        rowsRead += try await loadRelays(only: only, into: &states, failures: &failures)
+        rowsRead += try await loadRelays(only: only, into: &states)
 
         let rules = try await StoredAccessRules.load(appIDs: only, from: database.client, logger: logger)
         for (appID, appRules) in rules.rules {
@@ -241,7 +241,7 @@ struct DeliveryLoader: Sendable {
     }
 
     /// Each app's relays, their injected headers opened. Returns the rows read.
-    private func loadRelays(only: [String]?, into states: inout [String: AppState], failures: inout [String: String]) async throws -> Int {
+    private func loadRelays(only: [String]?, into states: inout [String: AppState]) async throws -> Int {
         var rowsRead = 0
         let rows = try await database.client.query(
             """
@@ -263,12 +263,19 @@ struct DeliveryLoader: Sendable {
                     timeoutSeconds: try columns[10].decode(Int.self), perInstallPerMinute: try columns[11].decode(Int?.self),
                     perInstallPerDay: try columns[12].decode(Int?.self), perAppPerDay: try columns[13].decode(Int?.self))
                 let sealed = try columns[5].decode(Data.self)
-                let opened = try encryption.open(sealed, context: SealingContext.relayHeaders(appID: appID, name: name))
+                // Bound to the origin of the upstream as the row says now, never to what the row says
+                // the headers were sealed for: a row moved elsewhere cannot open them.
+                guard let origin = rules.origin else { throw ServedRelay.Unusable(description: "relay \(name): its upstream is not a URL") }
+                let opened = try encryption.open(sealed, context: SealingContext.relayHeaders(appID: appID, name: name, origin: origin))
                 let headers = try JSONDecoder().decode([String: String].self, from: Data(opened))
                 states[appID, default: AppState()].relays[name] = try ServedRelay(name: name, rules: rules, headers: headers)
             } catch {
-                // Never the error's text alone: it must not carry a header value.
-                failures[appID] = "relay \(name) cannot be opened: \(type(of: error))"
+                // Never the error's text alone: it must not carry a header value. The relay alone is
+                // unusable; the app's configs are served as ever.
+                logger.warning(
+                    "a relay cannot be served: its headers do not open for its upstream, or its rules are not servable",
+                    metadata: ["app": "\(appID)", "relay": "\(name)", "error": "\(type(of: error))"])
+                states[appID, default: AppState()].unusableRelays[name] = "\(type(of: error))"
             }
         }
         return rowsRead

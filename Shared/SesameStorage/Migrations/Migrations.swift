@@ -36,5 +36,7 @@ public enum Migrations {
         relays,
         relayServing,
         outboxTraceContext,
+        relayHeaderOrigins,
+        proposalDeciderRole,
     ]
 }

@@ -120,7 +120,10 @@ final class ChangeApprovals: Sendable {
             return try await route.applyNow(appID, body, caller).response(from: request, context: context)
         }
         let (summary, base) = try await route.prepareNow(appID, body)
-        let proposal = try await propose(key, appID: appID, request: try Self.encode(body), summary: summary, base: base, caller: caller)
+        // Whoever decides it must hold the role the change itself needs (an owner's device revocation is an owner's to approve).
+        let role = DashboardPermissions.requiredRole(method: request.method, path: request.uri.path)
+        let proposal = try await propose(
+            key, appID: appID, request: try Self.encode(body), summary: summary, base: base, caller: caller, deciderRole: role)
         var response = try ProposedResponse(message: Self.proposedMessage(name, proposal), proposal: proposal).response(from: request, context: context)
         response.status = .accepted
         return response
@@ -166,7 +169,8 @@ final class ChangeApprovals: Sendable {
     // MARK: Proposals
 
     private func propose(
-        _ kind: String, id: UUID = UUID(), appID: String, request: Data, summary: String, base: String?, caller: Caller
+        _ kind: String, id: UUID = UUID(), appID: String, request: Data, summary: String, base: String?, caller: Caller,
+        deciderRole: AccountRole = .owner
     ) async throws -> Proposal {
         let seconds = Double(Self.lifetime.components.seconds)
         let sealed = Data(try encryption.seal(request, context: SealingContext.proposalRequest(appID: appID, proposalID: id)))
@@ -177,9 +181,10 @@ final class ChangeApprovals: Sendable {
             let rows = try await connection.query(
                 """
                 INSERT INTO change_proposals
-                    (proposal_id, app_id, kind, request_sealed, request_sha256, summary, base, proposer, proposer_principal, state, expires_at)
-                VALUES (\(id), \(appID), \(kind), \(sealed), \(digest), \(summary), \(base), \(caller.auditName), \(principal), 'pending',
-                        now() + \(seconds) * INTERVAL '1 second')
+                    (proposal_id, app_id, kind, request_sealed, request_sha256, summary, base, proposer, proposer_principal, decider_role, state,
+                     expires_at)
+                VALUES (\(id), \(appID), \(kind), \(sealed), \(digest), \(summary), \(base), \(caller.auditName), \(principal),
+                        \(deciderRole.rawValue), 'pending', now() + \(seconds) * INTERVAL '1 second')
                 RETURNING \(unescaped: Proposal.columns)
                 """, logger: logger)
             let proposal = try await Proposal.first(of: rows)
@@ -215,10 +220,17 @@ final class ChangeApprovals: Sendable {
     /// once it was decided or expired: only its SHA-256 is kept), recorded as read (a publish's
     /// request holds the config's values).
     func read(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String?) {
-        var found = try await fetch(id, appID: appID)
+        var found = try await fetchRecordingRead(id, appID: appID, caller: caller)
         if let request = found.1, let route = routes.withLock({ $0[found.0.kind] }) {
             found.1 = String(decoding: route.shown(Data(request.utf8)), as: UTF8.self)
         }
+        return found
+    }
+
+    /// Proposal `id` with its request as stored (never shown: a relay's header values are in it),
+    /// recorded as read.
+    private func fetchRecordingRead(_ id: UUID, appID: String?, caller: Caller) async throws -> (Proposal, String?) {
+        let found = try await fetch(id, appID: appID)
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             try await AuditLog.append(
                 AuditEntry(actor: caller.auditName, action: .changeRead, details: ["proposalId": .string(id.uuidString.lowercased())]),
@@ -252,7 +264,8 @@ final class ChangeApprovals: Sendable {
     /// Approves proposal `id` as `approver` and applies it exactly as proposed; `breakGlass` (the
     /// operator alone, with a reason) skips the second person and is audited as such.
     func approve(_ id: UUID, appID: String?, approver: Caller, breakGlass reason: String? = nil) async throws -> (Proposal, String) {
-        let (proposal, stored) = try await read(id, appID: appID, caller: approver)
+        // The request as stored, not as a reader is shown it: what was proposed is what applies.
+        let (proposal, stored) = try await fetchRecordingRead(id, appID: appID, caller: approver)
         guard proposal.state == "pending" else { throw ApprovalErrors.decided(proposal.state) }
         guard proposal.expiresAt > Date(), let request = stored else {
             try await finish(id, state: "failed", by: approver, outcome: "expired before it was approved")
@@ -297,30 +310,45 @@ final class ChangeApprovals: Sendable {
     private func refuseUnlessSecondPerson(_ approver: Caller, for proposal: Proposal) async throws {
         guard approver.auditName != proposal.proposer else { throw ApprovalErrors.selfApproval }
         let standing = try await Principals.standing(of: approver.auditName, appID: proposal.appID, database: database, logger: logger)
-        if standing.principal == (try await proposerPrincipal(proposal.id) ?? proposal.proposer) { throw ApprovalErrors.sameProposer }
+        let stored = try await storedDecision(proposal.id)
+        if standing.principal == (stored.proposerPrincipal ?? proposal.proposer) { throw ApprovalErrors.sameProposer }
         if let since = standing.since, since >= proposal.createdAt { throw ApprovalErrors.approverTooNew }
         let access = GuardedAccess(key: proposal.kind)
-        let ownersOnly = proposal.kind == GuardedChange.policy.rawValue || access != nil
         let personOnly = proposal.kind == GuardedChange.policy.rawValue || access?.needsPerson == true
-        switch approver {
-        case .account(_, _, _, let role) where ownersOnly && role < .owner:
-            throw AdminErrors.roleTooLow(role, required: .owner)
-        case .provisioningKey where personOnly:
-            throw ApprovalErrors.personRequired
-        default:
-            break
-        }
+        if case .provisioningKey = approver, personOnly { throw ApprovalErrors.personRequired }
+        try refuseUnlessRole(approver, of: proposal, stored: stored)
     }
 
-    private func proposerPrincipal(_ id: UUID) async throws -> String? {
-        let rows = try await database.client.query("SELECT proposer_principal FROM change_proposals WHERE proposal_id = \(id)", logger: logger)
-        for try await principal in rows.decode(String?.self) { return principal }
-        return nil
+    /// Refuses a person deciding `proposal` (approving, or rejecting another's) without the role the
+    /// change itself needs: an owner's for the policy, who may act, devices and relays.
+    private func refuseUnlessRole(_ decider: Caller, of proposal: Proposal, stored: StoredDecision) throws {
+        let ownersOnly = proposal.kind == GuardedChange.policy.rawValue || GuardedAccess(key: proposal.kind) != nil
+        // Proposed before the role was recorded: an editor's, as every guarded change but those was.
+        let required = ownersOnly ? .owner : stored.deciderRole ?? .editor
+        if case .account(_, _, _, let role) = decider, role < required { throw AdminErrors.roleTooLow(role, required: required) }
+    }
+
+    /// What a proposal's decision is held to, beside the proposal: whose principal proposed it, and
+    /// the least role of a person who decides it (nil when proposed before it was recorded).
+    private struct StoredDecision {
+        let proposerPrincipal: String?
+        let deciderRole: AccountRole?
+    }
+
+    private func storedDecision(_ id: UUID) async throws -> StoredDecision {
+        let rows = try await database.client.query(
+            "SELECT proposer_principal, decider_role FROM change_proposals WHERE proposal_id = \(id)", logger: logger)
+        for try await (principal, role) in rows.decode((String?, String?).self) {
+            return StoredDecision(proposerPrincipal: principal, deciderRole: role.flatMap(AccountRole.init(rawValue:)))
+        }
+        return StoredDecision(proposerPrincipal: nil, deciderRole: nil)
     }
 
     /// Rejects (or, by its proposer, withdraws) proposal `id`.
     func reject(_ id: UUID, appID: String, caller: Caller, reason: String?) async throws -> Proposal {
         let (proposal, _) = try await fetch(id, appID: appID)
+        // Its proposer withdraws it whatever their role; anyone else needs the role the change needs.
+        if caller.auditName != proposal.proposer { try refuseUnlessRole(caller, of: proposal, stored: try await storedDecision(id)) }
         guard proposal.state == "pending", try await claim(id, by: caller) else { throw ApprovalErrors.decided(proposal.state) }
         try await finish(id, state: "rejected", by: caller, outcome: reason.map { "rejected: \($0)" } ?? "rejected")
         try await database.client.withRefusingTransaction(logger: logger) { connection in

@@ -7,10 +7,11 @@ import SesameHTTP
 
 /// What each dashboard role may do through the management API: every role reads; editors change
 /// what apps are served (configs, kill switches, revocations, blobs); owners also hold the keys
-/// to the app (provisioning keys, debug tokens, devices, pins, the policy, people).
+/// to the app (provisioning keys, debug tokens, devices, pins, the policy, people, and relays, whose
+/// injected headers are the keys of paid APIs).
 enum DashboardPermissions {
     /// The management paths (under `/v1/admin/`) only owners may change.
-    static let ownerOnly = ["keys", "backend-keys", "debug-tokens", "devices", "policy", "accounts", "pins", "webhooks", "apple"]
+    static let ownerOnly = ["keys", "backend-keys", "debug-tokens", "devices", "policy", "accounts", "pins", "webhooks", "apple", "relays"]
 
     static func isRead(_ method: HTTPRequest.Method) -> Bool { method == .get || method == .head }
 

@@ -35,8 +35,7 @@ struct RelayRoutes {
             .relay, RelayChange.self,
             prepare: { appID, change in
                 let rules = try checked(change.relay)
-                let headers = change.relay.headers.map { "injects " + $0.additionalProperties.keys.sorted().joined(separator: ", ") } ?? "keeps its headers"
-                return ("set relay \(change.name) to \(rules.upstream) (\(headers))", try await relays.base(appID: appID, name: change.name))
+                return (try await summary(appID: appID, change, rules: rules), try await relays.base(appID: appID, name: change.name))
             },
             apply: { appID, change, caller in try await set(appID: appID, change, caller: caller) },
             shown: { change in
@@ -70,6 +69,19 @@ struct RelayRoutes {
             let removal = RelayRemoval(name: try Self.name(context))
             return try await approvals.handle(.relay, variant: "remove", appID: appID, caller: caller, body: removal, request: request, context: context)
         }
+    }
+
+    /// What a proposal of `change` says it does; plainly where the sealed headers kept go to another
+    /// upstream than before. Refuses a move to another origin that keeps the headers (as setting it would).
+    func summary(appID: String, _ change: RelayChange, rules: RelayRules) async throws -> String {
+        if let given = change.relay.headers {
+            return "set relay \(change.name) to \(rules.upstream) (injects \(given.additionalProperties.keys.sorted().joined(separator: ", ")))"
+        }
+        let current = try await relays.current(appID: appID, name: change.name)
+        if let refusal = RelayStore.keptHeadersRefusal(current, movingTo: rules.origin) { throw refusal }
+        guard let current, current.upstream != rules.upstream else { return "set relay \(change.name) to \(rules.upstream) (keeps its headers)" }
+        return "set relay \(change.name) to \(rules.upstream): SENDS ITS EXISTING SEALED HEADERS (\(current.headerNames.joined(separator: ", "))) "
+            + "TO THIS NEW UPSTREAM, not \(current.upstream) any more"
     }
 
     /// Makes or changes the relay as `change` says.

@@ -6,6 +6,11 @@ import SesameHTTP
 enum RelayErrors {
     static let notFound = APIError(
         .notFound, code: DeliveryErrorCode.relayNotFound, message: "This app has no relay of that name (see GET /v1/admin/relays).")
+    /// The relay's sealed headers do not open for its upstream as stored now (moved to another
+    /// origin without them, or sealed before they were bound): nothing is sent anywhere.
+    static let unusable = APIError(
+        .serviceUnavailable, code: DeliveryErrorCode.relayUnusable,
+        message: "This relay cannot be used until an owner of the app sets its headers again (they are sealed for another upstream).")
     static func methodNotAllowed(_ methods: [String]) -> APIError {
         APIError(
             .methodNotAllowed, code: DeliveryErrorCode.relayMethodNotAllowed,

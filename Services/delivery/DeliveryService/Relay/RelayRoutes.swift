@@ -47,7 +47,10 @@ struct RelayRoutes: Sendable {
         let started = ContinuousClock.now
         let caller = try await gate.authenticate(request, context: context)
         let appID = caller.claims.appID
-        guard let name = context.parameters.get("name"), let relay = caller.state.relays[name] else { throw RelayErrors.notFound }
+        guard let name = context.parameters.get("name") else { throw RelayErrors.notFound }
+        guard let relay = caller.state.relays[name] else {
+            throw caller.state.unusableRelays[name] == nil ? RelayErrors.notFound : RelayErrors.unusable
+        }
         do {
             return try await forward(request, caller: caller, relay: relay, started: started)
         } catch let error as APIError {

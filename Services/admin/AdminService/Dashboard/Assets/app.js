@@ -723,7 +723,7 @@ async function relaysPage() {
     el("p", { class: "muted", text: "An app calls /v1/relay/<name>/… with its access token; Sesame checks the install as for a config, adds the headers below, and forwards the call to the upstream. The header values never leave Sesame." }),
     table(["Name", "Upstream", "Methods", "Paths", "Injects", "Least tier", "Proof", "Quotas", ""], listing.relays.map((r) =>
       el("tr", {}, el("td", {}, el("code", { text: r.name })), el("td", {}, el("code", { text: r.upstream })), el("td", { text: r.methods.join(", ") }),
-        el("td", {}, ...r.paths.map((p) => el("code", { class: "path", text: p }))), el("td", { text: r.headerNames.join(", ") }),
+        el("td", {}, ...r.paths.map((p) => el("code", { class: "path", text: p }))), el("td", { text: r.headerNames.join(", ") + (r.headersUsable ? "" : " (unusable: sealed for another upstream; set them again)") }),
         el("td", { text: r.leastTier }), el("td", { text: r.proof }), el("td", { text: quotas(r) }),
         el("td", {}, isOwner() ? el("button", { class: "small", onclick: () => edit(r), text: "Edit" }) : null,
           isOwner() ? el("button", { class: "danger small", onclick: () => remove(r), text: "Remove" }) : null)))),
