@@ -41,6 +41,23 @@ struct AuthLimitTests {
         }
     }
 
+    @Test("made-up attestations over real challenges, from many addresses, spend nothing of the app's admission budget: refused for what they are, never 429, and a genuine install is admitted")
+    func admissionAfterVerification() async throws {
+        try await AuthHarness.run(admissionRate: 1) { harness in
+            // The budget is 2 at once and 1 a second: twenty made-up attestations would spend it ten times over.
+            for index in 0..<20 {
+                var body = try harness.attestBody(harness.attester.generateKey(), nonce: try await harness.challenge())
+                body["attestationObject"] = Data((0..<300).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+                let forged = try await harness.post("/v1/auth/attest", body, from: "198.51.100.\(index)")
+                #expect(forged.status == .unauthorized && forged.errorCode == "attestation_invalid", "\(index): \(forged.json)")
+            }
+            for _ in 0..<2 {
+                let (_, genuine) = try await harness.attestNewKey()
+                #expect(genuine.status == .ok, "\(genuine.json)")
+            }
+        }
+    }
+
     @Test("the admission budget is one across replicas: two auth instances admit what one would")
     func admissionSharedAcrossReplicas() async throws {
         // 1 per second, 2 at once. Sixteen attests sent at once, half to each replica: one budget

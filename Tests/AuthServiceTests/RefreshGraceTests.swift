@@ -1,4 +1,5 @@
 import AppAttestTesting
+import Crypto
 import Foundation
 import HTTPTypes
 import PostgresNIO
@@ -85,6 +86,37 @@ struct RefreshGraceTests {
             let foreign = try await harness.refresh(held, extra: try await harness.assertionFields(thief, counter: 9))
             #expect(foreign.errorCode == "refresh_token_reused", "\(foreign.json)")
             #expect(try await Self.familyRevoked(harness))
+        }
+    }
+
+    @Test("in the grace window the held token with a malformed assertion or clientData, an unknown challenge, or a counter that does not advance is a reuse: the family is revoked")
+    func everyGraceRefusalRevokes() async throws {
+        let spoiled: [(String, @Sendable (AuthHarness, SoftwareAttester.DeviceKey) async throws -> [String: Any])] = [
+            ("a malformed assertion", { harness, key in
+                var fields = try await harness.assertionFields(key, counter: 2)
+                fields["assertion"] = "not base64 !"
+                return fields
+            }),
+            ("malformed clientData", { harness, key in
+                var fields = try await harness.assertionFields(key, counter: 2)
+                fields["clientData"] = Data("not json".utf8).base64EncodedString()
+                return fields
+            }),
+            ("an unknown challenge", { harness, key in
+                let clientData = try JSONSerialization.data(withJSONObject: ["challenge": Data(repeating: 7, count: 32).base64EncodedString()])
+                let assertion = try harness.attester.assert(
+                    key, clientDataHash: Array(SHA256.hash(data: clientData)), appId: AuthHarness.appID, counter: 2)
+                return ["assertion": Data(assertion).base64EncodedString(), "clientData": clientData.base64EncodedString()]
+            }),
+            ("a counter that does not advance", { harness, key in try await harness.assertionFields(key, counter: 1) }),
+        ]
+        for (what, fields) in spoiled {
+            try await AuthHarness.run { harness in
+                let (held, _, key) = try await Self.lostReply(harness)
+                let refused = try await harness.refresh(held, extra: try await fields(harness, key))
+                #expect(refused.errorCode == "refresh_token_reused", "\(what): \(refused.json)")
+                #expect(try await Self.familyRevoked(harness), "\(what)")
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import AppAttest
 import Crypto
 import Foundation
+import HTTPTypes
 import JWTKit
 import Logging
 import SesameAssertions
@@ -52,23 +53,25 @@ struct AuthFlows: Sendable {
         let appVersion = try Self.appVersion(request.appVersion)
         guard let app = try await apps.app(teamID: request.teamId, bundleID: request.bundleId) else { throw AuthErrors.unknownApp }
 
-        // The challenge is spent before the attestation is checked: a refused attempt burns it too.
-        // The app's admission budget is spent (in the same statement) only by callers holding a
-        // real challenge, so nobody can lock an app's new installs out with requests that cost
-        // them nothing. A client told to wait asks for a new challenge when it comes back.
-        guard let challenge = challenges.redemption(of: nonce),
-            try await limits.attestAdmission.enforce(app.appID, redeeming: challenge, jitterSeconds: 5)
-        else { throw AuthErrors.invalidChallenge }
+        guard let challenge = challenges.redemption(of: nonce) else { throw AuthErrors.invalidChallenge }
+        // The attestation is checked first (its CPU is bounded per address), and the app's admission
+        // budget, which stands for Apple's attestation limit, is spent only by one that verified: a
+        // few addresses posting made-up attestations cannot ration a launch's genuine installs. A
+        // refused attempt burns its challenge too, and is told so when it was not fresh.
         let verified: AppAttestVerifier.Attestation
         do {
             verified = try await verifier.verifyAttestation(
                 attestation, keyId: keyID, clientDataHash: Array(SHA256.hash(data: nonce)), appId: app.appID, at: Date())
         } catch {
+            guard try await challenges.consume(nonce) else { throw AuthErrors.invalidChallenge }
             logger.info("attestation refused", metadata: ["app": "\(app.appID)", "step": "\(error.step.rawValue)"])
             AttestationMetrics.refused(appID: app.appID, step: error.step)
             outcomes.count(.refused, appID: app.appID)
             throw AuthErrors.attestationRefused(error)
         }
+        // The challenge redeemed and the budget spent in one statement. A client told to wait asks
+        // for a new challenge when it comes back.
+        guard try await limits.attestAdmission.enforce(app.appID, redeeming: challenge, jitterSeconds: 5) else { throw AuthErrors.invalidChallenge }
         if verified.environment == .development, !app.policy.allowsDevelopmentKeys(inProduction: inProduction) {
             AttestationMetrics.refused(appID: app.appID, .environment)
             throw AuthErrors.environmentNotAllowed
@@ -191,23 +194,42 @@ struct AuthFlows: Sendable {
 
     /// The previous token presented again inside the grace window with an assertion: rotated once
     /// more, from the family's current generation, when the family's key asserts over a fresh
-    /// challenge; an assertion that fails (another key, a forged one) is a reuse, and revokes.
+    /// challenge. Any other refusal there (a malformed or failing assertion, another key, an unknown
+    /// or spent challenge, a counter that did not advance) is a reuse, and revokes: a thief holding
+    /// the previous token must not get to try again. Only a transient failure (the database, a rate
+    /// limit) leaves the family as it is.
     private func graceRotation(
         assertion: String, clientData: String, claims: RefreshTokenClaims, state: RefreshFamilyState, family: UUID, claimedVersion: AppVersion?
     ) async throws -> TokenResponse {
         let checked: (challenge: ChallengeStore.Redemption, counter: UInt32)
         do {
             checked = try await checkAssertion(assertion, clientData: clientData, key: state.key, appID: state.appID)
-        } catch let refusal as APIError where refusal.code == AuthErrors.assertionInvalidCode {
-            _ = try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh)
-            logger.warning("previous refresh token with a failing assertion: family revoked", metadata: ["app": "\(state.appID)", "family": "\(family)"])
-            throw AuthErrors.refreshTokenReused
+        } catch let refusal as APIError where !Self.isTransient(refusal) {
+            throw try await revokeForReuse(family, claims: claims, appID: state.appID, why: refusal.code)
         }
         let outcome = try await families.rotate(
             family, from: state.generation, lifetime: tokens.lifetimes.refresh, appVersion: claimedVersion?.text, redeeming: checked.challenge,
             advancingCounterOf: state.keyID, to: checked.counter, grace: true)
-        if case .rotated = outcome { logger.info("refresh reply lost in flight: rotated again in the grace window", metadata: ["app": "\(state.appID)"]) }
+        switch outcome {
+        case .rotated: logger.info("refresh reply lost in flight: rotated again in the grace window", metadata: ["app": "\(state.appID)"])
+        case .counterNotAdvanced, .challengeNotRedeemed:
+            throw try await revokeForReuse(family, claims: claims, appID: state.appID, why: "\(outcome)")
+        case .reused, .unusable: break
+        }
         return try await finish(outcome, claims: claims, state: state, family: family, claimedVersion: claimedVersion)
+    }
+
+    /// Revokes `family` as a reuse of the superseded token `claims` carries; the refusal to answer.
+    private func revokeForReuse(_ family: UUID, claims: RefreshTokenClaims, appID: String, why: String) async throws -> APIError {
+        _ = try await families.rotate(family, from: claims.generation, lifetime: tokens.lifetimes.refresh)
+        logger.warning(
+            "previous refresh token refused in the grace window: family revoked", metadata: ["app": "\(appID)", "family": "\(family)", "why": "\(why)"])
+        return AuthErrors.refreshTokenReused
+    }
+
+    /// Whether `refusal` says nothing about the request (the server's trouble, or a rate limit).
+    private static func isTransient(_ refusal: APIError) -> Bool {
+        refusal.status.code >= 500 || refusal.status == .tooManyRequests
     }
 
     /// The app's policy as last read, if the request passes it without an assertion (so that the
