@@ -391,10 +391,16 @@ public final class ValidationBudget {
     private var remaining: Int
     let deadline: ContinuousClock.Instant
 
-    public init(steps: Int = ValidationBudget.defaultSteps, time: Duration = ValidationBudget.defaultTime) {
+    public convenience init(steps: Int = ValidationBudget.defaultSteps, time: Duration = ValidationBudget.defaultTime) {
+        self.init(steps: steps, deadline: ContinuousClock.now.advanced(by: time))
+    }
+
+    /// A budget whose time ends at `deadline`: set when the work was asked for, so time spent
+    /// waiting for a thread counts too.
+    public init(steps: Int = ValidationBudget.defaultSteps, deadline: ContinuousClock.Instant) {
         self.steps = steps
         remaining = steps
-        deadline = ContinuousClock.now.advanced(by: time)
+        self.deadline = deadline
     }
 
     func spend(_ steps: Int) throws(ConfigSchema.TooComplex) {

@@ -59,6 +59,7 @@ public enum AdminErrorCode: String, ErrorCodes {
     case schemaInvalid = "schema_invalid"
     case schemaNotFound = "schema_not_found"
     case schemaTooComplex = "schema_too_complex"
+    case schemaValidationBusy = "schema_validation_busy"
     case selfApproval = "self_approval"
     case sessionExpired = "session_expired"
     case storedRuleUnreadable = "stored_rule_unreadable"

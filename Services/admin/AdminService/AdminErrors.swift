@@ -5,6 +5,11 @@ import SesameHTTP
 
 /// Every refusal the management API answers with: a stable code, and a message that says what to do.
 enum AdminErrors {
+    /// The app already has as many schema checks in hand as it may (`SchemaValidationPool`).
+    static let schemaValidationBusy = APIError(
+        .tooManyRequests, code: AdminErrorCode.schemaValidationBusy,
+        message: "This app's configs are being checked against their schemas \(SchemaValidationPool.perApp) at a time already; try again shortly.",
+        headers: [.retryAfter: "1"])
     static let missingCredential = APIError(
         .unauthorized, code: AdminErrorCode.unauthorized,
         message: "Send a provisioning key as 'Authorization: Bearer sk_prod_…' (the sesame CLI reads it from SESAME_KEY).")

@@ -33,7 +33,8 @@ public enum AdminService: SesameServiceDefinition {
         let accounts = AccountStore(database: database, logger: logger)
         let authenticator = AdminAuthenticator(
             keys: keys, operatorToken: configuration.operatorToken, accounts: accounts, dashboardOrigin: configuration.dashboardOrigin)
-        let configs = ConfigStore(database: database, encryption: dependencies.encryption, logger: logger)
+        let validations = SchemaValidationPool()
+        let configs = ConfigStore(database: database, encryption: dependencies.encryption, validations: validations, logger: logger)
         let blobs = BlobStore(database: database, encryption: dependencies.encryption, logger: logger)
         let policies = PolicyStore(database: database, logger: logger)
         let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
@@ -111,7 +112,7 @@ public enum AdminService: SesameServiceDefinition {
                 .init(what: "blobs stored in clear", run: { try await blobs.sealStoredInClear() }),
                 .init(what: "relay headers not bound to their upstream", run: { try await relays.bindUnboundHeaders() }),
             ], migrations: dependencies.migrations, logger: logger)
-        parts.services = [producer, relay, sealing, dispatcher]
+        parts.services = [producer, relay, sealing, dispatcher, validations]
         return parts
     }
 

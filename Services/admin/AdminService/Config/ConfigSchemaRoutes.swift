@@ -70,7 +70,7 @@ struct ConfigSchemaRoutes {
             let body = try await request.decode(as: ValidateRequest.self, context: context)
             let pattern = try ConfigRoutes.validConfigPattern(body.version)
             guard body.config.objectValue != nil else { throw APIError.invalidField("config", "must be a JSON object") }
-            let violations = try await ConfigStore.violations(of: body.config, against: try await configs.schemas(appID: appID, pattern: pattern))
+            let violations = try await configs.violations(of: body.config, against: try await configs.schemas(appID: appID, pattern: pattern), appID: appID)
             return ValidateResponse(valid: violations.isEmpty, violations: violations)
         }
     }

@@ -1,6 +1,5 @@
 import ConfigSchema
 import Foundation
-import NIOPosix
 import PostgresNIO
 import SesameDomain
 import SesameHTTP
@@ -22,9 +21,9 @@ struct AttachedSchema: Sendable {
 /// published, and against what is published before a schema is attached. Uploads of a pattern hold
 /// the app's schema lock shared, so no schema changes under a check; attaching one holds it alone.
 ///
-/// A check runs before the transaction begins, on NIO's blocking thread pool (never on the
-/// cooperative pool or an event loop), within one `ValidationBudget` (`422 schema_too_complex`
-/// past it). Inside the transaction, under the lock, it runs again only if what it read changed.
+/// A check runs before the transaction begins, on the validation pool (never on the cooperative
+/// pool or an event loop; `429 schema_validation_busy` past its share per app), within one
+/// `ValidationBudget` (`422 schema_too_complex` past it). Inside the transaction, under the lock, it runs again only if what it read changed.
 extension ConfigStore {
     /// The schemas that apply to `pattern` (the app's and the pattern's own), or every schema of
     /// the app when `pattern` is nil.
@@ -51,16 +50,17 @@ extension ConfigStore {
     }
 
     /// Every violation of `config` against `schemas`, each naming its schema's scope.
-    static func violations(of config: JSONValue, against schemas: [AttachedSchema]) async throws -> [APIError.Violation] {
-        try await violations(of: [(config, "")], against: schemas)
+    func violations(of config: JSONValue, against schemas: [AttachedSchema], appID: String) async throws -> [APIError.Violation] {
+        try await violations(of: [(config, "")], against: schemas, appID: appID)
     }
 
     /// Every violation of each config against `schemas`, its message followed by the config's
-    /// `suffix`; all of them within one budget, off the cooperative pool.
-    static func violations(of configs: [(config: JSONValue, suffix: String)], against schemas: [AttachedSchema]) async throws -> [APIError.Violation] {
+    /// `suffix`; all of them within one budget, on the validation pool (`SchemaValidationPool`).
+    func violations(
+        of configs: [(config: JSONValue, suffix: String)], against schemas: [AttachedSchema], appID: String
+    ) async throws -> [APIError.Violation] {
         guard !schemas.isEmpty, !configs.isEmpty else { return [] }
-        let outcome: Result<[APIError.Violation], ConfigSchema.TooComplex> = try await NIOThreadPool.singleton.runIfActive {
-            let budget = ValidationBudget()
+        let outcome: Result<[APIError.Violation], ConfigSchema.TooComplex> = try await validations.run(appID: appID) { budget in
             do throws(ConfigSchema.TooComplex) {
                 var violations: [APIError.Violation] = []
                 for (config, suffix) in configs {
@@ -86,7 +86,7 @@ extension ConfigStore {
     /// `refuseUnlessStillValid`.
     func refuseUnlessValid(_ config: JSONValue, appID: String, pattern: String) async throws -> [AttachedSchema] {
         let schemas = try await schemas(appID: appID, pattern: pattern)
-        let violations = try await Self.violations(of: config, against: schemas)
+        let violations = try await self.violations(of: config, against: schemas, appID: appID)
         guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "The config") }
         return schemas
     }
@@ -99,7 +99,7 @@ extension ConfigStore {
         try await lockSchemas(appID: appID, exclusive: false, on: connection)
         let schemas = try await schemas(appID: appID, pattern: pattern, on: connection)
         guard !Self.same(schemas, checked) else { return }
-        let violations = try await Self.violations(of: config, against: schemas)
+        let violations = try await self.violations(of: config, against: schemas, appID: appID)
         guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "The config") }
     }
 
@@ -124,9 +124,12 @@ extension ConfigStore {
         return published
     }
 
-    private static func violations(of published: [(state: PatternState, config: JSONValue)], against attached: AttachedSchema) async throws -> [APIError.Violation] {
+    private func violations(
+        of published: [(state: PatternState, config: JSONValue)], against attached: AttachedSchema, appID: String
+    ) async throws -> [APIError.Violation] {
         try await violations(
-            of: published.map { ($0.config, " (published revision \($0.state.revision) of '\($0.state.pattern)')") }, against: [attached])
+            of: published.map { ($0.config, " (published revision \($0.state.revision) of '\($0.state.pattern)')") }, against: [attached],
+            appID: appID)
     }
 
     /// Attaches `document` to `pattern` (every pattern when nil), replacing any schema there. Refused
@@ -143,7 +146,7 @@ extension ConfigStore {
         let text = String(decoding: try encoder.encode(document), as: UTF8.self)
         let attached = AttachedSchema(pattern: pattern, schema: schema, updatedBy: caller.auditName, updatedAt: Date())
         let checked = try await publishedConfigs(appID: appID, pattern: pattern, on: nil)
-        let violations = try await Self.violations(of: checked, against: attached)
+        let violations = try await self.violations(of: checked, against: attached, appID: appID)
         guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "A config published now") }
         try await database.client.withRefusingTransaction(logger: logger) { connection in
             if let pattern { try await lock(appID: appID, pattern: pattern, on: connection) }
@@ -151,7 +154,7 @@ extension ConfigStore {
             // Checked again only if a config was published since.
             let published = try await publishedConfigs(appID: appID, pattern: pattern, on: connection)
             if published.map({ "\($0.state.pattern)@\($0.state.revision)" }) != checked.map({ "\($0.state.pattern)@\($0.state.revision)" }) {
-                let violations = try await Self.violations(of: published, against: attached)
+                let violations = try await self.violations(of: published, against: attached, appID: appID)
                 guard violations.isEmpty else { throw AdminErrors.configInvalid(violations, what: "A config published now") }
             }
             try await connection.query(

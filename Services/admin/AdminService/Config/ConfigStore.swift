@@ -27,6 +27,8 @@ struct StoredConfig: Sendable {
 struct ConfigStore: Sendable {
     let database: Database
     let encryption: EnvelopeEncryption
+    /// Where uploads and schemas are checked against schemas.
+    let validations: SchemaValidationPool
     let logger: Logger
 
     /// Publishes `body` (JSON bytes) as the next revision of `pattern`, to every install or, with
