@@ -252,6 +252,26 @@ struct RelayDataPlaneTests {
         }
     }
 
+    @Test("a body sent a byte at a time ends at the relay's time: 408 relay_request_timeout, and the call's slot is given back")
+    func slowBodyEndsAtTheRelaysTime() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 1, "perInstallPerMinute": 1000])
+                let port = try #require(harness.deliveries[0].port)
+                let started = ContinuousClock.now
+                let answer = try await SlowClient.post(
+                    port: port, path: "/v1/relay/llm/echo/x", headers: ["Authorization": "Bearer \(token)"], declaredLength: 100, sent: "{")
+                #expect(answer.hasPrefix("HTTP/1.1 408") && answer.contains("relay_request_timeout"), "\(answer)")
+                #expect(ContinuousClock.now - started < .seconds(5))
+                // Its slot was given back: the install's eight are all free for calls that complete.
+                for _ in 0..<9 {
+                    #expect(try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token).status.code == 418)
+                }
+            }
+        }
+    }
+
     @Test("a relay made under the two-person rule sends the header values proposed, not what the proposal's readers see")
     func approvedRelaySendsTheProposedHeaders() async throws {
         try await TestUpstream.run { upstream in

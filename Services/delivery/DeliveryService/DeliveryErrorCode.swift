@@ -23,6 +23,7 @@ public enum DeliveryErrorCode: String, ErrorCodes {
     case relayProofInvalid = "relay_proof_invalid"
     case relayProofRequired = "relay_proof_required"
     case relayQuotaExceeded = "relay_quota_exceeded"
+    case relayRequestTimeout = "relay_request_timeout"
     case relayRequestTooLarge = "relay_request_too_large"
     case relayResponseTooLarge = "relay_response_too_large"
     case relayUpstreamFailed = "relay_upstream_failed"

@@ -45,7 +45,11 @@ enum RelayErrors {
     }
     static let busy = APIError(
         .tooManyRequests, code: DeliveryErrorCode.relayBusy,
-        message: "Too many relay calls are open at once (for this install or on this server); try again shortly.", headers: [.retryAfter: "1"])
+        message: "Too many relay calls are open at once (for this install, this address, this app or on this server); try again shortly.", headers: [.retryAfter: "1"])
+    /// The caller's body did not arrive within the relay's time (its slot is given back).
+    static func requestTimeout(_ seconds: Int) -> APIError {
+        APIError(.requestTimeout, code: DeliveryErrorCode.relayRequestTimeout, message: "The request's body did not arrive within this relay's \(seconds) s.")
+    }
     static func requestTooLarge(_ limit: Int) -> APIError {
         APIError(.contentTooLarge, code: DeliveryErrorCode.relayRequestTooLarge, message: "This relay takes bodies of at most \(limit) bytes.")
     }

@@ -11,6 +11,7 @@ import SesameHTTP
 import SesameOutbound
 import ServiceLifecycle
 import SesameConfiguration
+import SesameStorage
 import SesameTokens
 
 /// `/v1/relay/{name}/{path…}`: an attested relay's data plane (`docs/relay.md`). The caller passes
@@ -52,14 +53,16 @@ struct RelayRoutes: Sendable {
             throw caller.state.unusableRelays[name] == nil ? RelayErrors.notFound : RelayErrors.unusable
         }
         do {
-            return try await forward(request, caller: caller, relay: relay, started: started)
+            return try await forward(request, context: context, caller: caller, relay: relay, started: started)
         } catch let error as APIError {
             RelayMetrics.request(appID: appID, relay: relay.name, outcome: error.code)
             throw error
         }
     }
 
-    private func forward(_ request: Request, caller: AccessGate.Authenticated, relay: ServedRelay, started: ContinuousClock.Instant) async throws -> Response {
+    private func forward(
+        _ request: Request, context: SesameRequestContext, caller: AccessGate.Authenticated, relay: ServedRelay, started: ContinuousClock.Instant
+    ) async throws -> Response {
         let appID = caller.claims.appID
         let rules = relay.rules
         _ = try gate.admit(caller, tier: rules.leastTier, what: Self.tierRefusalSubject)
@@ -77,12 +80,19 @@ struct RelayRoutes: Sendable {
 
         let subject = caller.claims.subject.value
         // The slot first: it bounds the bodies held at once.
-        guard let slot = slots.take(for: subject) else { throw RelayErrors.busy }
+        let counted = RelayCallSlots.Caller(subject: subject, appID: appID, address: gate.clients.limitKey(of: request, context: context))
+        guard let slot = slots.take(for: counted) else { throw RelayErrors.busy }
+        // The whole call, the body's arrival included, within the relay's time: a body sent a byte at
+        // a time does not hold its slot past it.
+        let deadline = started + .seconds(rules.timeoutSeconds)
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: rules.maxRequestBytes)
+            let (requestBody, limit) = (request.body, rules.maxRequestBytes)
+            body = try await withTimeout(deadline - ContinuousClock.now) { try await requestBody.collect(upTo: limit) }
         } catch is NIOTooManyBytesError {
             throw RelayErrors.requestTooLarge(rules.maxRequestBytes)
+        } catch is TimeoutError {
+            throw RelayErrors.requestTimeout(rules.timeoutSeconds)
         }
         // A proof spent, then the quota: a refused proof costs no quota.
         try await proofs.check(rules.proof, request: request, body: body, caller: caller.claims)
@@ -106,7 +116,6 @@ struct RelayRoutes: Sendable {
         }
         if body.readableBytes > 0 || request.method != .get { outbound.body = .bytes(body) }
 
-        let deadline = started + .seconds(rules.timeoutSeconds)
         let answer: HTTPClientResponse
         do {
             let client = try await upstreams.client(scheme: relay.scheme, host: relay.host, port: relay.port)
