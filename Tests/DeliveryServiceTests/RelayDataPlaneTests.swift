@@ -272,6 +272,25 @@ struct RelayDataPlaneTests {
         }
     }
 
+    @Test("unattested installs count their per-install quota by address: a new token at each exchange does not get a new quota")
+    func unattestedQuotaByAddress() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                var policy = try #require(try await harness.manage(.get, "policy", [:])["policy"] as? [String: Any])
+                policy["admitUnattested"] = true
+                try await harness.manage(.put, "policy", policy)
+                let attested = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: attested, ["leastTier": "unattested", "perInstallPerDay": 2])
+                var statuses: [Int] = []
+                for _ in 0..<3 {
+                    let unattested = try #require(try await harness.admitUnattested().json["accessToken"] as? String)
+                    statuses.append(try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: unattested).status.code)
+                }
+                #expect(statuses == [418, 418, 429], "\(statuses)")
+            }
+        }
+    }
+
     @Test("a relay made under the two-person rule sends the header values proposed, not what the proposal's readers see")
     func approvedRelaySendsTheProposedHeaders() async throws {
         try await TestUpstream.run { upstream in

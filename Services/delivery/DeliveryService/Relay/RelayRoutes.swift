@@ -79,8 +79,11 @@ struct RelayRoutes: Sendable {
         }
 
         let subject = caller.claims.subject.value
+        let address = gate.clients.limitKey(of: request, context: context)
+        // An unattested install is a new subject at each exchange: its per-install quotas count its address.
+        let quotaSubject = caller.claims.trustTier == .unattested ? "address:" + address : subject
         // The slot first: it bounds the bodies held at once.
-        let counted = RelayCallSlots.Caller(subject: subject, appID: appID, address: gate.clients.limitKey(of: request, context: context))
+        let counted = RelayCallSlots.Caller(subject: subject, appID: appID, address: address)
         guard let slot = slots.take(for: counted) else { throw RelayErrors.busy }
         // The whole call, the body's arrival included, within the relay's time: a body sent a byte at
         // a time does not hold its slot past it.
@@ -97,7 +100,7 @@ struct RelayRoutes: Sendable {
         // A proof spent, then the quota: a refused proof costs no quota.
         try await proofs.check(rules.proof, request: request, body: body, caller: caller.claims)
         do {
-            try await quotas.spend(appID: appID, relay: relay.name, subject: subject, rules: rules)
+            try await quotas.spend(appID: appID, relay: relay.name, subject: quotaSubject, rules: rules)
         } catch {
             switch error {
             case .exceeded(let kind, let limit, let retryAfter):

@@ -95,7 +95,9 @@ struct RelayStream: Sendable {
     func refusal() -> APIError? {
         do {
             let caller = try gate.standing(of: claims)
-            guard let current = caller.state.relays[relay.name], current.rules.upstream == relay.rules.upstream else { return RelayErrors.notFound }
+            guard let current = caller.state.relays[relay.name], current.rules.upstream == relay.rules.upstream else {
+                return caller.state.unusableRelays[relay.name] == nil ? RelayErrors.notFound : RelayErrors.unusable
+            }
             _ = try gate.admit(caller, tier: current.rules.leastTier, what: RelayRoutes.tierRefusalSubject)
             return nil
         } catch let error as APIError {
