@@ -29,7 +29,7 @@ import Logging
 /// | `SESAME_STREAMS_PER_INSTALL` | live-config streams one attested key may hold open on a delivery replica (`429 too_many_streams` beyond) | `8` |
 /// | `SESAME_REQUEST_RATE_PER_CLIENT` | delivery requests per second per client address, IPv6 per /64 (burst 10×) | `200` |
 /// | `SESAME_ATTEST_RATE_PER_CLIENT` | attests per second per client address (burst 5×; challenges and refreshes twice this): raise it when many devices share one address | `10` |
-/// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production | none: apps are registered with `sesame-admin keys create` |
+/// | `SESAME_OPERATOR_TOKEN` | the credential that registers apps over the management API (at least 32 characters); required in production by admin's server, read by nothing else | none: apps are registered with `sesame-admin keys create` |
 /// | `SESAME_DASHBOARD_ORIGIN` | the origin the dashboard is served from (`https://sesame.example.com`): its passkeys are bound to this host | `http://localhost:8080` in development; unset in production disables passkey sign-in |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
@@ -210,7 +210,10 @@ public struct ServiceConfiguration: Sendable {
     ///
     /// In production a missing or malformed secret throws; in development safe defaults are used
     /// and a warning is recorded for each one.
-    public init(environment variables: [String: String], defaultPort: Int) throws(ConfigurationError) {
+    /// - Parameter requiresOperatorToken: whether production refuses to start without
+    ///   `SESAME_OPERATOR_TOKEN`: only admin's server reads it, so only it asks for it, and only it
+    ///   need be given the break-glass credential.
+    public init(environment variables: [String: String], defaultPort: Int, requiresOperatorToken: Bool = false) throws(ConfigurationError) {
         let reader = EnvironmentReader(variables)
         let mode = try reader.value("SESAME_ENVIRONMENT", default: DeploymentEnvironment.development)
         var warnings: [String] = []
@@ -299,7 +302,7 @@ public struct ServiceConfiguration: Sendable {
             throw ConfigurationError(
                 variable: "SESAME_OPERATOR_TOKEN", expectation: "at least 32 characters (generate one with: openssl rand -base64 32)")
         }
-        if operatorToken == nil, mode == .production {
+        if operatorToken == nil, mode == .production, requiresOperatorToken {
             throw ConfigurationError(
                 variable: "SESAME_OPERATOR_TOKEN",
                 expectation: "required in production: at least 32 characters (generate one with: openssl rand -base64 32)")

@@ -32,7 +32,7 @@ public struct ServiceCommand<Service: SesameServiceDefinition>: AsyncParsableCom
         public init() {}
 
         public func run() async throws {
-            let configuration = try loadConfiguration(Service.self)
+            let configuration = try loadConfiguration(Service.self, serving: true)
             SesameLogging.bootstrap(json: configuration.logFormat == .json, level: configuration.logLevel)
             DescriptorLimit.raise()
             // Before the application: its router adds the request spans only when this says so.
@@ -116,9 +116,12 @@ public func withOneShotDatabase<Service: SesameServiceDefinition, Result: Sendab
 }
 
 /// Reads the configuration; on a problem prints one line naming the variable and exits non-zero.
-func loadConfiguration<Service: SesameServiceDefinition>(_ service: Service.Type) throws -> ServiceConfiguration {
+/// `serving`: for the server (which alone may need the operator token), not a one-shot command.
+func loadConfiguration<Service: SesameServiceDefinition>(_ service: Service.Type, serving: Bool = false) throws -> ServiceConfiguration {
     do {
-        return try ServiceConfiguration(environment: ProcessInfo.processInfo.environment, defaultPort: Service.defaultPort)
+        return try ServiceConfiguration(
+            environment: ProcessInfo.processInfo.environment, defaultPort: Service.defaultPort,
+            requiresOperatorToken: serving && Service.servesOperators)
     } catch {
         FileHandle.standardError.write(Data("sesame-\(Service.name): configuration error: \(error)\n".utf8))
         throw ExitCode(78)  // EX_CONFIG

@@ -23,6 +23,9 @@ public protocol SesameServiceDefinition: Sendable {
     /// Whether the service keeps serving from memory while PostgreSQL is down, so that readiness
     /// reports `degraded` rather than taking it out of the balancer.
     static var servesWithoutDatabase: Bool { get }
+    /// Whether its server reads `SESAME_OPERATOR_TOKEN` (and refuses to start without it in
+    /// production). Only admin's does: the other services, and every one-shot command, run without it.
+    static var servesOperators: Bool { get }
     /// Its OpenAPI 3.1 document as JSON (`Services/<name>/openapi.yaml`, embedded at build
     /// time by the `EmbedFiles` plugin), served at `GET /openapi.json`. Every route it registers is in it:
     /// `OpenAPIContractTests` fails otherwise.
@@ -38,6 +41,9 @@ extension SesameServiceDefinition {
 
     /// No by default.
     public static var servesWithoutDatabase: Bool { false }
+
+    /// No by default.
+    public static var servesOperators: Bool { false }
 
     /// Builds this service's application: the one builder both the executable and the tests use.
     public static func buildApplication(

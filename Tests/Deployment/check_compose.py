@@ -58,9 +58,8 @@ def main(validator):
         environment = services.get(name, {}).get("environment", {})
         unknown = sorted(v for v in environment if v.startswith("SESAME_") and v not in read_by_services)
         check(f"{name}: every SESAME_* variable it sets is read by the services", not unknown, f"unknown: {unknown}")
-        missing = [v for v in deployment_checks.REQUIRED_IN_PRODUCTION if v not in environment]
-        check(f"{name}: production mode with every required secret", environment.get("SESAME_ENVIRONMENT") == "production" and not missing,
-              f"missing: {missing}")
+        command = services.get(name, {}).get("command") or []
+        deployment_checks.check_settings(name, command, environment, environment.get("SESAME_ENVIRONMENT") == "production")
 
     example = (DEPLOY / ".env.example").read_text()
     documented = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]*)=", example, re.MULTILINE))

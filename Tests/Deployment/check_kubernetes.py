@@ -115,9 +115,8 @@ def check_rendering(name, documents, checkov_output):
             environment = environment_of(container, settings)
             unknown = sorted(v for v in environment if v.startswith("SESAME_") and v not in read_by_services)
             check(f"{workload_name}: every SESAME_* variable is read by the services", not unknown, f"unknown: {unknown}")
-            missing = [v for v in deployment_checks.REQUIRED_IN_PRODUCTION if v not in environment]
             production = settings.get("sesame-settings", {}).get("data", {}).get("SESAME_ENVIRONMENT") == "production"
-            check(f"{workload_name}: production mode with every required setting", production and not missing, f"missing: {missing}")
+            deployment_checks.check_settings(workload_name, command, environment, production)
             secrets = {e["valueFrom"]["secretKeyRef"]["name"] for e in container.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
             check(f"{workload_name}: secrets by reference to sesame-secrets, none inlined",
                   secrets == {"sesame-secrets"} and not by_kind(documents, "Secret"))

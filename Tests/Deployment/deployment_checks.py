@@ -5,8 +5,26 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# What production mode refuses to start without (Shared/SesameConfiguration).
-REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY", "SESAME_OPERATOR_TOKEN")
+# What production mode refuses to start without (Shared/SesameConfiguration), and what only
+# admin's server reads and requires besides: no other workload may hold it.
+REQUIRED_IN_PRODUCTION = ("SESAME_DATABASE_URL", "SESAME_KAFKA_BROKERS", "SESAME_MASTER_KEY")
+ADMIN_ONLY = ("SESAME_OPERATOR_TOKEN",)
+
+
+def serves_admin(command):
+    """Whether a workload's command is admin's server (not a one-shot such as `sesame-admin migrate`)."""
+    return command[:2] in (["sesame-admin"], ["sesame-admin", "serve"])
+
+
+def check_settings(name, command, environment, production):
+    """Checks that workload `name` runs in production with every setting it needs, and that only
+    admin's server is given what only it reads."""
+    wanted = REQUIRED_IN_PRODUCTION + (ADMIN_ONLY if serves_admin(command) else ())
+    missing = [v for v in wanted if v not in environment]
+    check(f"{name}: production mode with every required setting", production and not missing, f"missing: {missing}")
+    if not serves_admin(command):
+        held = [v for v in ADMIN_ONLY if v in environment]
+        check(f"{name}: not given what only admin's server reads", not held, f"given: {held}")
 
 failures = 0
 

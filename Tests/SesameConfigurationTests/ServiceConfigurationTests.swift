@@ -49,16 +49,17 @@ struct ServiceConfigurationTests {
         }
     }
 
-    @Test("production without an operator token refuses to start; development runs without one")
+    @Test("production without an operator token refuses to start where it is read (admin's server); elsewhere, and in development, it runs without one")
     func productionRequiresOperatorToken() throws {
+        let production = ["SESAME_ENVIRONMENT": "production", "SESAME_MASTER_KEY": validKey, "SESAME_DATABASE_URL": "postgres://u@h/d"]
         do {
-            _ = try ServiceConfiguration(
-                environment: ["SESAME_ENVIRONMENT": "production", "SESAME_MASTER_KEY": validKey, "SESAME_DATABASE_URL": "postgres://u@h/d"],
-                defaultPort: 1)
+            _ = try ServiceConfiguration(environment: production, defaultPort: 1, requiresOperatorToken: true)
             Issue.record("expected a configuration error")
         } catch {
             #expect(error.variable == "SESAME_OPERATOR_TOKEN")
         }
+        // Auth, delivery and the one-shot commands (the migration job) start without the break-glass credential.
+        #expect(try ServiceConfiguration(environment: production, defaultPort: 1).operatorToken == nil)
         #expect(try ServiceConfiguration(environment: [:], defaultPort: 1).operatorToken == nil)
     }
 

@@ -19,6 +19,9 @@ import WebAuthn
 /// publishes every event Sesame emits (it creates the Sesame topics before publishing) and the
 /// webhook dispatcher.
 public enum AdminService: SesameServiceDefinition {
+    /// The management API registers apps with the operator token.
+    public static let servesOperators = true
+
     public static let name = "admin"
     public static var openAPIDocument: String { OpenAPIDocument.json }
     public static var errorCodes: [any ErrorCodes.Type] { [CommonErrorCode.self, AdminErrorCode.self] }
