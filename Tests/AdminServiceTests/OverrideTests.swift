@@ -58,6 +58,9 @@ struct OverrideTests {
             // A malformed override is refused before anything is proposed.
             let malformed = try await harness.call(.post, "/v1/admin/config/overrides", credential: ana, json: Self.override(1, label: " "))
             #expect(malformed.status == .badRequest && malformed.errorCode == "invalid_request", "\(malformed.json)")
+            // So is a revision that cannot exist (the API fuzz had one proposed).
+            let noRevision = try await harness.call(.post, "/v1/admin/config/overrides", credential: ana, json: Self.override(0))
+            #expect(noRevision.status == .badRequest && noRevision.errorCode == "invalid_request", "\(noRevision.json)")
         }
     }
 }

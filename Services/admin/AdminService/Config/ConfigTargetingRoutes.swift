@@ -69,6 +69,8 @@ struct ConfigTargetingRoutes {
     static func validOverride(_ body: OverrideRequest) throws -> (pattern: String, install: String, label: String) {
         let pattern = try ConfigRoutes.validConfigPattern(body.version)
         let install = try Self.validInstall(body.install)
+        // Checked here, not only by the store: a proposal is made before anything is looked up.
+        guard body.revision >= 1 else { throw APIError.invalidField("revision", "must be a revision of the pattern, 1 or more") }
         let label = body.label.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(label.count), !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw APIError.invalidField("label", "must name the device in 1 to 100 characters, such as \"Ana's iPhone\"")

@@ -2,8 +2,8 @@ import Synchronization
 
 /// How many relay calls are open at once, each bounded so one tenant cannot hold a replica's
 /// calls: at most `perInstall` for one token subject (an attested but abusive install), `perAddress`
-/// for one client address (unattested and debug callers get a new subject at each exchange; an
-/// IPv6 client counts by its /64), `perApp` for one app (its share of the replica) and
+/// for one client address (an unattested caller gets a new subject at each exchange; an IPv6
+/// client counts by its /64), `perApp` for one app (its share of the replica) and
 /// `perReplica` in all. A slot is given back when the call's response has been written, or when
 /// it is dropped unwritten.
 final class RelayCallSlots: Sendable {
