@@ -78,18 +78,13 @@ public struct RelayRules: Codable, Sendable, Equatable {
         }
     }
 
-    /// The upstream's origin as its injected headers are sealed to it: scheme and host lowercased,
-    /// the port always written (`https://api.openai.com:443`); nil when the upstream is not a URL
-    /// with a host. A relay moved to another origin cannot open the headers sealed for this one.
+    /// The upstream's origin as its injected headers are sealed to it (`RelayUpstream.origin`); nil
+    /// when the upstream is not a URL with a host.
     public var origin: String? { Self.origin(of: upstream) }
 
-    /// `upstream`'s origin (see `origin`).
+    /// `upstream`'s origin (see `RelayUpstream.origin`).
     public static func origin(of upstream: String) -> String? {
-        guard let components = URLComponents(string: upstream), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(),
-            !host.isEmpty
-        else { return nil }
-        let port = components.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        RelayUpstream(upstream)?.origin
     }
 
     /// Whether `name` may name a relay: 1 to 64 of a–z, 0–9 and `-`, starting with a letter or digit
@@ -99,6 +94,43 @@ public struct RelayRules: Codable, Sendable, Equatable {
         guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: "-") else { return false }
         return bytes.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
     }
+}
+
+/// A relay's upstream URL taken apart, once, for where its calls go (delivery) and for the origin
+/// its headers are sealed to (admin and delivery).
+public struct RelayUpstream: Sendable, Equatable {
+    /// Lowercased.
+    public let scheme: String
+    /// As written (an IPv6 address without brackets).
+    public let host: String
+    /// The URL's port, or the scheme's default.
+    public let port: Int
+    /// The base path, percent-encoded as written, without a final `/` (empty for an origin).
+    public let basePath: String
+
+    /// Nil when `upstream` is not a URL with a scheme and a host.
+    public init?(_ upstream: String) {
+        guard let components = URLComponents(string: upstream), let scheme = components.scheme?.lowercased(), let host = components.host,
+            !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        self.host = host
+        port = components.port ?? (scheme == "https" ? 443 : 80)
+        var basePath = components.percentEncodedPath
+        while basePath.hasSuffix("/") { basePath.removeLast() }
+        self.basePath = basePath
+    }
+
+    /// The host as a URL writes it: an IPv6 address in brackets.
+    public var authority: String { Self.bracketed(host) }
+
+    /// `host` as a URL writes it: an IPv6 address in brackets.
+    public static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
+    /// The origin the injected headers are sealed to: scheme and host lowercased, the port always
+    /// written (`https://api.openai.com:443`). A relay moved to another origin cannot open the
+    /// headers sealed for this one.
+    public var origin: String { "\(scheme)://\(authority.lowercased()):\(port)" }
 }
 
 /// What a relayed call must carry besides the install's access token.

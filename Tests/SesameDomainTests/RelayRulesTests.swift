@@ -88,4 +88,15 @@ struct RelayRulesTests {
             "Content-Type: text/event-stream", "X-Request-Id: up-1", "X-Sesame-Upstream: 1",
         ])
     }
+
+    @Test("an upstream taken apart once: its origin lowercased with the port written (the default one too), the base path without its final slash; no URL, no origin")
+    func upstreamAndOrigin() throws {
+        let openAI = try #require(RelayUpstream("HTTPS://API.OpenAI.com/v1/"))
+        #expect(openAI.scheme == "https" && openAI.port == 443 && openAI.basePath == "/v1")
+        #expect(openAI.origin == "https://api.openai.com:443")
+        #expect(RelayRules.origin(of: "https://api.openai.com:443/v2") == openAI.origin, "the same origin, another base path")
+        #expect(RelayRules.origin(of: "https://api.openai.com:8443") != openAI.origin)
+        #expect(RelayRules.origin(of: "http://api.openai.com") == "http://api.openai.com:80")
+        #expect(RelayUpstream("not a url") == nil && RelayRules.origin(of: "/relative") == nil)
+    }
 }

@@ -265,10 +265,10 @@ struct DeliveryLoader: Sendable {
                 let sealed = try columns[5].decode(Data.self)
                 // Bound to the origin of the upstream as the row says now, never to what the row says
                 // the headers were sealed for: a row moved elsewhere cannot open them.
-                guard let origin = rules.origin else { throw ServedRelay.Unusable(description: "relay \(name): its upstream is not a URL") }
-                let opened = try encryption.open(sealed, context: SealingContext.relayHeaders(appID: appID, name: name, origin: origin))
+                guard let upstream = RelayUpstream(rules.upstream) else { throw ServedRelay.Unusable(description: "relay \(name): its upstream is not a URL") }
+                let opened = try encryption.open(sealed, context: SealingContext.relayHeaders(appID: appID, name: name, origin: upstream.origin))
                 let headers = try JSONDecoder().decode([String: String].self, from: Data(opened))
-                states[appID, default: AppState()].relays[name] = try ServedRelay(name: name, rules: rules, headers: headers)
+                states[appID, default: AppState()].relays[name] = try ServedRelay(name: name, rules: rules, upstream: upstream, headers: headers)
             } catch {
                 // Never the error's text alone: it must not carry a header value. The relay alone is
                 // unusable; the app's configs are served as ever.

@@ -23,7 +23,8 @@ struct AttachedSchema: Sendable {
 ///
 /// A check runs before the transaction begins, on the validation pool (never on the cooperative
 /// pool or an event loop; `429 schema_validation_busy` past its share per app), within one
-/// `ValidationBudget` (`422 schema_too_complex` past it). Inside the transaction, under the lock, it runs again only if what it read changed.
+/// `ValidationBudget` (`422 schema_too_complex` past it). Inside the transaction, under the lock,
+/// it runs again only if what it read changed.
 extension ConfigStore {
     /// The schemas that apply to `pattern` (the app's and the pattern's own), or every schema of
     /// the app when `pattern` is nil.

@@ -150,12 +150,13 @@ struct RelayStore: Sendable {
         var relays: [RelayListing] = []
         for try await row in rows {
             let columns = row.makeRandomAccess()
+            let upstream = try columns[1].decode(String.self)
             relays.append(
                 RelayListing(
-                    name: try columns[0].decode(String.self), upstream: try columns[1].decode(String.self),
+                    name: try columns[0].decode(String.self), upstream: upstream,
                     methods: try columns[2].decode([String].self), paths: try columns[3].decode([String].self),
                     headerNames: try columns[4].decode([String].self),
-                    headersUsable: try columns[15].decode(String?.self).map { $0 == RelayRules.origin(of: try columns[1].decode(String.self)) } ?? false,
+                    headersUsable: try columns[15].decode(String?.self).map { $0 == RelayRules.origin(of: upstream) } ?? false,
                     leastTier: .init(rawValue: try columns[5].decode(String.self)) ?? .attested,
                     proof: RelayListing.proofPayload(rawValue: try columns[6].decode(String.self)) ?? RelayListing.proofPayload.none,
                     maxRequestBytes: try columns[7].decode(Int.self), maxResponseBytes: try columns[8].decode(Int.self),

@@ -19,20 +19,16 @@ struct ServedRelay: Sendable, CustomStringConvertible {
         let description: String
     }
 
-    init(name: String, rules: RelayRules, headers: [String: String]) throws {
-        guard let components = URLComponents(string: rules.upstream), let scheme = components.scheme?.lowercased(), let host = components.host,
-            !host.isEmpty
-        else { throw Unusable(description: "relay \(name): its upstream is not a URL") }
+    /// A relay to `upstream`, as `rules.upstream` parsed.
+    init(name: String, rules: RelayRules, upstream: RelayUpstream, headers: [String: String]) throws {
         self.name = name
         self.rules = rules
         self.patterns = try rules.paths.map { try RelayPathPattern($0) }
         self.injected = headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
-        self.scheme = scheme
-        self.host = host
-        self.port = components.port ?? (scheme == "https" ? 443 : 80)
-        var basePath = components.percentEncodedPath
-        while basePath.hasSuffix("/") { basePath.removeLast() }
-        self.basePath = basePath
+        self.scheme = upstream.scheme
+        self.host = upstream.host
+        self.port = upstream.port
+        self.basePath = upstream.basePath
     }
 
     /// Whether the relay's rules let `method` call `path` (as received, not decoded).
@@ -42,8 +38,7 @@ struct ServedRelay: Sendable, CustomStringConvertible {
 
     /// The upstream URL for `path` and the caller's `query` (passed on as sent).
     func upstreamURL(path: String, query: String?) -> String {
-        let authority = host.contains(":") ? "[\(host)]" : host
-        var url = "\(scheme)://\(authority):\(port)\(basePath)\(path)"
+        var url = "\(scheme)://\(RelayUpstream.bracketed(host)):\(port)\(basePath)\(path)"
         if let query, !query.isEmpty { url += "?" + query }
         return url
     }
