@@ -101,7 +101,8 @@ public struct RelayRules: Codable, Sendable, Equatable {
 public struct RelayUpstream: Sendable, Equatable {
     /// Lowercased.
     public let scheme: String
-    /// As written (an IPv6 address without brackets).
+    /// As written, an IPv6 address without its brackets (which Foundation's `URLComponents.host`
+    /// keeps): what the outbound client resolves and checks as an address.
     public let host: String
     /// The URL's port, or the scheme's default.
     public let port: Int
@@ -114,7 +115,7 @@ public struct RelayUpstream: Sendable, Equatable {
             !host.isEmpty
         else { return nil }
         self.scheme = scheme
-        self.host = host
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         port = components.port ?? (scheme == "https" ? 443 : 80)
         var basePath = components.percentEncodedPath
         while basePath.hasSuffix("/") { basePath.removeLast() }

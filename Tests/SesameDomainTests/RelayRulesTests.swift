@@ -89,7 +89,7 @@ struct RelayRulesTests {
         ])
     }
 
-    @Test("an upstream taken apart once: its origin lowercased with the port written (the default one too), the base path without its final slash; no URL, no origin")
+    @Test("an upstream taken apart once: its origin lowercased with the port written (the default one too), an IPv6 host bracketed once, the base path without its final slash; no URL, no origin")
     func upstreamAndOrigin() throws {
         let openAI = try #require(RelayUpstream("HTTPS://API.OpenAI.com/v1/"))
         #expect(openAI.scheme == "https" && openAI.port == 443 && openAI.basePath == "/v1")
@@ -97,6 +97,10 @@ struct RelayRulesTests {
         #expect(RelayRules.origin(of: "https://api.openai.com:443/v2") == openAI.origin, "the same origin, another base path")
         #expect(RelayRules.origin(of: "https://api.openai.com:8443") != openAI.origin)
         #expect(RelayRules.origin(of: "http://api.openai.com") == "http://api.openai.com:80")
+        // Foundation keeps an IPv6 host's brackets: the address is taken without them, written with them once.
+        let local = try #require(RelayUpstream("http://[::1]:8080/base"))
+        #expect(local.host == "::1" && local.authority == "[::1]" && local.origin == "http://[::1]:8080")
+        #expect(RelayUpstream("https://[2606:4700::1111]")?.origin == "https://[2606:4700::1111]:443")
         #expect(RelayUpstream("not a url") == nil && RelayRules.origin(of: "/relative") == nil)
     }
 }
