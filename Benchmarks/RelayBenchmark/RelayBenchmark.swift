@@ -56,7 +56,7 @@ enum RelayBenchmark {
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, logLevel: .warning,
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString, operatorToken: operatorToken,
-                outboundAllowedHosts: ["127.0.0.1"])
+                outboundAllowances: try OutboundAllowance.parseList("relay=127.0.0.1:*@*"))
             // A hundred installs attest from this one address.
             settings.attestRatePerClient = 1_000_000
             settings.attestAdmissionRate = 1_000_000
@@ -89,7 +89,7 @@ enum RelayBenchmark {
                         environment: [
                             "SESAME_DATABASE_URL": url.connectionString, "SESAME_KAFKA_BROKERS": try TestKafka.brokers().joined(separator: ","),
                             "SESAME_KAFKA_IDEMPOTENCE": "off", "SESAME_MASTER_KEY": Data(masterKey).base64EncodedString(),
-                            "SESAME_LOG_LEVEL": "warning", "SESAME_ENVIRONMENT": "development", "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+                            "SESAME_LOG_LEVEL": "warning", "SESAME_ENVIRONMENT": "development", "SESAME_OUTBOUND_ALLOWED_HOSTS": "relay=127.0.0.1:*@*",
                             // A few installs on one address: the limits would measure themselves.
                             "SESAME_REQUEST_RATE_PER_KEY": "1000000", "SESAME_REQUEST_RATE_PER_CLIENT": "1000000",
                         ],

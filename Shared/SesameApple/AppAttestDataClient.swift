@@ -25,7 +25,8 @@ public struct AppAttestDataClient: Sendable {
     public init(configuration: ServiceConfiguration) {
         self.init(
             baseURL: configuration.appleAppAttestDataURL, developmentURL: configuration.appleAppAttestDataDevelopmentURL,
-            outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)))
+            outbound: OutboundHTTPClient(
+                policy: .operatorURLs([configuration.appleAppAttestDataURL, configuration.appleAppAttestDataDevelopmentURL], configuration: configuration)))
     }
 
     /// What Apple answered a receipt.
@@ -69,7 +70,7 @@ public struct AppAttestDataClient: Sendable {
         let answer: (status: Int, body: ByteBuffer)
         do {
             answer = try await outbound.postReadingAnswer(
-                "\(development ? developmentURL : baseURL)/v1/attestationData", headers: [("Authorization", token)],
+                "\(development ? developmentURL : baseURL)/v1/attestationData", for: OutboundUse(.apple, appID: nil), headers: [("Authorization", token)],
                 body: ByteBuffer(string: Data(receipt).base64EncodedString()), maximumBytes: Self.maximumAnswerBytes)
         } catch {
             throw .unreachable("\(error)")

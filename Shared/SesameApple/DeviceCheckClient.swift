@@ -26,7 +26,8 @@ public struct DeviceCheckClient: Sendable {
     public init(configuration: ServiceConfiguration) {
         self.init(
             baseURL: configuration.appleDeviceCheckURL, developmentURL: configuration.appleDeviceCheckDevelopmentURL,
-            outbound: OutboundHTTPClient(policy: OutboundAddressPolicy(configuration: configuration)))
+            outbound: OutboundHTTPClient(
+                policy: .operatorURLs([configuration.appleDeviceCheckURL, configuration.appleDeviceCheckDevelopmentURL], configuration: configuration)))
     }
 
     /// Why Apple did not answer a device's bits.
@@ -151,7 +152,7 @@ public struct DeviceCheckClient: Sendable {
         let answer: (status: Int, body: ByteBuffer)
         do {
             answer = try await outbound.postReadingAnswer(
-                "\(development ? developmentURL : baseURL)/v1/\(path)",
+                "\(development ? developmentURL : baseURL)/v1/\(path)", for: OutboundUse(.apple, appID: nil),
                 headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
                 body: ByteBuffer(string: body), maximumBytes: Self.maximumAnswerBytes)
         } catch {

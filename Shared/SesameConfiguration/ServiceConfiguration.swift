@@ -33,7 +33,7 @@ import Logging
 /// | `SESAME_DASHBOARD_ORIGIN` | the origin the dashboard is served from (`https://sesame.example.com`): its passkeys are bound to this host | `http://localhost:8080` in development; unset in production disables passkey sign-in |
 /// | `SESAME_MAX_CONFIG_BYTES` | largest config document accepted | 1 MiB |
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
-/// | `SESAME_OUTBOUND_ALLOWED_HOSTS` | comma-separated host names that outbound calls to addresses apps configure (an identity issuer's JWKS) may reach although they resolve to internal addresses: an internal identity provider | none |
+/// | `SESAME_OUTBOUND_ALLOWED_HOSTS` | comma-separated internal hosts that calls to addresses apps configure may reach, each for one purpose, port and set of apps: `purpose=host:port@apps` (`jwks=idp.corp.internal:443@*`; see `OutboundAllowance`) | none |
 /// | `SESAME_APPLE_DEVICECHECK_URL` | Apple's DeviceCheck server, which Sesame asks with each app's DeviceCheck key (another address for tests or an egress proxy; plain http only in development) | `https://api.devicecheck.apple.com` |
 /// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads the apps changed since its last read from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
@@ -97,8 +97,9 @@ public struct ServiceConfiguration: Sendable {
     public var maxBlobBytes: Int
     /// How often delivery reloads everything from PostgreSQL, repairing events it missed.
     public var deliveryResyncInterval: Duration
-    /// Host names that outbound calls to addresses apps configure may reach on internal addresses.
-    public var outboundAllowedHosts: Set<String>
+    /// The internal hosts that outbound calls to addresses apps configure may reach, each for its
+    /// purposes, port and apps.
+    public var outboundAllowances: [OutboundAllowance]
     /// Apple's DeviceCheck server (`SESAME_APPLE_DEVICECHECK_URL`), for production builds' device tokens.
     public var appleDeviceCheckURL: String
     /// Apple's DeviceCheck server for development builds' device tokens (`SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL`).
@@ -158,7 +159,7 @@ public struct ServiceConfiguration: Sendable {
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
-        outboundAllowedHosts: Set<String> = [],
+        outboundAllowances: [OutboundAllowance] = [],
         appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         appleDeviceCheckDevelopmentURL: String = ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
         appleAppAttestDataURL: String = ServiceConfiguration.defaultAppleAppAttestDataURL,
@@ -196,7 +197,7 @@ public struct ServiceConfiguration: Sendable {
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
         self.deliveryResyncInterval = deliveryResyncInterval
-        self.outboundAllowedHosts = outboundAllowedHosts
+        self.outboundAllowances = outboundAllowances
         self.appleDeviceCheckURL = appleDeviceCheckURL
         self.appleDeviceCheckDevelopmentURL = appleDeviceCheckDevelopmentURL
         self.appleAppAttestDataURL = appleAppAttestDataURL
@@ -370,9 +371,7 @@ public struct ServiceConfiguration: Sendable {
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
             deliveryResyncInterval: try reader.duration(
                 "SESAME_DELIVERY_RESYNC_INTERVAL", default: .seconds(30), within: .seconds(5)...day / 24),
-            outboundAllowedHosts: Set(
-                (reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? "").split(separator: ",")
-                    .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
+            outboundAllowances: try OutboundAllowance.parseList(reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? ""),
             appleDeviceCheckURL: appleDeviceCheckURL,
             appleDeviceCheckDevelopmentURL: appleDeviceCheckDevelopmentURL,
             appleAppAttestDataURL: appleAppAttestDataURL,

@@ -3,16 +3,18 @@ import SesameConfiguration
 
 /// Which addresses an outbound call to a URL a user configured may reach: none inside the
 /// deployment (loopback, private, link-local and cloud metadata, unique-local, CGNAT, multicast,
-/// reserved), unless the operator named the host (`SESAME_OUTBOUND_ALLOWED_HOSTS`: an internal
-/// identity provider). Pure: the client applies it to the addresses it is about to connect to.
+/// reserved), unless the operator opened that host and port for the call's purpose and app
+/// (`SESAME_OUTBOUND_ALLOWED_HOSTS`, `OutboundAllowance`: an internal identity provider's JWKS, an
+/// internal model server one app relays to). Pure: the client applies it to the addresses it is
+/// about to connect to, at each call; admin applies it when a URL is set.
 public struct OutboundAddressPolicy: Sendable {
-    /// Host names (lowercased) that may resolve to internal addresses.
-    public let allowedInternalHosts: Set<String>
+    /// The internal hosts opened, each for its purposes, port and apps.
+    public let allowances: [OutboundAllowance]
     /// Whether plain `http` is accepted for those hosts (development only); never for others.
     public let allowsPlainHTTPToAllowedHosts: Bool
 
-    public init(allowedInternalHosts: Set<String> = [], allowsPlainHTTPToAllowedHosts: Bool = false) {
-        self.allowedInternalHosts = Set(allowedInternalHosts.map { $0.lowercased() })
+    public init(allowances: [OutboundAllowance] = [], allowsPlainHTTPToAllowedHosts: Bool = false) {
+        self.allowances = allowances
         self.allowsPlainHTTPToAllowedHosts = allowsPlainHTTPToAllowedHosts
     }
 
@@ -40,35 +42,58 @@ public struct OutboundAddressPolicy: Sendable {
         IPAddressRange(text) != nil && !text.contains("/")
     }
 
-    /// Whether `host` may be reached at `address`.
-    public func permits(host: String, address: String) -> Bool {
-        allowedInternalHosts.contains(host.lowercased()) || !Self.isInternal(address)
+    /// Whether the operator opened `host:port` to calls for `use`.
+    public func opens(host: String, port: Int, for use: OutboundUse) -> Bool {
+        allowances.contains { $0.permits(host: host, port: port, for: use) }
     }
 
-    /// Whether `scheme` may be used for `host`.
-    public func permits(scheme: String, host: String) -> Bool {
-        scheme == "https" || (scheme == "http" && allowsPlainHTTPToAllowedHosts && allowedInternalHosts.contains(host.lowercased()))
+    /// Whether `host:port` may be reached at `address` by a call for `use`.
+    public func permits(host: String, port: Int, address: String, for use: OutboundUse) -> Bool {
+        !Self.isInternal(address) || opens(host: host, port: port, for: use)
     }
+
+    /// Whether `scheme` may be used for `host:port` by a call for `use`.
+    public func permits(scheme: String, host: String, port: Int, for use: OutboundUse) -> Bool {
+        scheme == "https" || (scheme == "http" && allowsPlainHTTPToAllowedHosts && opens(host: host, port: port, for: use))
+    }
+
+    /// The port a URL of `scheme` reaches when it names none.
+    public static func defaultPort(scheme: String) -> Int { scheme == "http" ? 80 : 443 }
 }
 
 extension OutboundAddressPolicy {
-    /// The deployment's policy: the operator's allowed hosts; plain http to them in development only.
+    /// The deployment's policy: the operator's allowances; plain http to them in development only.
     public init(configuration: ServiceConfiguration) {
-        self.init(
-            allowedInternalHosts: configuration.outboundAllowedHosts,
-            allowsPlainHTTPToAllowedHosts: configuration.environment == .development)
+        self.init(allowances: configuration.outboundAllowances, allowsPlainHTTPToAllowedHosts: configuration.environment == .development)
     }
 
-    /// Why `url` cannot be configured as an outbound address, or nil when it may be: what can be
-    /// told before any call (scheme, a host that is itself an internal address). Names are
-    /// checked at each call, against what they resolve to then.
-    public func refusal(of url: String) -> String? {
+    /// The policy for calls to URLs the operator set (Apple's services): their hosts and ports are
+    /// opened to `.apple` calls, whatever they resolve to; nothing else is, and no app's allowance
+    /// applies.
+    public static func operatorURLs(_ urls: [String], configuration: ServiceConfiguration) -> OutboundAddressPolicy {
+        let allowances = urls.compactMap { url -> OutboundAllowance? in
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host else {
+                return nil
+            }
+            return OutboundAllowance(purposes: [.apple], host: host, port: components.port ?? defaultPort(scheme: scheme), appIDs: nil)
+        }
+        return OutboundAddressPolicy(allowances: allowances, allowsPlainHTTPToAllowedHosts: configuration.environment == .development)
+    }
+
+    /// Why `url` cannot be configured as an outbound address for `use`, or nil when it may be: what
+    /// can be told before any call (scheme, a host that is itself an internal address the operator
+    /// did not open for this purpose, port and app). Names are checked at each call, against what
+    /// they resolve to then.
+    public func refusal(of url: String, for use: OutboundUse) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), var host = components.host,
             !host.isEmpty
         else { return "must be an absolute https URL" }
-        guard permits(scheme: scheme, host: host) else { return "must be an https URL" }
+        let port = components.port ?? Self.defaultPort(scheme: scheme)
+        guard permits(scheme: scheme, host: host, port: port, for: use) else { return "must be an https URL" }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if Self.isAddress(host), !permits(host: host, address: host) { return "names an internal address (\(host))" }
+        if Self.isAddress(host), !permits(host: host, port: port, address: host, for: use) {
+            return "names an internal address (\(host)) that this deployment does not open to \(use.purpose.rawValue) calls of this app on port \(port)"
+        }
         if !Self.isAddress(host), Self.isNumericHost(host) { return "names an address in a form other than dotted decimal (\(host)): write the address as a.b.c.d, or use a name" }
         return nil
     }

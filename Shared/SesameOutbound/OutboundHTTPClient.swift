@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SesameConfiguration
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ public struct OutboundHTTPClient: Sendable {
         case invalidURL
         case schemeNotAllowed(String)
         case unresolvable(String)
-        case internalAddress(host: String, address: String)
+        case internalAddress(host: String, address: String, use: OutboundUse)
         case redirected(status: Int)
         case status(Int)
         case tooLarge(limit: Int)
@@ -32,8 +33,8 @@ public struct OutboundHTTPClient: Sendable {
             case .invalidURL: "the URL is not an absolute http(s) URL with a host"
             case .schemeNotAllowed(let scheme): "\(scheme) is not allowed: outbound calls use https"
             case .unresolvable(let host): "\(host) does not resolve"
-            case .internalAddress(let host, let address):
-                "\(host) resolves to \(address), an internal address (allow the host with SESAME_OUTBOUND_ALLOWED_HOSTS if it is yours)"
+            case .internalAddress(let host, let address, let use):
+                "\(host) resolves to \(address), an internal address not opened to \(use) calls (an operator opens it with SESAME_OUTBOUND_ALLOWED_HOSTS if it is theirs)"
             case .redirected(let status): "the URL answered a redirect (\(status)); redirects are not followed"
             case .status(let status): "the URL answered \(status)"
             case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
@@ -51,9 +52,9 @@ public struct OutboundHTTPClient: Sendable {
         self.timeout = timeout
     }
 
-    /// GETs `url` and returns the body of a 200 answer of at most `maximumBytes`.
-    public func get(_ url: String, accept: String = "application/json", maximumBytes: Int) async throws -> ByteBuffer {
-        try await call(url, method: .GET, headers: [("Accept", accept)], body: nil) { response in
+    /// GETs `url` for `use` and returns the body of a 200 answer of at most `maximumBytes`.
+    public func get(_ url: String, for use: OutboundUse, accept: String = "application/json", maximumBytes: Int) async throws -> ByteBuffer {
+        try await call(url, for: use, method: .GET, headers: [("Accept", accept)], body: nil) { response in
             guard response.status == .ok else { throw Refusal.status(Int(response.status.code)) }
             do {
                 return try await response.body.collect(upTo: maximumBytes)
@@ -63,21 +64,21 @@ public struct OutboundHTTPClient: Sendable {
         }
     }
 
-    /// POSTs `body` to `url` with `headers`; returns the answer's status (2xx), its body unread.
-    /// Any other status is `Refusal.status`.
-    public func post(_ url: String, headers: [(String, String)], body: ByteBuffer) async throws -> Int {
-        try await call(url, method: .POST, headers: headers, body: body) { response in
+    /// POSTs `body` to `url` for `use` with `headers`; returns the answer's status (2xx), its body
+    /// unread. Any other status is `Refusal.status`.
+    public func post(_ url: String, for use: OutboundUse, headers: [(String, String)], body: ByteBuffer) async throws -> Int {
+        try await call(url, for: use, method: .POST, headers: headers, body: body) { response in
             guard (200..<300).contains(Int(response.status.code)) else { throw Refusal.status(Int(response.status.code)) }
             return Int(response.status.code)
         }
     }
 
-    /// POSTs `body` to `url` with `headers`; returns the answer's status, whatever it is (a redirect
-    /// aside), and its body of at most `maximumBytes`: for services that explain in the body.
+    /// POSTs `body` to `url` for `use` with `headers`; returns the answer's status, whatever it is
+    /// (a redirect aside), and its body of at most `maximumBytes`: for services that explain in the body.
     public func postReadingAnswer(
-        _ url: String, headers: [(String, String)], body: ByteBuffer, maximumBytes: Int
+        _ url: String, for use: OutboundUse, headers: [(String, String)], body: ByteBuffer, maximumBytes: Int
     ) async throws -> (status: Int, body: ByteBuffer) {
-        try await call(url, method: .POST, headers: headers, body: body) { response in
+        try await call(url, for: use, method: .POST, headers: headers, body: body) { response in
             do {
                 return (Int(response.status.code), try await response.body.collect(upTo: maximumBytes))
             } catch is NIOTooManyBytesError {
@@ -90,12 +91,12 @@ public struct OutboundHTTPClient: Sendable {
     /// (its connection closed) and `Refusal.timedOut` thrown. Resolution runs on a thread that
     /// cannot be interrupted; the caller stops waiting for it all the same.
     private func call<Result: Sendable>(
-        _ url: String, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
+        _ url: String, for use: OutboundUse, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
         read: @escaping @Sendable (HTTPClientResponse) async throws -> Result
     ) async throws -> Result {
         let timeout = self.timeout
         return try await withThrowingTaskGroup(of: Result?.self) { group in
-            group.addTask { try await self.unboundedCall(url, method: method, headers: headers, body: body, read: read) }
+            group.addTask { try await self.unboundedCall(url, for: use, method: method, headers: headers, body: body, read: read) }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 return nil
@@ -109,14 +110,15 @@ public struct OutboundHTTPClient: Sendable {
     /// Checks `url` against the policy, connects to exactly the address checked, and hands the
     /// answer to `read` (a redirect is refused first).
     private func unboundedCall<Result: Sendable>(
-        _ url: String, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
+        _ url: String, for use: OutboundUse, method: HTTPMethod, headers: [(String, String)], body: ByteBuffer?,
         read: @Sendable (HTTPClientResponse) async throws -> Result
     ) async throws -> Result {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             var host = components.host, !host.isEmpty
         else { throw Refusal.invalidURL }
-        guard policy.permits(scheme: scheme, host: host) else { throw Refusal.schemeNotAllowed(scheme) }
-        let checked = try await Self.checkedAddresses(of: host, policy: policy)
+        let port = components.port ?? OutboundAddressPolicy.defaultPort(scheme: scheme)
+        guard policy.permits(scheme: scheme, host: host, port: port, for: use) else { throw Refusal.schemeNotAllowed(scheme) }
+        let checked = try await Self.checkedAddresses(of: host, port: port, for: use, policy: policy)
         host = checked.host
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .init(timeout), read: .init(timeout)))
@@ -140,13 +142,16 @@ public struct OutboundHTTPClient: Sendable {
     }
 
     /// `host` without an IPv6 literal's brackets, and the addresses it resolves to, every one of
-    /// which `policy` permits (a name may mix a public address with an internal one); else the refusal.
-    static func checkedAddresses(of host: String, policy: OutboundAddressPolicy) async throws -> (host: String, addresses: [String]) {
+    /// which `policy` permits for `use` on `port` (a name may mix a public address with an internal
+    /// one); else the refusal.
+    static func checkedAddresses(
+        of host: String, port: Int, for use: OutboundUse, policy: OutboundAddressPolicy
+    ) async throws -> (host: String, addresses: [String]) {
         var host = host
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let addresses = try await resolve(host)
-        if let refused = addresses.first(where: { !policy.permits(host: host, address: $0) }) {
-            throw Refusal.internalAddress(host: host, address: refused)
+        if let refused = addresses.first(where: { !policy.permits(host: host, port: port, address: $0, for: use) }) {
+            throw Refusal.internalAddress(host: host, address: refused, use: use)
         }
         return (host, addresses)
     }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import NIOCore
+import SesameConfiguration
 import Synchronization
 
 /// Pooled HTTP clients for upstreams a user configured and Sesame calls often (an attested relay's),
@@ -48,10 +49,13 @@ public final class PinnedClientPool: Sendable {
         self.limits = limits
     }
 
-    /// A client for `scheme://host:port`, connected to an address of `host` the policy permits.
-    /// Throws `OutboundHTTPClient.Refusal` when the scheme or every address is refused.
-    public func client(scheme: String, host: String, port: Int) async throws -> HTTPClient {
-        guard policy.permits(scheme: scheme, host: host) else { throw OutboundHTTPClient.Refusal.schemeNotAllowed(scheme) }
+    /// A client for `scheme://host:port`, connected to an address of `host` the policy permits for
+    /// `use`. Clients are shared by every app calling the same origin, so a client already held is
+    /// handed out only when its address is permitted for this `use` too (an internal host opened to
+    /// one app's relays is not thereby open to another's). Throws `OutboundHTTPClient.Refusal` when
+    /// the scheme or the address is refused.
+    public func client(scheme: String, host: String, port: Int, for use: OutboundUse) async throws -> HTTPClient {
+        guard policy.permits(scheme: scheme, host: host, port: port, for: use) else { throw OutboundHTTPClient.Refusal.schemeNotAllowed(scheme) }
         var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let key = "\(scheme)://\(host):\(port)"
@@ -62,16 +66,19 @@ public final class PinnedClientPool: Sendable {
             return due
         }
         for client in due { try? await client.shutdown() }
-        if let fresh = state.withLock({ state -> HTTPClient? in
+        if let fresh = state.withLock({ state -> (client: HTTPClient, address: String)? in
             guard var entry = state.entries[key], now - entry.checkedAt < limits.recheckAfter else { return nil }
             entry.usedAt = now
             state.entries[key] = entry
-            return entry.client
+            return (entry.client, entry.address)
         }) {
-            return fresh
+            guard policy.permits(host: host, port: port, address: fresh.address, for: use) else {
+                throw OutboundHTTPClient.Refusal.internalAddress(host: host, address: fresh.address, use: use)
+            }
+            return fresh.client
         }
 
-        let address = try await OutboundHTTPClient.checkedAddresses(of: host, policy: policy).addresses[0]
+        let address = try await OutboundHTTPClient.checkedAddresses(of: host, port: port, for: use, policy: policy).addresses[0]
         return try state.withLock { state in
             guard !state.shutDown else { throw OutboundHTTPClient.Refusal.unresolvable(host) }
             if var entry = state.entries[key], entry.address == address {

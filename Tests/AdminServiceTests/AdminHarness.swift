@@ -32,14 +32,14 @@ struct AdminHarness: Sendable {
 
     static func run(
         maxConfigBytes: Int = 1 << 20, maxBodyBytes: Int = 1 << 20, maxBlobBytes: Int = 50 << 20, connections: TestConnections = .one,
-        outboundAllowedHosts: Set<String> = [], appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
+        outboundAllowances: String = "", appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         _ body: @Sendable (AdminHarness) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { url in
             let configuration = ServiceConfiguration(
                 databaseURL: url.connectionString, kafkaBrokers: try TestKafka.brokers(), kafkaIdempotence: false,
                 masterKey: MasterKeyMaterial(current: masterKey), port: 0, maxBodyBytes: maxBodyBytes,
                 operatorToken: operatorToken, maxConfigBytes: maxConfigBytes, maxBlobBytes: maxBlobBytes,
-                outboundAllowedHosts: outboundAllowedHosts, appleDeviceCheckURL: appleDeviceCheckURL,
+                outboundAllowances: try OutboundAllowance.parseList(outboundAllowances), appleDeviceCheckURL: appleDeviceCheckURL,
                 // One fake Apple serves both of DeviceCheck's servers.
                 appleDeviceCheckDevelopmentURL: appleDeviceCheckURL == ServiceConfiguration.defaultAppleDeviceCheckURL
                     ? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL : appleDeviceCheckURL)

@@ -24,7 +24,7 @@ struct AppleCredentialTests {
         let key = Self.newKey()
         apple.register(keyID: Self.keyID, teamID: AdminHarness.teamID, publicKey: key.publicKey)
         try await apple.run { appleURL in
-            try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"], appleDeviceCheckURL: appleURL) { harness in
+            try await AdminHarness.run(appleDeviceCheckURL: appleURL) { harness in
                 let credential = try await harness.createKey()
                 let missing = try await harness.call(.get, "/v1/admin/apple/credentials", credential: credential)
                 #expect(missing.status == .notFound && missing.errorCode == "apple_credentials_not_set")
@@ -103,7 +103,7 @@ struct AppleCredentialTests {
     @Test("Apple unreachable: the key is kept and the answer says Apple could not be asked, within the outbound deadline")
     func appleUnreachable() async throws {
         // A port nothing listens on.
-        try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"], appleDeviceCheckURL: "http://127.0.0.1:9") { harness in
+        try await AdminHarness.run(appleDeviceCheckURL: "http://127.0.0.1:9") { harness in
             let credential = try await harness.createKey()
             let started = ContinuousClock.now
             let set = try await harness.call(

@@ -62,7 +62,7 @@ struct WebhookTests {
     func deliveries() async throws {
         let receiver = WebhookReceiver()
         try await receiver.run { url in
-            try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"]) { harness in
+            try await AdminHarness.run(outboundAllowances: "webhook=127.0.0.1:*@*") { harness in
                 let key = try await harness.createKey()
                 let (_, secret) = try await Self.register(harness, key: key, ["url": url, "events": ["config.published", "kill_switch"]])
                 #expect(secret.hasPrefix("whsec_"))
@@ -115,7 +115,7 @@ struct WebhookTests {
         let fast = WebhookReceiver()
         try await slow.run { slowURL in
             try await fast.run { fastURL in
-                try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"]) { harness in
+                try await AdminHarness.run(outboundAllowances: "webhook=127.0.0.1:*@*") { harness in
                     let keyA = try await harness.createKey()
                     let keyB = try await harness.createKey(bundleID: "com.example.other")
                     for _ in 0..<5 { _ = try await Self.register(harness, key: keyA, ["url": slowURL]) }
@@ -141,7 +141,7 @@ struct WebhookTests {
         let receiver = WebhookReceiver()
         receiver.status.withLock { $0 = .serviceUnavailable }
         try await receiver.run { url in
-            try await AdminHarness.run(outboundAllowedHosts: ["127.0.0.1"]) { harness in
+            try await AdminHarness.run(outboundAllowances: "webhook=127.0.0.1:*@*") { harness in
                 let key = try await harness.createKey()
                 _ = try await Self.register(harness, key: key, ["url": url, "format": "slack"])
                 _ = try await harness.upload(["a": 1], version: "*", key: key)

@@ -55,7 +55,6 @@ struct AuthHarness: Sendable {
                 // The test client is the gateway: `post(from:)` says which client it forwards for.
                 trustedProxies: [IPAddressRange("127.0.0.1")!, IPAddressRange("::1")!], attestAdmissionRate: admissionRate,
                 // A fake Apple on 127.0.0.1 serves both of DeviceCheck's servers.
-                outboundAllowedHosts: appleURL == nil ? [] : ["127.0.0.1"],
                 appleDeviceCheckURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckURL,
                 appleDeviceCheckDevelopmentURL: appleURL ?? ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
                 appleAppAttestDataURL: appleURL ?? ServiceConfiguration.defaultAppleAppAttestDataURL,

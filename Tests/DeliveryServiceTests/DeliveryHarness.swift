@@ -62,9 +62,11 @@ struct DeliveryHarness: Sendable {
     ///   - resyncInterval: delivery's full reload from PostgreSQL; long, to prove the event path.
     ///   - extraRootsPEM: another attestation root auth trusts besides the harness's attester (SesameKit's).
     ///   - connections: how the test reaches the delivery instances (`.many` for races).
+    ///   - deliveryAllowances: delivery's `SESAME_OUTBOUND_ALLOWED_HOSTS` when it differs from admin's
+    ///     (an operator narrowed it after relays were set).
     static func run(
         kafkaBrokers: [String]? = nil, resyncInterval: Duration = .seconds(30), extraRootsPEM: String? = nil,
-        connections: TestConnections = .one,
+        connections: TestConnections = .one, deliveryAllowances: String? = nil,
         _ body: @Sendable (DeliveryHarness) async throws -> Void
     ) async throws {
         let attester = try SoftwareAttester()
@@ -75,14 +77,18 @@ struct DeliveryHarness: Sendable {
                 appAttestExtraRootsPEM: try attester.rootCertificate.serializeAsPEM().pemString + "\n" + (extraRootsPEM ?? ""),
                 operatorToken: operatorToken,
                 deliveryResyncInterval: resyncInterval,
-                // The tests' identity issuers serve their JWKS on this address (an internal provider).
-                outboundAllowedHosts: ["127.0.0.1"])
+                // The tests' identity issuers serve their JWKS, and relay upstreams answer, on this
+                // address (an internal provider): opened to every app's calls of those two kinds.
+                outboundAllowances: try OutboundAllowance.parseList("jwks+relay=127.0.0.1:*@*"))
+            var narrowed = configuration
+            if let deliveryAllowances { narrowed.outboundAllowances = try OutboundAllowance.parseList(deliveryAllowances) }
+            let deliveryConfiguration = narrowed
             try await AdminService.buildApplication(configuration: configuration).test(.live) { admin in
                 try await ready(admin)
                 try await AuthService.buildApplication(configuration: configuration).test(.live) { auth in
                     try await ready(auth)
-                    try await DeliveryService.buildApplication(configuration: configuration).test(connections.setup) { first in
-                        try await DeliveryService.buildApplication(configuration: configuration).test(connections.setup) { second in
+                    try await DeliveryService.buildApplication(configuration: deliveryConfiguration).test(connections.setup) { first in
+                        try await DeliveryService.buildApplication(configuration: deliveryConfiguration).test(connections.setup) { second in
                             try await ready(first)
                             try await ready(second)
                             let key = try await provisioningKey(admin: admin, bundleID: bundleID)

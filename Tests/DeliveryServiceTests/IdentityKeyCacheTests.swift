@@ -7,6 +7,7 @@ import Logging
 import NIOFoundationEssentialsCompat
 import SesameDomain
 import SesameHTTP
+import SesameConfiguration
 import SesameOutbound
 import SesameTestSupport
 import Synchronization
@@ -23,7 +24,7 @@ final class RequestCount: Sendable {
 struct IdentityKeyCacheTests {
     /// The delivery harness's outbound policy: the test servers on 127.0.0.1 are an allowed internal host.
     static let outbound = OutboundHTTPClient(
-        policy: OutboundAddressPolicy(allowedInternalHosts: ["127.0.0.1"], allowsPlainHTTPToAllowedHosts: true))
+        policy: OutboundAddressPolicy(allowances: [OutboundAllowance(parsing: "jwks=127.0.0.1:*@*")!], allowsPlainHTTPToAllowedHosts: true))
 
     /// A JWKS endpoint that counts its requests and answers `status`.
     static func withJWKSServer(
@@ -58,7 +59,7 @@ struct IdentityKeyCacheTests {
             let configured = IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url)
             let token = try await issuer.token(subject: "dana", kid: "k1")
             try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<20 { group.addTask { try await cache.subject(of: token, issuer: configured) } }
+                for _ in 0..<20 { group.addTask { try await cache.subject(of: token, issuer: configured, appID: "app") } }
                 for try await subject in group { #expect(subject == "dana") }
             }
             #expect(requests.value == 1)
@@ -78,7 +79,7 @@ struct IdentityKeyCacheTests {
                 for _ in 0..<300 {
                     group.addTask {
                         do {
-                            _ = try await cache.subject(of: token, issuer: configured)
+                            _ = try await cache.subject(of: token, issuer: configured, appID: "app")
                             return (false, ContinuousClock.now - start)
                         } catch is IdentityKeyCache.IssuerUnavailable {
                             return (true, ContinuousClock.now - start)
@@ -103,7 +104,7 @@ struct IdentityKeyCacheTests {
             let cache = IdentityKeyCache(outbound: Self.outbound, logger: Logger(label: "test"))
             let token = try await issuer.token(subject: "erin", kid: "k1")
             await #expect(throws: IdentityKeyCache.IssuerUnavailable.self) {
-                try await cache.subject(of: token, issuer: IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url))
+                try await cache.subject(of: token, issuer: IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url), appID: "app")
             }
             #expect(requests.value == 1)
 
@@ -159,16 +160,16 @@ struct IdentityKeyCacheTests {
             let cache = IdentityKeyCache(outbound: Self.outbound, logger: Logger(label: "test"))
             let token = try await issuer.token(subject: "oscar", kid: "k1")
             await #expect(throws: IdentityKeyCache.IssuerUnavailable.self) {
-                try await cache.subject(of: token, issuer: IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url))
+                try await cache.subject(of: token, issuer: IdentityIssuer(issuer: issuer.issuer, audiences: [issuer.audience], jwksURL: url), appID: "app")
             }
             #expect(requests.value == 1)
             await #expect(throws: OutboundHTTPClient.Refusal.redirected(status: 302)) {
-                try await Self.outbound.get(url, maximumBytes: 1024)
+                try await Self.outbound.get(url, for: OutboundUse(.jwks, appID: "app"), maximumBytes: 1024)
             }
         }
         // And reads no more than it allows.
         try await Self.withJWKSServer(for: issuer) { url, _ in
-            await #expect(throws: OutboundHTTPClient.Refusal.tooLarge(limit: 8)) { try await Self.outbound.get(url, maximumBytes: 8) }
+            await #expect(throws: OutboundHTTPClient.Refusal.tooLarge(limit: 8)) { try await Self.outbound.get(url, for: OutboundUse(.jwks, appID: "app"), maximumBytes: 8) }
         }
     }
 }

@@ -252,6 +252,26 @@ struct RelayDataPlaneTests {
         }
     }
 
+    @Test("delivery checks the operator's allowances at each call: a relay whose internal upstream is opened to another app only is refused, nothing sent")
+    func allowancesCheckedAtTheCall() async throws {
+        try await TestUpstream.run { upstream in
+            // Admin (where the relay is set) opens 127.0.0.1 to every app; delivery to another app only.
+            try await DeliveryHarness.run(deliveryAllowances: "jwks=127.0.0.1:*@*,relay=127.0.0.1:*@OTHERTEAM.com.example.other") { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                let made = try await harness.manageReply(.put, "relays/llm", Self.relay(to: upstream))
+                #expect(made.status == .ok, "\(made.json)")
+                for instance in harness.deliveries.indices {
+                    try await eventually("delivery \(instance) refuses the relay at the call") {
+                        let reply = try await Self.call(harness, .post, "/v1/relay/llm/echo/x", token: token, body: "{}", instance: instance)
+                        return reply.status == .badGateway && Self.errorCode(reply.body) == "relay_upstream_failed"
+                    }
+                    let teapot = try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token, instance: instance)
+                    #expect(teapot.status == .badGateway && !teapot.body.contains("127.0.0.1"), "\(teapot.body)")
+                }
+            }
+        }
+    }
+
     @Test("a body sent a byte at a time ends at the relay's time: 408 relay_request_timeout, and the call's slot is given back")
     func slowBodyEndsAtTheRelaysTime() async throws {
         try await TestUpstream.run { upstream in

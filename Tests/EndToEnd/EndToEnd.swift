@@ -59,7 +59,7 @@ struct EndToEnd: AsyncParsableCommand {
                                 "SESAME_APP_ATTEST_EXTRA_ROOTS": root.path, "SESAME_OPERATOR_TOKEN": operatorToken,
                                 "SESAME_APPLE_DEVICECHECK_URL": appleURL, "SESAME_APPLE_DEVICECHECK_DEVELOPMENT_URL": appleURL,
                                 "SESAME_APPLE_APP_ATTEST_DATA_URL": appleURL, "SESAME_APPLE_APP_ATTEST_DATA_DEVELOPMENT_URL": appleURL,
-                                "SESAME_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s",
+                                "SESAME_OUTBOUND_ALLOWED_HOSTS": "*=127.0.0.1:*@*", "SESAME_RECEIPT_REDEMPTION_INTERVAL": "1s",
                             ].merging(TraceCollector.environment(traceURL)) { $1 }),
                         cli: cli, device: device, quickStart: quickStart, gateway: gatewayURL)
 

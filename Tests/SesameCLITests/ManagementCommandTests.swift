@@ -60,7 +60,6 @@ struct ManagementCommandTests {
                 masterKey: MasterKeyMaterial(current: Array(repeating: 3, count: 32)), port: 0, operatorToken: operatorToken)
             if let appleDeviceCheckURL {
                 configuration.appleDeviceCheckURL = appleDeviceCheckURL
-                configuration.outboundAllowedHosts = ["127.0.0.1"]
             }
             let app = try AdminService.buildApplication(configuration: configuration)
             try await app.test(.live) { client in

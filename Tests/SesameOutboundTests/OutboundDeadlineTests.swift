@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import SesameConfiguration
 import SesameOutbound
 import Testing
 
@@ -38,10 +39,11 @@ struct OutboundDeadlineTests {
     func drippingBody() async throws {
         try await Self.withDrippingServer { port in
             let client = OutboundHTTPClient(
-                policy: OutboundAddressPolicy(allowedInternalHosts: ["127.0.0.1"], allowsPlainHTTPToAllowedHosts: true), timeout: .seconds(1))
+                policy: OutboundAddressPolicy(allowances: [OutboundAllowance(parsing: "jwks=127.0.0.1:*@*")!], allowsPlainHTTPToAllowedHosts: true),
+                timeout: .seconds(1))
             let start = ContinuousClock.now
             await #expect(throws: OutboundHTTPClient.Refusal.timedOut(.seconds(1))) {
-                _ = try await client.get("http://127.0.0.1:\(port)/jwks.json", maximumBytes: 4096)
+                _ = try await client.get("http://127.0.0.1:\(port)/jwks.json", for: OutboundUse(.jwks, appID: "app"), maximumBytes: 4096)
             }
             // Without the deadline the body alone takes 200 s. The slack above the 1 s deadline is for a
             // first layer whose parallel, CPU-bound tests can keep the two-core pool busy for seconds

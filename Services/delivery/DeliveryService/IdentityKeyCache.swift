@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import SesameConfiguration
 import SesameDomain
 import SesameOutbound
 import SesameTokens
@@ -10,7 +11,17 @@ import SesameTokens
 /// triggers one refetch at most every `refetchInterval` per issuer (the issuer may have rotated),
 /// so garbage tokens cannot turn into a flood of requests to it. Concurrent requests for an issuer
 /// whose keys are not held share one fetch.
+///
+/// Keys are held per app and issuer: a JWKS URL is fetched for the app that named it, under the
+/// outbound allowances of that app (an internal issuer opened to one app is not read for another
+/// that names the same URL).
 actor IdentityKeyCache {
+    /// An issuer as one app names it.
+    private struct Held: Hashable {
+        let appID: String
+        let issuer: IdentityIssuer
+    }
+
     private struct Entry {
         let keys: IdentityIssuerKeys
         let fetchedAt: ContinuousClock.Instant
@@ -22,11 +33,11 @@ actor IdentityKeyCache {
         let description: String
     }
 
-    private var entries: [IdentityIssuer: Entry] = [:]
-    private var inFlight: [IdentityIssuer: Task<IdentityIssuerKeys, any Error>] = [:]
-    private var lastFetchAttempt: [IdentityIssuer: ContinuousClock.Instant] = [:]
+    private var entries: [Held: Entry] = [:]
+    private var inFlight: [Held: Task<IdentityIssuerKeys, any Error>] = [:]
+    private var lastFetchAttempt: [Held: ContinuousClock.Instant] = [:]
     /// Requests waiting for an issuer's fetch under way.
-    private var waiting: [IdentityIssuer: Int] = [:]
+    private var waiting: [Held: Int] = [:]
     /// The most requests that wait for one issuer's fetch; more are refused at once (`503
     /// identity_issuer_unavailable`). A fetch ends within the outbound client's deadline (5 s), so
     /// no request waits longer than that.
@@ -46,19 +57,20 @@ actor IdentityKeyCache {
         self.logger = logger
     }
 
-    /// The verified `sub` of `token` for `issuer`.
-    func subject(of token: String, issuer: IdentityIssuer) async throws -> String {
+    /// The verified `sub` of `token` for `issuer`, which the app `appID` names.
+    func subject(of token: String, issuer: IdentityIssuer, appID: String) async throws -> String {
+        let issuer = Held(appID: appID, issuer: issuer)
         let held = try await keys(for: issuer, forceRefresh: false)
         do {
-            return try await held.subject(of: token, issuer: issuer)
+            return try await held.subject(of: token, issuer: issuer.issuer)
         } catch {
             // Only a JWKS can have gained a key since it was fetched.
-            guard issuer.jwksURL != nil, let last = lastFetchAttempt[issuer], ContinuousClock.now - last > refetchInterval else { throw error }
-            return try await keys(for: issuer, forceRefresh: true).subject(of: token, issuer: issuer)
+            guard issuer.issuer.jwksURL != nil, let last = lastFetchAttempt[issuer], ContinuousClock.now - last > refetchInterval else { throw error }
+            return try await keys(for: issuer, forceRefresh: true).subject(of: token, issuer: issuer.issuer)
         }
     }
 
-    private func keys(for issuer: IdentityIssuer, forceRefresh: Bool) async throws -> IdentityIssuerKeys {
+    private func keys(for issuer: Held, forceRefresh: Bool) async throws -> IdentityIssuerKeys {
         if !forceRefresh, let entry = entries[issuer], ContinuousClock.now - entry.fetchedAt < lifetime { return entry.keys }
         if let pending = inFlight[issuer] {
             guard waiting[issuer, default: 0] < Self.maximumWaiting else {
@@ -76,17 +88,18 @@ actor IdentityKeyCache {
         return keys
     }
 
-    private func load(_ issuer: IdentityIssuer) async throws -> IdentityIssuerKeys {
+    private func load(_ held: Held) async throws -> IdentityIssuerKeys {
+        let issuer = held.issuer
         if let pem = issuer.publicKeysPEM { return try await IdentityIssuerKeys(pem: pem) }
         guard let url = issuer.jwksURL else { throw IdentityIssuerKeys.Refusal(description: "the issuer has neither a JWKS URL nor PEM keys") }
-        lastFetchAttempt[issuer] = .now
+        lastFetchAttempt[held] = .now
         do {
-            let body = try await outbound.get(url, maximumBytes: Self.maximumJWKSBytes)
+            let body = try await outbound.get(url, for: OutboundUse(.jwks, appID: held.appID), maximumBytes: Self.maximumJWKSBytes)
             return try await IdentityIssuerKeys(jwksJSON: String(buffer: body))
         } catch {
             logger.warning("could not fetch an identity issuer's JWKS", metadata: ["issuer": "\(issuer.issuer)", "error": "\(String(reflecting: error))"])
             // Stale keys beat none while the issuer is unreachable.
-            if let entry = entries[issuer] { return entry.keys }
+            if let entry = entries[held] { return entry.keys }
             throw IssuerUnavailable(description: "\(error)")
         }
     }

@@ -25,7 +25,7 @@ struct UserDataRoutes: Sendable {
     func get(_ request: Request, context: SesameRequestContext) async throws -> Response {
         let admitted = try await gate.admit(request, to: .userData, context: context)
         let appID = admitted.claims.appID
-        guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, policy: admitted.state.policy)) else {
+        guard let stored = try await store.read(appID: appID, userID: try await identity.userKey(of: request, appID: appID, policy: admitted.state.policy)) else {
             throw APIError(.notFound, code: DeliveryErrorCode.noUserData, message: "Nothing is stored for this user yet; PUT it with If-Match: \"0\".")
         }
         var headers: HTTPFields = [.eTag: "\"\(stored.version)\"", .contentType: "application/json", .cacheControl: "private, no-cache"]
@@ -39,7 +39,7 @@ struct UserDataRoutes: Sendable {
     func put(_ request: Request, context: SesameRequestContext) async throws -> Response {
         let admitted = try await gate.admit(request, to: .userData, context: context)
         let appID = admitted.claims.appID
-        let userID = try await identity.userKey(of: request, policy: admitted.state.policy)
+        let userID = try await identity.userKey(of: request, appID: appID, policy: admitted.state.policy)
         let body = try await request.body.collect(upTo: Self.maxBodyBytes)
         guard (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)))?.objectValue != nil else {
             throw APIError.invalidRequest("The body must be a JSON object.")

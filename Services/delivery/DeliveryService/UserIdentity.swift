@@ -12,7 +12,7 @@ struct UserIdentity: Sendable {
     /// The key the user's document is stored under. Verified users and unverified ids live in
     /// separate namespaces (a control character no header value can hold separates them), so an
     /// app switching modes cannot let a claimed id reach a verified user's document.
-    func userKey(of request: Request, policy: AppPolicy) async throws -> String {
+    func userKey(of request: Request, appID: String, policy: AppPolicy) async throws -> String {
         if request.uri.queryParameters.get("user_id") != nil {
             throw APIError.invalidRequest("User ids never travel in the URL (it reaches access logs): send an ID token as X-Sesame-Identity-Token.")
         }
@@ -35,7 +35,7 @@ struct UserIdentity: Sendable {
             }
             let subject: String
             do {
-                subject = try await keys.subject(of: token, issuer: issuer)
+                subject = try await keys.subject(of: token, issuer: issuer, appID: appID)
             } catch is IdentityKeyCache.IssuerUnavailable {
                 throw APIError(
                     .serviceUnavailable, code: DeliveryErrorCode.identityIssuerUnavailable,

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SesameConfiguration
 import SesameDomain
 import SesameHTTP
 import SesameOutbound
@@ -33,7 +34,7 @@ struct PolicyRoutes {
         approvals.register(
             .policy, AppPolicy.self,
             prepare: { appID, policy in
-                try await Self.validate(policy, outbound: outbound)
+                try await Self.validate(policy, appID: appID, outbound: outbound)
                 try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
                 let current = try await policies.policy(appID: appID)
                 let changed = PolicyStore.changedFields(current, policy)
@@ -44,7 +45,7 @@ struct PolicyRoutes {
                 return ("change the policy: \(changed.isEmpty ? "nothing" : changed.joined(separator: ", "))", base)
             },
             apply: { appID, policy, caller in
-                try await Self.validate(policy, outbound: outbound)
+                try await Self.validate(policy, appID: appID, outbound: outbound)
                 try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
                 let changed = try await policies.replace(appID: appID, with: policy, caller: caller)
                 return PolicyResponse(
@@ -55,14 +56,14 @@ struct PolicyRoutes {
         group.put("policy") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let policy = try await request.decode(as: AppPolicy.self, context: context)
-            try await Self.validate(policy, outbound: outbound)
+            try await Self.validate(policy, appID: appID, outbound: outbound)
             try await policies.checkBanBit(policy.deviceBanBit, appID: appID)
             return try await approvals.handle(.policy, appID: appID, caller: caller, body: policy, request: request, context: context)
         }
     }
 
     /// Refuses a policy Sesame could not enforce, naming the field.
-    static func validate(_ policy: AppPolicy, outbound: OutboundAddressPolicy) async throws {
+    static func validate(_ policy: AppPolicy, appID: String, outbound: OutboundAddressPolicy) async throws {
         guard (1...10_000_000).contains(policy.userDocumentQuota) else {
             throw APIError.invalidField("userDocumentQuota", "must be from 1 to 10000000")
         }
@@ -103,7 +104,7 @@ struct PolicyRoutes {
         switch (issuer.jwksURL, issuer.publicKeysPEM) {
         case (let url?, nil):
             // What the URL resolves to is checked again at every fetch (a name can change its answer).
-            if let refusal = outbound.refusal(of: url) { throw APIError.invalidField("identityIssuer.jwksURL", refusal) }
+            if let refusal = outbound.refusal(of: url, for: OutboundUse(.jwks, appID: appID)) { throw APIError.invalidField("identityIssuer.jwksURL", refusal) }
         case (nil, let pem?):
             do {
                 _ = try await IdentityIssuerKeys(pem: pem)

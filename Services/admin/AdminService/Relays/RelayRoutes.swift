@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SesameConfiguration
 import SesameDomain
 import SesameHTTP
 import SesameOutbound
@@ -34,7 +35,7 @@ struct RelayRoutes {
         approvals.register(
             .relay, RelayChange.self,
             prepare: { appID, change in
-                let rules = try checked(change.relay)
+                let rules = try checked(change.relay, appID: appID)
                 return (try await summary(appID: appID, change, rules: rules), try await relays.base(appID: appID, name: change.name))
             },
             apply: { appID, change, caller in try await set(appID: appID, change, caller: caller) },
@@ -55,7 +56,7 @@ struct RelayRoutes {
         group.put("relays/:name") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let change = RelayChange(name: try Self.name(context), relay: try await request.decode(as: SetRequest.self, context: context))
-            _ = try checked(change.relay)
+            _ = try checked(change.relay, appID: appID)
             return try await approvals.handle(.relay, appID: appID, caller: caller, body: change, request: request, context: context)
         }
 
@@ -86,15 +87,15 @@ struct RelayRoutes {
 
     /// Makes or changes the relay as `change` says.
     func set(appID: String, _ change: RelayChange, caller: Caller) async throws -> SetResponse {
-        let rules = try checked(change.relay)
+        let rules = try checked(change.relay, appID: appID)
         let made = try await relays.set(appID: appID, name: change.name, rules: rules, headers: change.relay.headers?.additionalProperties, caller: caller)
         guard let listing = try await relays.list(appID: appID, name: change.name).first else { throw RelayErrors.notFound }
         return SetResponse(relay: listing, message: made ? "The relay \(change.name) is made." : "The relay \(change.name) is changed.")
     }
 
     /// The request's rules and headers, validated.
-    func checked(_ body: SetRequest) throws -> RelayRules {
-        let rules = try rules(body)
+    func checked(_ body: SetRequest, appID: String) throws -> RelayRules {
+        let rules = try rules(body, appID: appID)
         if let headers = body.headers?.additionalProperties {
             do throws(RelayRules.Invalid) { try RelayHeaders.validate(headers) } catch { throw APIError.invalidField(error.field, error.reason) }
         }
@@ -109,14 +110,14 @@ struct RelayRoutes {
     }
 
     /// The request's rules, validated; the upstream an https origin (with a base path at most) that
-    /// the outbound address policy allows.
-    func rules(_ body: SetRequest) throws -> RelayRules {
+    /// the outbound address policy allows to `appID`'s relays.
+    func rules(_ body: SetRequest, appID: String) throws -> RelayRules {
         var upstream = body.upstream
         while upstream.hasSuffix("/") { upstream.removeLast() }
         guard upstream.utf8.count <= 2048, let components = URLComponents(string: upstream), components.user == nil, components.password == nil,
             components.query == nil, components.fragment == nil
         else { throw APIError.invalidField("upstream", "must be an https origin with a base path at most: no user, query or fragment") }
-        if let refusal = outbound.refusal(of: upstream) { throw APIError.invalidField("upstream", refusal) }
+        if let refusal = outbound.refusal(of: upstream, for: OutboundUse(.relay, appID: appID)) { throw APIError.invalidField("upstream", refusal) }
         let rules = RelayRules(
             upstream: upstream, methods: body.methods.map(\.rawValue), paths: body.paths, leastTier: body.leastTier.flatMap { TrustTier(rawValue: $0.rawValue) } ?? .attested,
             proof: body.proof.flatMap { RelayProof(rawValue: $0.rawValue) } ?? .none, maxRequestBytes: body.maxRequestBytes ?? 1 << 20,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SesameConfiguration
 import SesameOutbound
 import SesameServer
 import SesameStorage
@@ -73,7 +74,7 @@ struct WebhookDispatcher: Service {
             do {
                 let body = try WebhookEvent.payload(event: event, entry: entry, entryHash: hash, appID: hook.appID, delivery: delivery, slack: hook.slack)
                 lastStatus = try await outbound.post(
-                    hook.url,
+                    hook.url, for: OutboundUse(.webhook, appID: hook.appID),
                     headers: [
                         ("Content-Type", "application/json"), ("User-Agent", "Sesame-Webhooks/1"), ("Sesame-Event", event),
                         ("Sesame-Delivery", delivery), ("Sesame-Signature", WebhookEvent.signature(body: body, secret: hook.secret, at: Date())),
@@ -99,7 +100,7 @@ struct WebhookDispatcher: Service {
     /// resolved to (a viewer would learn the deployment's internal DNS answers).
     static func reason(_ error: any Error) -> String {
         switch error as? OutboundHTTPClient.Refusal {
-        case .internalAddress(let host, _)?: "\(host) resolves to an internal address"
+        case .internalAddress(let host, _, _)?: "\(host) resolves to an internal address"
         case let refusal?: refusal.description
         case nil: "the endpoint could not be reached"
         }

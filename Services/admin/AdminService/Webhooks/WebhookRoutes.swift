@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SesameConfiguration
 import SesameDomain
 import SesameHTTP
 import SesameOutbound
@@ -16,7 +17,7 @@ struct WebhookRoutes {
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: WebhookRequest.self, context: context)
             guard body.url.utf8.count <= 2048 else { throw APIError.invalidField("url", "must be at most 2048 bytes") }
-            if let refusal = outbound.refusal(of: body.url) { throw APIError.invalidField("url", refusal) }
+            if let refusal = outbound.refusal(of: body.url, for: OutboundUse(.webhook, appID: appID)) { throw APIError.invalidField("url", refusal) }
             let events = body.events ?? []
             if let unknown = events.first(where: { WebhookTopic(rawValue: $0) == nil }) {
                 throw APIError.invalidField("events", "has '\(unknown)', which is not an event; events are \(WebhookTopic.allCases.map(\.rawValue).sorted().joined(separator: ", "))")

@@ -121,7 +121,7 @@ struct RelayRoutes: Sendable {
 
         let answer: HTTPClientResponse
         do {
-            let client = try await upstreams.client(scheme: relay.scheme, host: relay.host, port: relay.port)
+            let client = try await upstreams.client(scheme: relay.scheme, host: relay.host, port: relay.port, for: OutboundUse(.relay, appID: appID))
             let remaining = deadline - ContinuousClock.now
             answer = try await client.execute(outbound, deadline: .now() + .nanoseconds(remaining.inNanoseconds), logger: logger)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
