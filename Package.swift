@@ -318,7 +318,7 @@ if declaresServer {
             name: "SesameTestSupport",
             dependencies: [
                 "SesameStorage", "SesameConfiguration", "AppAttest", "AppAttestTesting", "ChildProcess", postgresNIO, serviceLifecycle, hummingbirdTesting,
-                crypto,
+                crypto, nioCore, nioPosix,
             ],
             path: "Tests/SesameTestSupport"
         ),

@@ -35,6 +35,7 @@ import Logging
 /// | `SESAME_MAX_BLOB_BYTES` | largest blob accepted | 50 MiB |
 /// | `SESAME_OUTBOUND_ALLOWED_HOSTS` | comma-separated internal hosts that calls to addresses apps configure may reach, each for one purpose, port and set of apps: `purpose=host:port@apps` (`jwks=idp.corp.internal:443@*`; see `OutboundAllowance`) | none |
 /// | `SESAME_APPLE_DEVICECHECK_URL` | Apple's DeviceCheck server, which Sesame asks with each app's DeviceCheck key (another address for tests or an egress proxy; plain http only in development) | `https://api.devicecheck.apple.com` |
+/// | `SESAME_IDLE_TIMEOUT` | how long a service keeps a connection that sends nothing: before its request's head is complete, between the parts of its body, and between requests (5s to 10m; the gateway's upstream keepalive is shorter) | `60s` |
 /// | `SESAME_DELIVERY_RESYNC_INTERVAL` | how often delivery reloads the apps changed since its last read from PostgreSQL (5s to 1h) | `30s` |
 public struct ServiceConfiguration: Sendable {
     /// Development or production.
@@ -97,6 +98,9 @@ public struct ServiceConfiguration: Sendable {
     public var maxBlobBytes: Int
     /// How often delivery reloads everything from PostgreSQL, repairing events it missed.
     public var deliveryResyncInterval: Duration
+    /// How long a connection that sends nothing is kept: an unfinished head, a stalled body, an idle
+    /// keep-alive. A response being written is never cut by it.
+    public var idleTimeout: Duration
     /// The internal hosts that outbound calls to addresses apps configure may reach, each for its
     /// purposes, port and apps.
     public var outboundAllowances: [OutboundAllowance]
@@ -159,6 +163,7 @@ public struct ServiceConfiguration: Sendable {
         maxConfigBytes: Int = 1 << 20,
         maxBlobBytes: Int = 50 << 20,
         deliveryResyncInterval: Duration = .seconds(30),
+        idleTimeout: Duration = .seconds(60),
         outboundAllowances: [OutboundAllowance] = [],
         appleDeviceCheckURL: String = ServiceConfiguration.defaultAppleDeviceCheckURL,
         appleDeviceCheckDevelopmentURL: String = ServiceConfiguration.defaultAppleDeviceCheckDevelopmentURL,
@@ -197,6 +202,7 @@ public struct ServiceConfiguration: Sendable {
         self.maxConfigBytes = maxConfigBytes
         self.maxBlobBytes = maxBlobBytes
         self.deliveryResyncInterval = deliveryResyncInterval
+        self.idleTimeout = idleTimeout
         self.outboundAllowances = outboundAllowances
         self.appleDeviceCheckURL = appleDeviceCheckURL
         self.appleDeviceCheckDevelopmentURL = appleDeviceCheckDevelopmentURL
@@ -371,6 +377,7 @@ public struct ServiceConfiguration: Sendable {
             maxBlobBytes: try reader.positiveInteger("SESAME_MAX_BLOB_BYTES", default: 50 << 20),
             deliveryResyncInterval: try reader.duration(
                 "SESAME_DELIVERY_RESYNC_INTERVAL", default: .seconds(30), within: .seconds(5)...day / 24),
+            idleTimeout: try reader.duration("SESAME_IDLE_TIMEOUT", default: .seconds(60), within: .seconds(5)...Duration.seconds(600)),
             outboundAllowances: try OutboundAllowance.parseList(reader.string("SESAME_OUTBOUND_ALLOWED_HOSTS") ?? ""),
             appleDeviceCheckURL: appleDeviceCheckURL,
             appleDeviceCheckDevelopmentURL: appleDeviceCheckDevelopmentURL,

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// The request context every Sesame service uses: Hummingbird's core storage plus a per-request
 /// body limit that `RequestLimitsMiddleware` (or a route) sets.
@@ -9,6 +10,9 @@ public struct SesameRequestContext: RequestContext {
     public var maxUploadSize: Int
     /// The peer's IP address (the gateway's, behind one: see `ClientAddress`).
     public let remoteAddress: String?
+    /// The request's connection: for a response that must end it (a write the client stopped
+    /// reading, past its deadline).
+    public let connection: any Channel
 
     /// JSON request bodies decode as usual, except that text with a NUL is refused (`NulCharacterGuard`).
     public var requestDecoder: SesameJSONRequestDecoder { SesameJSONRequestDecoder() }
@@ -27,5 +31,6 @@ public struct SesameRequestContext: RequestContext {
         self.coreContext = .init(source: source)
         self.maxUploadSize = 1 << 20
         self.remoteAddress = source.channel.remoteAddress?.ipAddress
+        self.connection = source.channel
     }
 }

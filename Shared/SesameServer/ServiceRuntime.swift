@@ -40,12 +40,17 @@ public enum ServiceRuntime {
         let serverName = "sesame-\(Service.name)"
         let fastPaths = parts.fastPaths
         let requestLogger = logger
+        let idleTimeout = configuration.idleTimeout
         var app = Application(
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: fastPaths.isEmpty
-                        ? [] : [FastPathHandler(routes: fastPaths, serverName: serverName, logger: requestLogger, metrics: requestMetrics)])),
+                    // In front of the fast path, so that it sees every request and answer: a
+                    // connection that makes no progress (a head that never ends, a body that drips,
+                    // an idle keep-alive) is closed, and one client cannot hold sockets for ever.
+                    additionalChannelHandlers: [IdleConnectionHandler(idleTimeout: .nanoseconds(idleTimeout.inNanoseconds))]
+                        + (fastPaths.isEmpty
+                            ? [] : [FastPathHandler(routes: fastPaths, serverName: serverName, logger: requestLogger, metrics: requestMetrics)]))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             logger: logger
         )

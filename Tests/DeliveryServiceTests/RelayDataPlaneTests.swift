@@ -1,4 +1,5 @@
 import AdminService
+@testable import DeliveryService
 import AppAttestTesting
 import Crypto
 import Foundation
@@ -36,6 +37,17 @@ struct TestUpstream: Sendable {
         router.get("base/slow") { _, _ in
             try await Task.sleep(for: .seconds(3))
             return Response(status: .ok)
+        }
+        router.get("base/huge") { _, _ in
+            // 64 MiB, a MiB at a time, as fast as it is taken: more than every buffer between the
+            // relay and a caller that stopped reading.
+            Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody { writer in
+                    let mebibyte = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1 << 20)
+                    for _ in 0..<64 { try await writer.write(mebibyte) }
+                    try await writer.finish(nil)
+                })
         }
         router.get("base/large") { _, _ in
             Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "x"), count: 4096)))
@@ -99,7 +111,7 @@ struct RelayDataPlaneTests {
     static func relay(to upstream: TestUpstream, _ extra: [String: Any] = [:]) -> [String: Any] {
         var body: [String: Any] = [
             "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["GET", "POST"],
-            "paths": ["/echo/*", "/echo/deep/**", "/teapot", "/slow", "/sse", "/stall", "/large"],
+            "paths": ["/echo/*", "/echo/deep/**", "/teapot", "/slow", "/sse", "/stall", "/large", "/huge"],
             "headers": ["Authorization": "Bearer \(secret)", "X-Api-Key": "key-\(secret)"],
         ]
         body.merge(extra) { $1 }
@@ -268,6 +280,33 @@ struct RelayDataPlaneTests {
                     let teapot = try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token, instance: instance)
                     #expect(teapot.status == .badGateway && !teapot.body.contains("127.0.0.1"), "\(teapot.body)")
                 }
+            }
+        }
+    }
+
+    @Test("an answer written to callers that stopped reading ends at the relay's time: their connections are closed and their call slots given back")
+    func blockedWritesEndAtTheRelaysTime() async throws {
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run { harness in
+                let token = try await harness.app.attest(with: harness.auth).accessToken
+                try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token, ["timeoutSeconds": 6, "maxResponseBytes": 100 << 20])
+                let port = try #require(harness.deliveries[0].port)
+                // An install's eight call slots, each held by a call whose caller reads nothing (two
+                // more calls than slots: a slot the last check's answer still holds is not free yet).
+                var stalled: [RawConnection] = []
+                for _ in 0..<RelayCallSlots.defaultPerInstall + 2 {
+                    let connection = try await RawConnection(port: port, reads: false)
+                    try await connection.send("GET /v1/relay/llm/huge HTTP/1.1\r\nHost: sesame\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                    stalled.append(connection)
+                }
+                try await eventually(pollEvery: .milliseconds(250), "the install's slots are all taken") {
+                    Self.errorCode(try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token).body) == "relay_busy"
+                }
+                // Past the relay's 6 s (and the second's grace to end a write), the slots are free.
+                try await eventually(timeout: .seconds(20), "the blocked calls end and give their slots back") {
+                    try await Self.call(harness, .get, "/v1/relay/llm/teapot", token: token).status.code == 418
+                }
+                for connection in stalled { await connection.close() }
             }
         }
     }

@@ -122,6 +122,38 @@ struct ServicePlumbingTests {
         }
     }
 
+    @Test("a connection that sends half a head, a byte at a time, or nothing after its answers, is closed after the idle timeout; one whose requests keep coming (answered by the fast path or the router) is kept")
+    func idleConnections() async throws {
+        try await KafkaTopicAdministrator(configuration: KafkaConfiguration(brokers: try TestKafka.brokers()))
+            .ensureTopics(EventTopic.all, partitions: 3)
+        try await TestDatabase.withFreshDatabase { url in
+            var configuration = Self.configuration(databaseURL: url.connectionString)
+            configuration.idleTimeout = .seconds(1)
+            let app = try DeliveryService.buildApplication(configuration: configuration)
+            try await app.test(.live) { client in
+                _ = try await Self.waitUntilReady(client)
+                let port = try #require(client.port)
+                let dripping = try await RawConnection(port: port)
+                try await dripping.send("GET /health/live HTTP/1.1\r\nHost: sesame\r\n")
+                let started = ContinuousClock.now
+                while dripping.isOpen, ContinuousClock.now - started < .seconds(10) {
+                    try? await dripping.send("X")
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(!dripping.isOpen, "a head dripping a byte every 200 ms was kept 10 s")
+
+                let busy = try await RawConnection(port: port)
+                for index in 0..<16 {
+                    let path = index.isMultiple(of: 2) ? "/v1/config?version=1.0" : "/health/live"
+                    try await busy.send("GET \(path) HTTP/1.1\r\nHost: sesame\r\nAuthorization: Bearer header.claims.signature\r\n\r\n")
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(busy.isOpen, "a connection with a request every 200 ms was closed")
+                try await eventually(timeout: .seconds(5), "the busy connection, idle, is closed") { !busy.isOpen }
+            }
+        }
+    }
+
     /// A request each service cannot answer without PostgreSQL. For delivery, which serves configs
     /// from memory: a config request before the instance has ever loaded the token signing keys.
     static func databaseBoundRequest(for service: any SesameServiceDefinition.Type) -> (String, HTTPRequest.Method, HTTPFields)? {
@@ -151,3 +183,4 @@ struct ServicePlumbingTests {
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
     }
 }
+

@@ -65,9 +65,9 @@ struct Gateway: Sendable {
                 fastcgi_temp_path \(prefix)/fastcgi;
                 uwsgi_temp_path \(prefix)/uwsgi;
                 scgi_temp_path \(prefix)/scgi;
-                upstream sesame_auth { \(upstream(.auth))keepalive 32; }
-                upstream sesame_delivery { \(upstream(.delivery))keepalive 32; }
-                upstream sesame_admin { \(upstream(.admin))keepalive 32; }
+                upstream sesame_auth { \(upstream(.auth))keepalive 32; keepalive_timeout 50s; }
+                upstream sesame_delivery { \(upstream(.delivery))keepalive 32; keepalive_timeout 50s; }
+                upstream sesame_admin { \(upstream(.admin))keepalive 32; keepalive_timeout 50s; }
                 server {
                     listen 127.0.0.1:\(layout.gatewayPort);
                     include \(layout.root)/deploy/gateway/sesame-routes.conf;

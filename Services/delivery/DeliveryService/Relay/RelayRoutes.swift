@@ -144,7 +144,8 @@ struct RelayRoutes: Sendable {
         }
         let isEventStream = answer.headers.first(name: "content-type")?.lowercased().hasPrefix("text/event-stream") ?? false
         let stream = RelayStream(
-            answer: answer, claims: caller.claims, relay: relay, gate: gate, deadline: deadline, isEventStream: isEventStream, slot: slot)
+            answer: answer, claims: caller.claims, relay: relay, gate: gate, deadline: deadline, isEventStream: isEventStream, slot: slot,
+            connection: context.connection)
         return Response(
             status: HTTPResponse.Status(code: Int(answer.status.code)), headers: headers,
             body: ResponseBody { writer in try await stream.write(to: &writer) })

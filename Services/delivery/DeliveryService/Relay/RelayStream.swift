@@ -12,8 +12,14 @@ import SesameTokens
 /// `maxResponseBytes` and its call's deadline, and only while the caller and the relay still stand
 /// (checked every `RelayRoutes.standingInterval`). A stream that must stop mid-way ends an event
 /// stream with a `sesame-relay-ended` event naming why; any other body is cut (the connection is
-/// closed, so a truncated body never looks whole).
+/// closed, so a truncated body never looks whole). A write the caller stopped reading is ended too:
+/// `writeGrace` past the deadline the connection is closed, which fails the write under way, so a
+/// caller cannot hold the call's slot (and the upstream's connection) by not reading.
 struct RelayStream: Sendable {
+    /// How long past its deadline a call may still be writing (its end event) before its
+    /// connection is closed.
+    static let writeGrace: Duration = .seconds(1)
+
     let answer: HTTPClientResponse
     let claims: AccessTokenClaims
     let relay: ServedRelay
@@ -21,6 +27,7 @@ struct RelayStream: Sendable {
     let deadline: ContinuousClock.Instant
     let isEventStream: Bool
     let slot: RelayCallSlots.Slot
+    let connection: any Channel
 
     /// Why a stream stopped before the upstream finished.
     struct Stopped: Error {
@@ -29,6 +36,17 @@ struct RelayStream: Sendable {
 
     func write(to writer: inout any ResponseBodyWriter) async throws {
         defer { slot.release() }
+        try await withThrowingTaskGroup(of: Void.self) { ending in
+            ending.addTask { [connection, deadline] in
+                try await Task.sleep(until: deadline + Self.writeGrace)
+                connection.close(promise: nil)
+            }
+            defer { ending.cancelAll() }
+            try await writeBody(to: &writer)
+        }
+    }
+
+    private func writeBody(to writer: inout any ResponseBodyWriter) async throws {
         let appID = claims.appID
         let pieces = AsyncThrowingChannel<ByteBuffer, any Error>()
         var carried = 0
