@@ -5,12 +5,6 @@ import NIOHTTP1
 import NIOPosix
 import SesameConfiguration
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The one client through which Sesame's services call an address a user configured (today an
 /// identity issuer's JWKS, an app's webhooks). It resolves the host itself, refuses when any address
 /// is internal (`OutboundAddressPolicy`), then connects to exactly the address it checked, with TLS
@@ -170,55 +164,9 @@ public struct OutboundHTTPClient: Sendable {
         configuration.tracing.tracer = nil
     }
 
-    /// The addresses `host` resolves to (itself when it is an address), resolved on NIO's
-    /// blocking-I/O pool: `getaddrinfo` blocks, and the cooperative pool must not.
+    /// The addresses `host` resolves to (itself when it is an address), through the process's
+    /// `HostResolver`: a pool of its own, one lookup per name, a deadline.
     static func resolve(_ host: String) async throws -> [String] {
-        if OutboundAddressPolicy.isAddress(host) { return [host] }
-        let addresses = try await NIOThreadPool.singleton.runIfActive { Self.lookUp(host) }
-        guard !addresses.isEmpty else { throw Refusal.unresolvable(host) }
-        return addresses
-    }
-
-    private static func lookUp(_ host: String) -> [String] {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
-        defer { freeaddrinfo(first) }
-        var addresses: [String] = []
-        var cursor: UnsafeMutablePointer<addrinfo>? = first
-        while let entry = cursor {
-            if let text = text(of: entry.pointee.ai_addr, family: entry.pointee.ai_family), !addresses.contains(text) {
-                addresses.append(text)
-            }
-            cursor = entry.pointee.ai_next
-        }
-        return addresses
-    }
-
-    private static func text(of address: UnsafeMutablePointer<sockaddr>?, family: Int32) -> String? {
-        guard let address else { return nil }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let written: UnsafePointer<CChar>?
-        switch family {
-        case AF_INET:
-            written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var raw = v4.pointee.sin_addr
-                return inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count))
-            }
-        case AF_INET6:
-            written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                var raw = v6.pointee.sin6_addr
-                return inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
-            }
-        default: return nil
-        }
-        guard written != nil else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        try await HostResolver.shared.addresses(of: host)
     }
 }
