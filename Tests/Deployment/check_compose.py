@@ -123,11 +123,46 @@ def main(validator):
           "./gateway/sesame-limits.conf:/etc/nginx/sesame-limits.conf" in mounts
           and "include /etc/nginx/sesame-limits.conf;" in nginx and "deploy/gateway/sesame-limits.conf" in runner
           and bool(limited) and limited <= zones, f"zones {sorted(zones)}, used {sorted(limited)}")
+    check_client_prefixes(limits)
     stream_route = routes.split("location = /v1/config/updates", 1)[-1].split("}", 1)[0]
     check("live-config streams are limited per client address at the gateway", "limit_conn sesame_streams_per_address" in stream_route)
 
     print(f"deployment: {deployment_checks.failures} failed")
     return 1 if deployment_checks.failures else 0
+
+
+def client_of(limits, address):
+    """What the gateway's `$sesame_client` map makes of `address`, evaluated as nginx does: the
+    regular expressions in order, the first that matches, its captures put into the value."""
+    block = limits.split("map $remote_addr $sesame_client {", 1)[1].split("\n}", 1)[0]
+    for pattern, value in re.findall(r'"~([^"]+)"\s+(\S+);', block):
+        found = re.match(pattern.replace("(?<", "(?P<"), address)
+        if found:
+            return re.sub(r"\$([a-z0-9]+)", lambda name: found.group(name.group(1)) or "", value)
+    return address
+
+
+def check_client_prefixes(limits):
+    """The gateway counts an IPv6 client by its /64, as the services do, for every compressed form
+    nginx writes (random addresses with runs of zero groups in every place), and an IPv4 or
+    IPv4-mapped client by its IPv4 address."""
+    import ipaddress
+    import random
+    generator = random.Random(64)
+    wrong = []
+    for _ in range(20000):
+        groups = [generator.choice([0, 0, 0, generator.randrange(1, 1 << 16)]) for _ in range(8)]
+        address = ipaddress.IPv6Address(bytes(b for g in groups for b in g.to_bytes(2, "big")))
+        if address.ipv4_mapped:
+            continue
+        expected = ":".join(f"{g:x}" for g in groups[:4])
+        if client_of(limits, address.compressed) != expected:
+            wrong.append((address.compressed, client_of(limits, address.compressed), expected))
+    for text, expected in [("203.0.113.9", "203.0.113.9"), ("::ffff:203.0.113.9", "203.0.113.9"), ("2001:db8:1:2::9", "2001:db8:1:2")]:
+        if client_of(limits, text) != expected:
+            wrong.append((text, client_of(limits, text), expected))
+    check("the gateway counts an IPv6 client by its /64 and an IPv4 client by its address, as the services do",
+          not wrong, f"{len(wrong)} wrong, e.g. {wrong[:3]}")
 
 
 if __name__ == "__main__":

@@ -142,6 +142,12 @@ struct Walk: Sendable {
         }
         try await step(7, "an upload is served by every delivery replica within 1 s; its trace runs from admin's request through the outbox and Kafka to each replica's reload") {
             let spansBefore = traces.all.count
+            // A client's own trace context does not reach the services: the gateway drops it, so an
+            // outside caller cannot pick trace ids or make every request of theirs sampled.
+            let outsideTrace = "5e5a3e0000000000000000000000beef"
+            let traced = try await device.gateway.send(
+                "GET", "/v1/admin/policy", headers: ["Authorization": "Bearer \(key)", "traceparent": "00-\(outsideTrace)-00000000000000aa-01"])
+            try expect(traced.status == 200, "policy with an outside traceparent: \(traced.status)")
             let revision = try await upload(["tier": "default", "round": 7, "apiKey": Self.traceCanary], pattern: "*", key: key)
             let acknowledged = ContinuousClock.now
             try await servedEverywhere(revision: revision, timeout: .seconds(5))
@@ -149,6 +155,11 @@ struct Walk: Sendable {
             try expect(elapsed < .seconds(1), "took \(elapsed) to reach \(replicas.count) replicas")
             print("        visible at \(replicas.count) replicas after \(elapsed.formatted(.units(allowed: [.milliseconds])))")
             try await uploadTraced(since: spansBefore)
+            let continued = traces.all.filter { $0.traceID == outsideTrace }
+            try expect(continued.isEmpty, "spans continued an outside trace: \(continued.prefix(3).map { "\($0.service) \($0.name)" })")
+            try expect(
+                traces.all.dropFirst(spansBefore).contains { $0.service == "sesame-admin" && $0.attributes["http.route"]?.hasSuffix("/policy") == true },
+                "the policy read has no span of its own")
         }
         try await step(8, "broker stopped, upload succeeds; broker back, every replica converges") {
             await suite.suite.stopBroker()
