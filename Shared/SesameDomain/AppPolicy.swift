@@ -179,4 +179,9 @@ public enum GuardedChange: String, Codable, Sendable, CaseIterable {
     case schema
     /// Making, changing or removing an attested relay (its upstream, rules and injected headers).
     case relay
+    /// Setting or removing the app's DeviceCheck key (`apple/credentials`): it decides which
+    /// devices Apple's bits ban, and whose receipts are traded.
+    case appleKey = "apple_key"
+    /// Adding or removing a certificate pin (`pins`): a wrong pin cuts every install off its API.
+    case pins
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import PostgresNIO
+import SesameDomain
 import SesameTestSupport
 import Synchronization
 import Testing
@@ -112,6 +113,54 @@ struct AppleCredentialTests {
             let check = try #require((set["credentials"] as? [String: Any])?["check"] as? [String: Any])
             #expect(set.status == .ok && check["outcome"] as? String == "unreachable", "\(set.json)")
             #expect(try await harness.call(.get, "/v1/admin/apple/credentials", credential: credential)["keyId"] as? String == Self.keyID)
+        }
+    }
+
+    @Test("under the two-person rule the DeviceCheck key, pins and a lifted ban wait for a second key; the key's proposal never shows it")
+    func guardedByTheTwoPersonRule() async throws {
+        let apple = FakeDeviceCheck()
+        let key = Self.newKey()
+        apple.register(keyID: Self.keyID, teamID: AdminHarness.teamID, publicKey: key.publicKey)
+        try await apple.run { appleURL in
+            try await AdminHarness.run(appleDeviceCheckURL: appleURL) { harness in
+                let ana = try await harness.createKey(name: "ana")
+                let ben = try await harness.createKey(name: "ben")
+                let policy = try await harness.call(.put, "/v1/admin/policy", credential: ana, json: ["requireApproval": ["apple_key", "pins", "revocation"]])
+                #expect(policy.status == .ok, "\(policy.json)")
+                func approve(_ reply: AdminHarness.Reply) async throws {
+                    #expect(reply.status == .accepted, "\(reply.json)")
+                    let id = try #require((reply["proposal"] as? [String: Any])?["id"] as? String)
+                    let approved = try await harness.call(.post, "/v1/admin/changes/\(id)/approve", credential: ben)
+                    #expect(approved.status == .ok, "\(approved.json)")
+                }
+
+                let pem = key.pemRepresentation
+                let proposed = try await harness.call(.put, "/v1/admin/apple/credentials", credential: ana, json: ["keyId": Self.keyID, "privateKey": pem])
+                #expect(try await harness.call(.get, "/v1/admin/apple/credentials", credential: ana).status == .notFound, "set before approval")
+                #expect(apple.calls.withLock { $0 }.isEmpty, "Apple asked before approval")
+                let id = try #require((proposed["proposal"] as? [String: Any])?["id"] as? String)
+                let read = String(decoding: try JSONSerialization.data(withJSONObject: try await harness.call(.get, "/v1/admin/changes/\(id)", credential: ben).json), as: UTF8.self)
+                let keyBody = pem.split(separator: "\n").dropFirst().first.map(String.init) ?? pem
+                #expect(read.contains("(withheld)") && !read.contains(keyBody), "\(read)")
+                try await approve(proposed)
+                #expect(try await harness.call(.get, "/v1/admin/apple/credentials", credential: ana)["keyId"] as? String == Self.keyID)
+                try await approve(try await harness.call(.delete, "/v1/admin/apple/credentials", credential: ana))
+                #expect(try await harness.call(.get, "/v1/admin/apple/credentials", credential: ana).status == .notFound)
+
+                let digest = Data(repeating: 7, count: 32).base64EncodedString()
+                let pin = try await harness.call(.post, "/v1/admin/pins", credential: ana, json: ["domainName": "api.example.com", "key": digest])
+                #expect((try await harness.call(.get, "/v1/admin/pins", credential: ana)["pins"] as? [Any])?.isEmpty == true, "pinned before approval")
+                try await approve(pin)
+                #expect((try await harness.call(.get, "/v1/admin/pins", credential: ana)["pins"] as? [Any])?.count == 1)
+                let encoded = digest.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? digest
+                try await approve(try await harness.call(.delete, "/v1/admin/pins?domainName=api.example.com&key=\(encoded)", credential: ana))
+                #expect((try await harness.call(.get, "/v1/admin/pins", credential: ana)["pins"] as? [Any])?.isEmpty == true)
+
+                // A lifted ban is a revocation's kind of change: proposed, not done (this device was never banned).
+                let unban = try await harness.call(
+                    .post, "/v1/admin/devices/unban", credential: ana, json: ["keyId": Base64.urlEncode(Data(repeating: 1, count: 32)), "reason": "appeal"])
+                #expect(unban.status == .accepted, "\(unban.json)")
+            }
         }
     }
 }

@@ -19,12 +19,12 @@ struct WebhookTopicTests {
         #expect(documented.sorted() == WebhookTopic.allCases.map(\.rawValue).sorted())
     }
 
-    @Test("each event covers the actions it always did; reads, debug tokens, blobs and pins are not events")
+    @Test("each event covers the actions it always did; pin changes are events (issue 72); reads, debug tokens and blobs are not")
     func actionsMapToTheirEvents() {
         let expected: [AuditAction: WebhookTopic?] = [
             .configUpload: .configPublished, .configRolloutRollback: .configRolledBack, .configRolloutStart: .configRollout,
             .killSwitchClear: .killSwitch, .deviceRevoke: .revocation, .backendKeyCreate: .keyCreated, .accountSessionsEnd: .accountChanged,
-            .changeBreakGlass: .approvalDecided, .configRead: nil, .debugTokenUse: nil, .blobUpload: nil, .pinAdd: nil,
+            .changeBreakGlass: .approvalDecided, .configRead: nil, .debugTokenUse: nil, .blobUpload: nil, .pinAdd: .pinsChanged, .pinRotateSigningKey: .pinsChanged,
         ]
         for (action, topic) in expected {
             #expect(WebhookTopic(action: action) == topic, "\(action.rawValue)")

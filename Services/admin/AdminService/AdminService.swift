@@ -56,7 +56,7 @@ public enum AdminService: SesameServiceDefinition {
         AppleCredentialRoutes(
             authenticator: authenticator,
             credentials: AppleCredentialStore(database: database, encryption: dependencies.encryption, logger: logger), keys: deviceCheckKeys,
-            deviceCheck: deviceCheck
+            deviceCheck: deviceCheck, approvals: approvals
         ).addRoutes(to: admin)
         ConfigRoutes(authenticator: authenticator, configs: configs, maxConfigBytes: configuration.maxConfigBytes, approvals: approvals)
             .addRoutes(to: admin)
@@ -87,8 +87,10 @@ public enum AdminService: SesameServiceDefinition {
             attestation: AttestationReport(database: database, policies: policies, logger: logger))
             .addRoutes(to: admin)
         ApprovalRoutes(authenticator: authenticator, approvals: approvals).addRoutes(to: admin)
-        PinRoutes(authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger))
-            .addRoutes(to: admin)
+        PinRoutes(
+            authenticator: authenticator, pins: PinStore(database: database, encryption: dependencies.encryption, logger: logger),
+            approvals: approvals
+        ).addRoutes(to: admin)
         let people = PeopleStore(database: database, logger: logger)
         AccountRoutes(
             authenticator: authenticator, accounts: accounts, people: people, approvals: approvals, dashboardOrigin: configuration.dashboardOrigin)

@@ -60,16 +60,29 @@ struct DeviceRoutes {
             return try await approvals.handle(.revocation, variant: "device", appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
-        // Lifting a ban is not guarded by the two-person rule: it gives back what a ban took.
-        group.post("devices/unban") { request, context -> UnbanResponse in
+        // Lifting a ban lets a device a person judged abusive back in: guarded as revocations are.
+        approvals.register(
+            .revocation, UnbanRequest.self,
+            prepare: { appID, body in
+                let keyID = try Self.keyID(body.keyId, field: "keyId")
+                _ = try Self.reason(body.reason)
+                return ("lift the ban of the device \(Base64.urlEncode(keyID))", try await devices.standing(appID: appID, keyID: keyID))
+            },
+            apply: { appID, body, caller in
+                let keyID = try Self.keyID(body.keyId, field: "keyId")
+                try await bans.unban(appID: appID, keyID: keyID, reason: try Self.reason(body.reason), caller: caller)
+                return UnbanResponse(
+                    keyId: Base64.urlEncode(keyID),
+                    message: "The device's ban is lifted: it may attest a new key (the banned key stays revoked).")
+            },
+            as: "unban")
+
+        group.post("devices/unban") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: UnbanRequest.self, context: context)
-            let keyID = try Self.keyID(body.keyId, field: "keyId")
-            let reason = try Self.reason(body.reason)
-            try await bans.unban(appID: appID, keyID: keyID, reason: reason, caller: caller)
-            return UnbanResponse(
-                keyId: Base64.urlEncode(keyID),
-                message: "The device's ban is lifted: it may attest a new key (the banned key stays revoked).")
+            _ = try Self.keyID(body.keyId, field: "keyId")
+            _ = try Self.reason(body.reason)
+            return try await approvals.handle(.revocation, variant: "unban", appID: appID, caller: caller, body: body, request: request, context: context)
         }
     }
 
@@ -112,5 +125,5 @@ struct DeviceRoutes {
 extension DeviceRoutes.RevokeResponse: ChangeAnswer {}
 
 extension DeviceRoutes.ListResponse: ResponseEncodable {}
-extension DeviceRoutes.UnbanResponse: ResponseEncodable {}
+extension DeviceRoutes.UnbanResponse: ChangeAnswer {}
 extension AttestationReport.Status: ResponseEncodable {}

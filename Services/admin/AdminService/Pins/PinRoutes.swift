@@ -7,10 +7,12 @@ import SesamePinning
 
 /// `pins` (add, list, remove), `pins/signing-key`, `pins/prepare-signing-key` and
 /// `pins/rotate-signing-key`: the app's SPKI pin registry, which delivery signs and serves at
-/// `/v1/pins/{teamId}.{bundleId}.json`.
+/// `/v1/pins/{teamId}.{bundleId}.json`. Adding and removing a pin are under the two-person rule when
+/// the policy guards `pins` (a wrong pin cuts every install off the API it pins).
 struct PinRoutes {
     let authenticator: AdminAuthenticator
     let pins: PinStore
+    let approvals: ChangeApprovals
 
     typealias AddRequest = Operations.addPin.Input.Body.jsonPayload
     typealias ListResponse = Operations.listPins.Output.Ok.Body.jsonPayload
@@ -18,24 +20,44 @@ struct PinRoutes {
     typealias SigningKeysResponse = Operations.getPinSigningKey.Output.Ok.Body.jsonPayload
     typealias RotateRequest = Operations.preparePinSigningKey.Input.Body.jsonPayload
 
-    struct Done: ResponseEncodable {
+    struct Done: ChangeAnswer {
         let message: String
     }
 
+    /// A pin to remove, as a proposal stores it (the route takes it from the query).
+    struct Removal: Codable, Sendable {
+        let domainName: String
+        let key: String
+    }
+
     func addRoutes(to group: RouterGroup<SesameRequestContext>) {
-        group.post("pins") { request, context -> Done in
+        approvals.register(
+            .pins, AddRequest.self,
+            prepare: { _, body in
+                let pin = try Self.validPin(body)
+                return ("pin \(pin.domain) to \(pin.key)\(pin.fqdn.map { " (\($0))" } ?? "")", nil)
+            },
+            apply: { appID, body, caller in
+                let pin = try Self.validPin(body)
+                try await pins.add(appID: appID, domainName: pin.domain, key: pin.key, fqdn: pin.fqdn, expire: body.expire, caller: caller)
+                return Done(message: "Pinned \(pin.domain) to \(pin.key); apps see it at their next registry fetch.")
+            })
+        approvals.register(
+            .pins, Removal.self,
+            prepare: { _, removal in ("remove the pin of \(removal.domainName) to \(removal.key)", nil) },
+            apply: { appID, removal, caller in
+                guard try await pins.remove(appID: appID, domainName: removal.domainName, key: removal.key, caller: caller) else {
+                    throw APIError(.notFound, code: AdminErrorCode.pinNotFound, message: "No pin of this app has that domain name and key.")
+                }
+                return Done(message: "Removed the pin of \(removal.domainName).")
+            },
+            as: "remove")
+
+        group.post("pins") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let body = try await request.decode(as: AddRequest.self, context: context)
-            let domain = try Self.validDomain(body.domainName)
-            guard let digest = Data(base64Encoded: body.key), digest.count == 32 else {
-                throw APIError.invalidField("key", "must be base64 of the 32-byte SHA-256 of the certificate's SubjectPublicKeyInfo")
-            }
-            let fqdn = try body.fqdn.map { try Self.validHost($0, field: "fqdn") }
-            if let expire = body.expire, expire <= Int64(Date().timeIntervalSince1970) {
-                throw APIError.invalidField("expire", "must be a Unix time in the future (seconds)")
-            }
-            try await pins.add(appID: appID, domainName: domain, key: digest.base64EncodedString(), fqdn: fqdn, expire: body.expire, caller: caller)
-            return Done(message: "Pinned \(domain) to \(digest.base64EncodedString()); apps see it at their next registry fetch.")
+            _ = try Self.validPin(body)
+            return try await approvals.handle(.pins, appID: appID, caller: caller, body: body, request: request, context: context)
         }
 
         group.get("pins") { request, _ -> ListResponse in
@@ -43,16 +65,14 @@ struct PinRoutes {
             return ListResponse(pins: try await pins.list(appID: appID))
         }
 
-        group.delete("pins") { request, _ -> Done in
+        group.delete("pins") { request, context -> Response in
             let (appID, caller) = try await authenticator.app(of: request)
             let parameters = request.uri.queryParameters
             guard let domain = parameters.get("domainName"), let key = parameters.get("key") else {
                 throw APIError.invalidField("domainName", "and \"key\" name the pin to remove")
             }
-            guard try await pins.remove(appID: appID, domainName: String(domain).lowercased(), key: String(key), caller: caller) else {
-                throw APIError(.notFound, code: AdminErrorCode.pinNotFound, message: "No pin of this app has that domain name and key.")
-            }
-            return Done(message: "Removed the pin of \(domain).")
+            let removal = Removal(domainName: String(domain).lowercased(), key: String(key))
+            return try await approvals.handle(.pins, variant: "remove", appID: appID, caller: caller, body: removal, request: request, context: context)
         }
 
         group.get("pins/signing-key") { request, _ -> SigningKeysResponse in
@@ -91,6 +111,19 @@ struct PinRoutes {
     }
 
     /// A host name, or `*.` and a host name of at least two labels (never a wildcard over a TLD).
+    /// The pin `body` asks for, checked: its domain, its key as base64 of 32 bytes, its host.
+    static func validPin(_ body: AddRequest) throws -> (domain: String, key: String, fqdn: String?) {
+        let domain = try validDomain(body.domainName)
+        guard let digest = Data(base64Encoded: body.key), digest.count == 32 else {
+            throw APIError.invalidField("key", "must be base64 of the 32-byte SHA-256 of the certificate's SubjectPublicKeyInfo")
+        }
+        let fqdn = try body.fqdn.map { try validHost($0, field: "fqdn") }
+        if let expire = body.expire, expire <= Int64(Date().timeIntervalSince1970) {
+            throw APIError.invalidField("expire", "must be a Unix time in the future (seconds)")
+        }
+        return (domain, digest.base64EncodedString(), fqdn)
+    }
+
     static func validDomain(_ text: String) throws -> String {
         let domain = text.lowercased()
         if domain.hasPrefix("*.") {

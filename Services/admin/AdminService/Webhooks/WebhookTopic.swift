@@ -18,6 +18,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
     case policyChanged = "policy.changed"
     case webhookChanged = "webhook.changed"
     case relayChanged = "relay.changed"
+    case pinsChanged = "pins.changed"
     case accountChanged = "account.changed"
     case approvalRequested = "approval.requested"
     case approvalDecided = "approval.decided"
@@ -38,13 +39,14 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .policySet, .attestationRampWiden: self = .policyChanged
         case .webhookCreate, .webhookRemove: self = .webhookChanged
         case .relaySet, .relayRemove: self = .relayChanged
+        // A pin decides which servers every install will talk to: its owners hear of each change.
+        case .pinAdd, .pinRemove, .pinPrepareSigningKey, .pinRotateSigningKey: self = .pinsChanged
         case .accountInvite, .accountJoin, .accountRole, .accountRemove, .accountPasskeyAdd, .accountPasskeyRevoke, .accountSessionsEnd,
             .accountInvitationCancel:
             self = .accountChanged
         case .changePropose: self = .approvalRequested
         case .changeApprove, .changeReject, .changeBreakGlass: self = .approvalDecided
-        case .configRead, .changeRead, .debugTokenCreate, .debugTokenRevoke, .debugTokenUse, .blobUpload, .pinAdd, .pinRemove,
-            .pinPrepareSigningKey, .pinRotateSigningKey:
+        case .configRead, .changeRead, .debugTokenCreate, .debugTokenRevoke, .debugTokenUse, .blobUpload:
             return nil
         }
     }

@@ -861,8 +861,8 @@ async function policyPage() {
   fields.userDocumentQuota.value = policy.userDocumentQuota;
   // The two-person rule: which changes wait for a second member's approval.
   const guarded = { publish: "Publishing a config", rollback: "Rolling a config back, and device overrides", kill_switch: "Kill switches",
-    revocation: "Revocations (emergency, and of a device)", policy: "This policy", schema: "Config schemas",
-    relay: "Attested relays" };
+    revocation: "Revocations (emergency, and of a device) and lifted bans", policy: "This policy", schema: "Config schemas",
+    relay: "Attested relays", apple_key: "The DeviceCheck key", pins: "Certificate pins" };
   const approvals = Object.fromEntries(Object.keys(guarded).map((kind) =>
     [kind, el("input", { id: "policy-approve-" + kind, type: "checkbox" })]));
   for (const kind of policy.requireApproval || []) if (approvals[kind]) approvals[kind].checked = true;
