@@ -357,7 +357,7 @@ if declaresServer {
             name: "SesameTracingTests",
             dependencies: ["SesameTracing", tracing, .product(name: "InMemoryTracing", package: "swift-distributed-tracing")],
             path: "Tests/SesameTracingTests"),
-        .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound", "SesameConfiguration", asyncHTTPClient, nioCore, nioPosix], path: "Tests/SesameOutboundTests"),
+        .testTarget(name: "SesameOutboundTests", dependencies: ["SesameOutbound", "SesameConfiguration", "SesameTestSupport", asyncHTTPClient, nioCore, nioPosix], path: "Tests/SesameOutboundTests"),
         .testTarget(name: "SesameEncryptionTests", dependencies: ["SesameEncryption"], path: "Tests/SesameEncryptionTests"),
         .testTarget(
             name: "SesameStorageTests",

@@ -74,6 +74,9 @@ public final class HostResolver: Sendable {
     /// Names being looked up now (for tests).
     public var lookupsInFlight: Int { state.withLock(\.lookups.count) }
 
+    /// Callers waiting for a lookup now (for tests).
+    public var callersWaiting: Int { state.withLock { $0.lookups.values.reduce(0) { $0 + $1.count } } }
+
     /// Joins the lookup of `host` under way, or starts one; returns when it ends or throws when the
     /// caller is cancelled (its deadline), leaving the lookup to finish for the others.
     private func wait(for host: String) async throws -> [String] {
