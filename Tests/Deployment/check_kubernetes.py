@@ -151,6 +151,7 @@ def check_rendering(name, documents, checkov_output):
         check(f"the network policy admits the gateway to {port}", port in policy_ports)
         budget = [b for b in budgets.values() if b["spec"]["selector"]["matchLabels"].get("app.kubernetes.io/name") == f"sesame-{service}"]
         check(f"sesame-{service} has a disruption budget", len(budget) == 1)
+    check_egress(policies)
     check("the gateway has a disruption budget", any(
         b["spec"]["selector"]["matchLabels"].get("app.kubernetes.io/name") == "sesame-gateway" for b in budgets.values()))
     for service in ("auth", "delivery"):
@@ -183,6 +184,27 @@ def check_rendering(name, documents, checkov_output):
     annotations = [value for d in documents if d for key, value in d["metadata"].get("annotations", {}).items() if key.startswith("checkov.io/skip")]
     check("every checkov skip names its reason", all(re.fullmatch(r"CKV_K8S_\d+=.{20,}", value) for value in annotations), str(annotations))
     return skipped
+
+
+def check_egress(policies):
+    """Egress is denied by default; the services reach the internet only outside the private,
+    link-local (metadata), CGNAT and loopback ranges, and every pod reaches DNS."""
+    deny = policies.get("sesame-default-deny-egress", {}).get("spec", {})
+    check("egress is denied to every pod unless a policy allows it",
+          deny.get("podSelector") == {} and deny.get("policyTypes") == ["Egress"] and not deny.get("egress"))
+    dns = policies.get("sesame-egress-dns", {}).get("spec", {})
+    check("every pod may reach the cluster's DNS", dns.get("podSelector") == {}
+          and any({"port": 53, "protocol": "UDP"} in rule.get("ports", []) for rule in dns.get("egress", [])))
+    internet = policies.get("sesame-services-to-internet", {}).get("spec", {})
+    blocks = [peer["ipBlock"] for rule in internet.get("egress", []) for peer in rule.get("to", []) if "ipBlock" in peer]
+    excepted = {cidr for block in blocks for cidr in block.get("except", [])}
+    needed = {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "fc00::/7", "fe80::/10"}
+    check("the services reach the internet but not the metadata address, private or cluster ranges",
+          {block.get("cidr") for block in blocks} == {"0.0.0.0/0", "::/0"} and needed <= excepted, f"missing: {sorted(needed - excepted)}")
+    ports_only = [rule for policy in policies.values() for rule in policy.get("spec", {}).get("egress", []) if "to" not in rule]
+    open_ports = {p["port"] for rule in ports_only for p in rule.get("ports", [])}
+    check("a rule open to any address names only PostgreSQL's and Kafka's ports", ports_only and open_ports <= {5432, 9092, 9093},
+          f"ports: {sorted(open_ports)}")
 
 
 def check_gateway_config(nginx):
