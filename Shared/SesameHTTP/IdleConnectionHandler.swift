@@ -8,8 +8,9 @@ import NIOHTTPTypes
 /// - no request was open and nothing was read: an idle keep-alive, or a head that never ends (a
 ///   head's bytes are not a request part until it is complete, so dripping one byte at a time does
 ///   not count);
-/// - a request's body was being read and fewer than `minimumBodyBytes` of it arrived (a body sent a
-///   byte a minute).
+/// - a request's body was being read for the whole window and fewer than `minimumBodyBytes` of it
+///   arrived (a body sent a byte a minute); a body that began within the window is judged at the next
+///   check, over a whole window.
 ///
 /// A response being written (its request read in full) is never cut: a stream may run for an hour.
 /// So a connection is closed after one to two `idleTimeout`s without progress.
@@ -34,6 +35,8 @@ public final class IdleConnectionHandler: ChannelDuplexHandler, RemovableChannel
     /// Requests whose head was read and whose answer has not ended.
     private var requestsOpen = 0
     private var readingBody = false
+    /// Whether the body being read began in this window (it is judged over whole windows only).
+    private var bodyBeganInWindow = false
     private var readInWindow = false
     private var bodyBytesInWindow = 0
 
@@ -66,6 +69,7 @@ public final class IdleConnectionHandler: ChannelDuplexHandler, RemovableChannel
         case .head:
             requestsOpen += 1
             readingBody = true
+            bodyBeganInWindow = true
         case .body(let bytes):
             bodyBytesInWindow += bytes.readableBytes
         case .end:
@@ -85,7 +89,7 @@ public final class IdleConnectionHandler: ChannelDuplexHandler, RemovableChannel
 
     /// Whether the window just ended shows no progress.
     private var stalled: Bool {
-        if readingBody { return bodyBytesInWindow < minimumBodyBytes }
+        if readingBody { return !bodyBeganInWindow && bodyBytesInWindow < minimumBodyBytes }
         return requestsOpen == 0 && !readInWindow
     }
 
@@ -102,6 +106,7 @@ public final class IdleConnectionHandler: ChannelDuplexHandler, RemovableChannel
             }
             handler.readInWindow = false
             handler.bodyBytesInWindow = 0
+            handler.bodyBeganInWindow = false
         }
     }
 

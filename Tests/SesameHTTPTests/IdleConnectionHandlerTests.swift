@@ -39,15 +39,26 @@ struct IdleConnectionHandlerTests {
         #expect(!keptAlive.isActive)
     }
 
-    @Test("a body that drips below the minimum is cut; one above it is not")
+    @Test("a body that drips below the minimum over a whole window is cut; one above it, or one that began just before a check, is not")
     func drippingBody() throws {
         let dripping = try channel(minimumBodyBytes: 1024)
         try dripping.writeInbound(Self.head)
-        for _ in 0..<3 {
+        for _ in 0..<6 {
             try dripping.writeInbound(HTTPRequestPart.body(ByteBuffer(repeating: 0, count: 1)))
             dripping.embeddedEventLoop.advanceTime(by: .seconds(20))
         }
         #expect(!dripping.isActive, "a byte every 20 s kept the connection")
+
+        // An upload that starts a second before a check has sent little by then: not judged yet.
+        let starting = try channel(minimumBodyBytes: 1024)
+        starting.embeddedEventLoop.advanceTime(by: .seconds(59))
+        try starting.writeInbound(Self.head)
+        try starting.writeInbound(HTTPRequestPart.body(ByteBuffer(repeating: 0, count: 100)))
+        starting.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(starting.isActive, "a body begun a second before the check was cut")
+        try starting.writeInbound(HTTPRequestPart.body(ByteBuffer(repeating: 0, count: 2048)))
+        starting.embeddedEventLoop.advanceTime(by: Self.timeout)
+        #expect(starting.isActive)
 
         let flowing = try channel(minimumBodyBytes: 1024)
         try flowing.writeInbound(Self.head)
