@@ -127,7 +127,9 @@ public struct OutboundAllowance: Sendable, Hashable, CustomStringConvertible {
         self.init(purposes: purposes, host: bareHost, port: port, appIDs: appIDs)
     }
 
-    private static func bare(_ host: String) -> String {
+    /// `host` without an IPv6 literal's brackets (`[::1]` is `::1`), as URLs write it and the
+    /// allow-list, the policy and the resolver compare it.
+    public static func bare(_ host: String) -> String {
         host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 }

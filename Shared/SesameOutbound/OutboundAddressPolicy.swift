@@ -85,12 +85,12 @@ extension OutboundAddressPolicy {
     /// did not open for this purpose, port and app). Names are checked at each call, against what
     /// they resolve to then.
     public func refusal(of url: String, for use: OutboundUse) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), var host = components.host,
-            !host.isEmpty
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let written = components.host,
+            !written.isEmpty
         else { return "must be an absolute https URL" }
+        let host = OutboundAllowance.bare(written)
         let port = components.port ?? Self.defaultPort(scheme: scheme)
         guard permits(scheme: scheme, host: host, port: port, for: use) else { return "must be an https URL" }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if Self.isAddress(host), !permits(host: host, port: port, address: host, for: use) {
             return "names an internal address (\(host)) that this deployment does not open to \(use.purpose.rawValue) calls of this app on port \(port)"
         }

@@ -141,8 +141,7 @@ public struct OutboundHTTPClient: Sendable {
     static func checkedAddresses(
         of host: String, port: Int, for use: OutboundUse, policy: OutboundAddressPolicy
     ) async throws -> (host: String, addresses: [String]) {
-        var host = host
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let host = OutboundAllowance.bare(host)
         let addresses = try await resolve(host)
         if let refused = addresses.first(where: { !policy.permits(host: host, port: port, address: $0, for: use) }) {
             throw Refusal.internalAddress(host: host, address: refused, use: use)

@@ -56,8 +56,7 @@ public final class PinnedClientPool: Sendable {
     /// the scheme or the address is refused.
     public func client(scheme: String, host: String, port: Int, for use: OutboundUse) async throws -> HTTPClient {
         guard policy.permits(scheme: scheme, host: host, port: port, for: use) else { throw OutboundHTTPClient.Refusal.schemeNotAllowed(scheme) }
-        var host = host.lowercased()
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let host = OutboundAllowance.bare(host.lowercased())
         let key = "\(scheme)://\(host):\(port)"
         let now = ContinuousClock.now
         let due: [HTTPClient] = state.withLock { state in
