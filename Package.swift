@@ -91,12 +91,14 @@ let package = Package(
         .target(name: "SesamePinning", dependencies: ["SesameJSON", crypto, cryptoExtras], path: "Clients/SesameKit/Sources/SesamePinning"),
         // The scope rules delivery and SesameKit share.
         .target(name: "SesameScope", dependencies: ["SesameJSON"], path: "Clients/SesameKit/Sources/SesameScope"),
+        // What a relay call's proof vouches for, written by SesameKit and checked by delivery.
+        .target(name: "SesameRelayProof", dependencies: [crypto], path: "Clients/SesameKit/Sources/SesameRelayProof"),
         .target(
-            name: "SesameKit", dependencies: ["SesameJSON", "SesameVault", "SesamePinning", "SesameScope", crypto], path: "Clients/SesameKit/Sources/SesameKit",
+            name: "SesameKit", dependencies: ["SesameJSON", "SesameVault", "SesamePinning", "SesameScope", "SesameRelayProof", crypto], path: "Clients/SesameKit/Sources/SesameKit",
             resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "SesameKitTesting", dependencies: ["SesameKit", crypto, x509, asn1], path: "Clients/SesameKit/Sources/SesameKitTesting"),
         .testTarget(
-            name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", cryptoExtras],
+            name: "SesameKitTests", dependencies: ["SesameKit", "SesameKitTesting", "SesameVault", "SesamePinning", "SesameRelayProof", cryptoExtras],
             path: "Clients/SesameKit/Tests/SesameKitTests"),
         .testTarget(name: "SesameScopeTests", dependencies: ["SesameScope", "SesameJSON"], path: "Clients/SesameKit/Tests/SesameScopeTests"),
         .testTarget(
@@ -185,7 +187,7 @@ if declaresServer {
             ],
             path: "Shared/SesameEventBus"
         ),
-        .target(name: "SesameDomain", dependencies: ["SesameJSON", crypto, extrasBase64], path: "Shared/SesameDomain"),
+        .target(name: "SesameDomain", dependencies: ["SesameJSON", "SesameRelayProof", crypto, extrasBase64], path: "Shared/SesameDomain"),
         // JSON Schema (draft 2020-12), the subset config validation needs: admin checks uploads, the CLI checks offline.
         .target(name: "ConfigSchema", dependencies: ["SesameDomain", "SesameJSON"], path: "Shared/ConfigSchema"),
         .target(name: "WebAuthn", dependencies: ["AppAttest", "CBOR", "SesameDomain", crypto], path: "Shared/WebAuthn"),
@@ -247,7 +249,7 @@ if declaresServer {
             name: "DeliveryService",
             dependencies: [
                 "SesameServer", "SesameDomain", "SesameEncryption", "SesameEventBus", "SesameEvents", "SesameHTTP", "SesameKafka",
-                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", "SesameAssertions", "AppAttest",
+                "SesameStorage", "SesameTokens", "SesameConfiguration", "SesameOutbound", "SesameScope", "SesameJSON", "SesameAssertions", "SesameRelayProof", "AppAttest",
                 sesamePinning, crypto, cryptoExtras, postgresNIO,
                 httpTypes, serviceLifecycle, metrics, hummingbirdCore, openAPIRuntime, asyncHTTPClient, asyncAlgorithms, nioCore, nioHTTP1,
             ],
@@ -415,7 +417,7 @@ if declaresServer {
             dependencies: [
                 sesameKit, sesameKitTesting,
                 "DeliveryService", "AdminService", "AuthService", "AppAttest", "AppAttestTesting", "SesameConfiguration", "SesameTestSupport",
-                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", sesamePinning, hummingbirdTesting, crypto, cryptoExtras, jwtKit,
+                "SesameDomain", "SesameKafka", "SesameEvents", "SesameHTTP", "SesameRelayProof", sesamePinning, hummingbirdTesting, crypto, cryptoExtras, jwtKit,
                 postgresNIO, nioCore,
             ],
             path: "Tests/DeliveryServiceTests",

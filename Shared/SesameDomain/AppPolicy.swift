@@ -1,4 +1,5 @@
 import Foundation
+import SesameRelayProof
 
 /// An app's security policy, stored as JSON in `apps.policy`. Absent fields take the defaults, so
 /// policies written by older versions keep their meaning.
@@ -156,9 +157,21 @@ public enum APIAudience {
     public static let reserved: Set<String> = ["sesame-api", "sesame-refresh"]
 
     /// 1 to 256 printable ASCII characters without spaces, such as `https://api.example.com`, and
-    /// none of Sesame's own.
+    /// none of Sesame's own (nor a relay's).
     public static func isValid(_ audience: String) -> Bool {
         (1...256).contains(audience.utf8.count) && audience.utf8.allSatisfy { (0x21...0x7E).contains($0) } && !reserved.contains(audience)
+            && !isRelay(audience)
+    }
+
+    /// Whether `audience` is a relay's (`sesame-relay:{name}`): single-use tokens an install asks
+    /// for to prove a relay call, which the app's policy never lists and a backend never accepts.
+    public static func isRelay(_ audience: String) -> Bool {
+        audience.hasPrefix(RelayCallStatement.audiencePrefix)
+    }
+
+    /// Whether `audience` is the audience of a relay the app may have: the prefix and a valid relay name.
+    public static func isRelayAudience(_ audience: String) -> Bool {
+        isRelay(audience) && RelayRules.isValidName(String(audience.dropFirst(RelayCallStatement.audiencePrefix.count)))
     }
 }
 

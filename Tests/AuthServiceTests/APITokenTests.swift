@@ -141,6 +141,11 @@ struct APITokenTests {
             #expect(try await harness.post("/v1/auth/api-token", [:], bearer: access)["audience"] == Self.audience)
             try await harness.setPolicy(AppPolicy(refreshRequiresAssertion: false))
             #expect(try await harness.post("/v1/auth/api-token", [:], bearer: access).errorCode == "audience_not_allowed")
+            // A relay's audience needs no listing (only that relay accepts it); it must name a relay.
+            #expect(try await harness.post("/v1/auth/api-token", ["audience": "sesame-relay:llm-2"], bearer: access)["audience"] == "sesame-relay:llm-2")
+            for malformed in ["sesame-relay:", "sesame-relay:LLM", "sesame-relay:-llm", "sesame-relay:llm/x"] {
+                #expect(try await harness.post("/v1/auth/api-token", ["audience": malformed], bearer: access).errorCode == "audience_not_allowed", "\(malformed)")
+            }
         }
     }
 

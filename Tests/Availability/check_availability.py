@@ -41,6 +41,7 @@ DEFAULT_SOURCES = [
     "Clients/SesameKit/Sources/SesameKitTesting",
     "Clients/SesameKit/Sources/SesamePinning",
     "Clients/SesameKit/Sources/SesameJSON",
+    "Clients/SesameKit/Sources/SesameRelayProof",
     "Clients/SesameKit/Sources/SesameScope",
     "Clients/SesameKit/Sources/SesameVault",
     # The SDK's tests build for its floor too: an app's team runs them on a device or Simulator.

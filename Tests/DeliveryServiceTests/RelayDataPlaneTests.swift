@@ -13,6 +13,7 @@ import SesameConfiguration
 import SesameDomain
 import SesameEncryption
 import SesameKit
+import SesameRelayProof
 import SesameServer
 import SesameStorage
 import SesameTestSupport
@@ -375,7 +376,7 @@ struct RelayDataPlaneTests {
         }
     }
 
-    @Test("a relay asking for single-use tokens: one bound to the body, of the caller's install, spent once; any other refused before the upstream")
+    @Test("a relay asking for single-use tokens: one for this relay, bound to the call, of the caller's install, spent once; any other refused before the upstream")
     func limitedUseProof() async throws {
         try await TestUpstream.run { upstream in
             try await DeliveryHarness.run { harness in
@@ -386,37 +387,47 @@ struct RelayDataPlaneTests {
                 try await harness.manage(.put, "policy", policy)
                 try await Self.setRelay(harness, name: "llm", upstream: upstream, token: token)
                 #expect(try await harness.manageReply(.put, "relays/llm", [
-                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST"], "paths": ["/echo/*"], "proof": "limitedUseToken",
+                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST", "PUT"], "paths": ["/echo/*"], "proof": "limitedUseToken",
                 ]).status == .ok)
-                /// A token from auth for `access`'s install, bound to `body` (SHA-256, base64url) when given.
-                func apiToken(_ access: String, boundTo body: String?, limitedUse: Bool = true) async throws -> String {
-                    var request: [String: Any] = ["audience": "https://api.example.com", "limitedUse": limitedUse]
-                    if let body {
-                        request["binding"] = Base64.urlEncode(SHA256.hash(data: Data(body.utf8)))
-                    }
+                /// A token from auth for `access`'s install, for `audience`, bound to `binding` (already hashed) when given.
+                func apiToken(_ access: String, audience: String = "sesame-relay:llm", binding: String?, limitedUse: Bool = true) async throws -> String {
+                    var request: [String: Any] = ["audience": audience, "limitedUse": limitedUse]
+                    if let binding { request["binding"] = binding }
                     let reply = try await harness.auth.execute(
                         uri: "/v1/auth/api-token", method: .post, headers: [.authorization: "Bearer \(access)", .contentType: "application/json"],
                         body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: request))
                     ) { try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:] }
                     return try #require(reply["token"] as? String, "\(reply)")
                 }
+                /// The binding of a call to the relay `llm`.
+                func bound(_ method: String = "POST", path: String = "/echo/buy", query: String? = "item=7", body: String = "order-1") -> String {
+                    RelayCallStatement(method: method, relay: "llm", path: path, query: query, body: Data(body.utf8)).binding
+                }
                 func call(_ proof: String?, body: String = "order-1", as access: String? = nil) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: String) {
                     var headers: HTTPFields = [:]
                     if let proof { headers[HTTPField.Name("X-Sesame-Limited-Use-Token")!] = proof }
-                    return try await Self.call(harness, .post, "/v1/relay/llm/echo/buy", token: access ?? token, headers: headers, body: body)
+                    return try await Self.call(harness, .post, "/v1/relay/llm/echo/buy?item=7", token: access ?? token, headers: headers, body: body)
                 }
                 try await eventually("the relay asks for a proof") { Self.errorCode(try await call(nil).body) == "relay_proof_required" }
-                let single = try await apiToken(token, boundTo: "order-1")
+                let single = try await apiToken(token, binding: bound())
                 let paid = try await call(single)
                 #expect(paid.status == .created, "\(paid.body)")
                 #expect(!paid.body.contains(single), "the proof reached the upstream")
                 let replayed = try await call(single)
                 #expect(replayed.status == .forbidden && Self.errorCode(replayed.body) == "relay_proof_invalid" && replayed.body.contains("was already spent"), "\(replayed.body)")
+                let notThisCall = "not bound to this call"
                 for (proof, body, access, why) in [
-                    (try await apiToken(token, boundTo: "order-1"), "order-2", token, "not bound to this request's body"),
-                    (try await apiToken(token, boundTo: nil), "order-1", token, "not bound to this request's body"),
-                    (try await apiToken(other, boundTo: "order-1"), "order-1", token, "not issued to this install"),
-                    (try await apiToken(token, boundTo: "order-1", limitedUse: false), "order-1", token, "not single-use"),
+                    (try await apiToken(token, binding: bound()), "order-2", token, notThisCall),
+                    (try await apiToken(token, binding: Base64.urlEncode(SHA256.hash(data: Data("order-1".utf8)))), "order-1", token, notThisCall),
+                    (try await apiToken(token, binding: bound(path: "/echo/sell")), "order-1", token, notThisCall),
+                    (try await apiToken(token, binding: bound("PUT")), "order-1", token, notThisCall),
+                    (try await apiToken(token, binding: bound(query: nil)), "order-1", token, notThisCall),
+                    (try await apiToken(token, binding: bound(query: "item=8")), "order-1", token, notThisCall),
+                    (try await apiToken(token, binding: nil), "order-1", token, notThisCall),
+                    (try await apiToken(token, audience: "https://api.example.com", binding: bound()), "order-1", token, "another audience"),
+                    (try await apiToken(token, audience: "sesame-relay:other", binding: bound()), "order-1", token, "another audience"),
+                    (try await apiToken(other, binding: bound()), "order-1", token, "not issued to this install"),
+                    (try await apiToken(token, binding: bound(), limitedUse: false), "order-1", token, "not single-use"),
                     (token, "order-1", token, "not a valid API token"),
                 ] {
                     let refused = try await call(proof, body: body, as: access)
@@ -426,7 +437,7 @@ struct RelayDataPlaneTests {
         }
     }
 
-    @Test("a relay asking for assertions: one by the install's key over the body passes once; over another body, replayed, by another key or missing, refused")
+    @Test("a relay asking for assertions: one by the install's key over the call passes once; over another body, path, method or query, over the body alone, replayed, by another key, refused")
     func assertionProof() async throws {
         try await TestUpstream.run { upstream in
             try await DeliveryHarness.run { harness in
@@ -434,12 +445,16 @@ struct RelayDataPlaneTests {
                 let other = try await harness.app.attest(with: harness.auth).accessToken
                 try await Self.setRelay(harness, name: "llm", upstream: upstream, token: tokens.accessToken)
                 #expect(try await harness.manageReply(.put, "relays/llm", [
-                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST"], "paths": ["/echo/*"], "proof": "assertion",
+                    "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST", "PUT"], "paths": ["/echo/*"], "proof": "assertion",
                 ]).status == .ok)
-                /// An assertion by the install's key over `body`, at `counter`.
-                func assertion(_ body: String, counter: UInt32) throws -> String {
+                /// An assertion by the install's key over `clientData`, at `counter`.
+                func assertion(_ clientData: Data, counter: UInt32) throws -> String {
                     Data(try harness.app.attester.assert(
-                        key, clientDataHash: Array(SHA256.hash(data: Data(body.utf8))), appId: DeliveryHarness.appID, counter: counter)).base64EncodedString()
+                        key, clientDataHash: Array(SHA256.hash(data: clientData)), appId: DeliveryHarness.appID, counter: counter)).base64EncodedString()
+                }
+                /// An assertion over a call to the relay `llm`.
+                func over(_ body: String, method: String = "POST", path: String = "/echo/buy", query: String? = nil, counter: UInt32) throws -> String {
+                    try assertion(RelayCallStatement(method: method, relay: "llm", path: path, query: query, body: Data(body.utf8)).clientData, counter: counter)
                 }
                 func call(_ proof: String?, body: String = "order-1", as access: String? = nil) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: String) {
                     var headers: HTTPFields = [:]
@@ -447,18 +462,22 @@ struct RelayDataPlaneTests {
                     return try await Self.call(harness, .post, "/v1/relay/llm/echo/buy", token: access ?? tokens.accessToken, headers: headers, body: body)
                 }
                 try await eventually("the relay asks for an assertion") { Self.errorCode(try await call(nil).body) == "relay_proof_required" }
-                let first = try assertion("order-1", counter: 1)
+                let first = try over("order-1", counter: 1)
                 let paid = try await call(first)
                 #expect(paid.status == .created, "\(paid.body)")
                 for (proof, body, access, why) in [
                     (first, "order-1", tokens.accessToken, "replayed"),
-                    (try assertion("order-1", counter: 2), "order-2", tokens.accessToken, "over another body"),
-                    (try assertion("order-1", counter: 3), "order-1", other, "not by this install's key"),
+                    (try over("order-1", counter: 2), "order-2", tokens.accessToken, "over another body"),
+                    (try over("order-1", path: "/echo/sell", counter: 3), "order-1", tokens.accessToken, "over another path"),
+                    (try over("order-1", method: "PUT", counter: 4), "order-1", tokens.accessToken, "over another method"),
+                    (try over("order-1", query: "", counter: 5), "order-1", tokens.accessToken, "over a query the call has not"),
+                    (try assertion(Data("order-1".utf8), counter: 6), "order-1", tokens.accessToken, "over the body alone"),
+                    (try over("order-1", counter: 7), "order-1", other, "not by this install's key"),
                 ] {
                     let refused = try await call(proof, body: body, as: access)
                     #expect(refused.status == .forbidden && Self.errorCode(refused.body) == "relay_proof_invalid", "\(why): \(refused.body)")
                 }
-                #expect(try await call(try assertion("order-3", counter: 4), body: "order-3").status == .created)
+                #expect(try await call(try over("order-3", counter: 8), body: "order-3").status == .created)
             }
         }
     }

@@ -9,6 +9,10 @@ import SesameKitTesting
 import SesameTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// SesameKit against the real services: auth trusting a `SoftwareAttestationAuthority`, admin and
 /// two delivery instances on a fresh database, reached over HTTP with `URLSessionTransport`.
 @Suite("SesameKit against the live suite", .timeLimit(.minutes(3)))
@@ -192,6 +196,51 @@ struct SesameKitLiveTests {
             #expect((try await check(signed.verificationBody)).status == .unauthorized)
             // A later action's assertion passes: the counter moved on.
             #expect((try await check(try await client.assertion(for: order).verificationBody)).status == .ok)
+        }
+    }
+
+    @Test("relay proofs made by SesameKit pass the real relay: a single-use token for the relay (no API audience listed) and an assertion over the call, each once; a backend cannot redeem the relay's token")
+    func relayProofs() async throws {
+        let authority = SoftwareAttestationAuthority()
+        try await TestUpstream.run { upstream in
+            try await DeliveryHarness.run(extraRootsPEM: authority.rootCertificatePEM) { harness in
+                for (name, proof) in [("single", "limitedUseToken"), ("asserted", "assertion")] {
+                    let made = try await harness.manageReply(.put, "relays/\(name)", [
+                        "upstream": "http://127.0.0.1:\(upstream.port)/base", "methods": ["POST"], "paths": ["/echo/*"], "proof": proof,
+                        "headers": ["X-Api-Key": "sk-relay"],
+                    ])
+                    #expect(made.status == .ok, "\(made.json)")
+                }
+                let client = try Self.newInstall(harness, authority: authority)
+                for (name, proof) in [("single", SesameRelay.Proof.limitedUseToken), ("asserted", .assertion)] {
+                    let relay = client.relay(name, proof: proof)
+                    // A query with an encoded slash: the proof states it as sent.
+                    var request = URLRequest(url: try #require(URL(string: relay.baseURL.absoluteString + "/echo/buy?item=7&note=a%2Fb")))
+                    request.httpMethod = "POST"
+                    request.httpBody = Data(#"{"sku":"gold"}"#.utf8)
+                    var answer: (Data, HTTPURLResponse)?
+                    try await eventually(timeout: .seconds(10), "relay \(name) is served") {
+                        do { answer = try await relay.data(for: request) } catch let error as SesameError {
+                            guard case .server(let code, _) = error, code == "relay_not_found" else { throw error }
+                        }
+                        return answer != nil
+                    }
+                    let (body, response) = try #require(answer)
+                    #expect(response.statusCode == 201, "\(name): \(String(decoding: body, as: UTF8.self))")
+                    let echoed = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+                    #expect(echoed["query"] as? String == "item=7&note=a%2Fb" && echoed["body"] as? String == #"{"sku":"gold"}"#, "\(echoed)")
+                    // A second call makes a proof of its own.
+                    #expect(try await relay.data(for: request).1.statusCode == 201)
+                }
+
+                let backendKey = try #require(try await harness.manage(.post, "backend-keys", ["name": "purchases"])["backendKey"] as? String)
+                let relayToken = try await client.limitedUseToken(for: "sesame-relay:single", boundTo: Data("order".utf8))
+                let redeemed = try await harness.auth.execute(
+                    uri: "/v1/verify/consume", method: .post, headers: [.authorization: "Bearer \(backendKey)", .contentType: "application/json"],
+                    body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["token": relayToken.token]))
+                ) { ($0.status, String(buffer: $0.body)) }
+                #expect(redeemed.0 == .forbidden && redeemed.1.contains("audience_mismatch"), "\(redeemed)")
+            }
         }
     }
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "Tests/Availability"))
 from check_availability import blank_comments_and_strings  # noqa: E402
 
 MANIFEST = ROOT / "Clients/SesameKit/Sources/SesameKit/PrivacyInfo.xcprivacy"
-SOURCES = [ROOT / "Clients/SesameKit/Sources" / name for name in ("SesameKit", "SesameJSON", "SesamePinning", "SesameScope", "SesameVault")]
+SOURCES = [ROOT / "Clients/SesameKit/Sources" / name for name in ("SesameKit", "SesameJSON", "SesamePinning", "SesameRelayProof", "SesameScope", "SesameVault")]
 
 # (pattern in code, category): the APIs of Apple's list ("Describing use of required reason API").
 REQUIRED_REASON_APIS: list[tuple[str, str]] = [

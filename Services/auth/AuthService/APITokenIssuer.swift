@@ -55,8 +55,10 @@ struct APITokenIssuer: Sendable {
         return APITokenResponse(token: issued.token, expiresIn: Int(Self.lifetime.wholeSeconds), audience: audience, limitedUse: limitedUse)
     }
 
-    /// The audience asked for, or the app's only one; refused unless the policy lists it.
+    /// The audience asked for, or the app's only one; refused unless the policy lists it or it
+    /// names a relay (a proof of a relay call, which only that relay accepts).
     static func audience(_ requested: String?, allowed: [String]) throws -> String {
+        if let requested, APIAudience.isRelayAudience(requested) { return requested }
         guard let audience = requested ?? (allowed.count == 1 ? allowed.first : nil) else {
             if allowed.isEmpty { throw AuthErrors.audienceNotAllowed }
             throw APIError.invalidField("audience", "must name one of the app's API audiences (its policy lists \(allowed.count))")

@@ -1,4 +1,5 @@
 import Foundation
+import SesameRelayProof
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -18,12 +19,12 @@ public struct SesameRelay: Sendable {
     public enum Proof: Sendable, Equatable {
         /// The access token alone.
         case none
-        /// A single-use API token bound to the call's body, spent by it: a captured call cannot be
-        /// replayed. `audience` is one of the app's policy `apiAudiences` (nil when it lists one).
-        case limitedUseToken(audience: String? = nil)
-        /// An App Attest assertion by this install's key over the call's body: each passes once.
-        /// Calls that carry one must reach Sesame in the order they were made (the key's counter
-        /// only moves forward): send them one at a time.
+        /// A single-use API token for this relay, bound to the call (its method, path, query and
+        /// body), spent by it: a captured call cannot be replayed or changed.
+        case limitedUseToken
+        /// An App Attest assertion by this install's key over the call (its method, path, query
+        /// and body): each passes once. Calls that carry one must reach Sesame in the order they
+        /// were made (the key's counter only moves forward): send them one at a time.
         case assertion
     }
 
@@ -108,12 +109,27 @@ public struct SesameRelay: Sendable {
         sent.headers["authorization"] = "Bearer " + token
         switch proof {
         case .none: break
-        case .limitedUseToken(let audience):
-            sent.headers["x-sesame-limited-use-token"] = try await client.limitedUseToken(for: audience, boundTo: exchange.body ?? Data()).token
+        case .limitedUseToken:
+            let call = try statement(of: exchange)
+            sent.headers["x-sesame-limited-use-token"] =
+                try await client.limitedUseToken(for: RelayCallStatement.audience(relay: name), boundTo: call.clientData).token
         case .assertion:
-            sent.headers["x-sesame-assertion"] = try await client.assertion(for: exchange.body ?? Data()).assertion.base64EncodedString()
+            sent.headers["x-sesame-assertion"] = try await client.assertion(for: statement(of: exchange).clientData).assertion.base64EncodedString()
         }
         return sent
+    }
+
+    /// What a proof for `exchange` vouches for: its path and query as they go on the wire, after
+    /// `baseURL`'s path, as delivery reads them after `/v1/relay/{name}`.
+    func statement(of exchange: HTTPExchange.Request) throws(SesameError) -> RelayCallStatement {
+        guard let sent = URLComponents(url: exchange.url, resolvingAgainstBaseURL: false),
+            let base = URLComponents(url: baseURL, resolvingAgainstBaseURL: false), sent.percentEncodedPath.hasPrefix(base.percentEncodedPath)
+        else {
+            throw .server(code: "relay_url_outside", message: "The request's URL is not under the relay's base URL \(baseURL.absoluteString).")
+        }
+        return RelayCallStatement(
+            method: exchange.method, relay: name, path: String(sent.percentEncodedPath.dropFirst(base.percentEncodedPath.count)),
+            query: sent.percentEncodedQuery, body: exchange.body ?? Data())
     }
 
     /// Whether `response` is the upstream's (Sesame marks those), not Sesame's own refusal.

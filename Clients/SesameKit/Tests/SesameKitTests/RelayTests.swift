@@ -1,5 +1,6 @@
 import Foundation
 import SesameKitTesting
+import SesameRelayProof
 import Testing
 
 @testable import SesameKit
@@ -33,6 +34,22 @@ struct RelayTests {
         #expect(echoed == ["method": "POST", "path": "/v1/chat/completions", "body": #"{"prompt":"hi"}"#, "custom": "kept", "assertion": ""])
         #expect(harness.sesame.requestPaths == ["/v1/auth/challenge", "/v1/auth/attest", "/v1/relay/llm/v1/chat/completions"])
         #expect(try await relay.authorizationHeader().hasPrefix("Bearer "))
+    }
+
+    @Test("a proof states the call as delivery reads it: a prefix, the method, the relay, the path and query as sent after the base URL, the body's SHA-256")
+    func statement() throws {
+        let relay = Harness().client().relay("llm")
+        func stated(_ method: String, _ tail: String, _ body: String?) throws -> String {
+            let url = try #require(URL(string: relay.baseURL.absoluteString + tail))
+            let call = try relay.statement(of: HTTPExchange.Request(method: method, url: url, headers: [:], body: body.map { Data($0.utf8) }))
+            return String(decoding: call.clientData, as: UTF8.self)
+        }
+        #expect(try stated("post", "/v1/chat%20x/completions?stream=true&q=a%2Fb", #"{"a":1}"#)
+            == "sesame-relay-v1\nPOST\nllm\n/v1/chat%20x/completions\n?stream=true&q=a%2Fb\nAVq9f1zFei3ZS3WQ8ErYCEJzkF7jPsXOvq5iJ2qX-GI")
+        // No query and an empty one differ; no body is the hash of no bytes.
+        #expect(try stated("GET", "/models", nil) == "sesame-relay-v1\nGET\nllm\n/models\n\n47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU")
+        #expect(try stated("GET", "/models?", nil) == "sesame-relay-v1\nGET\nllm\n/models\n?\n47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU")
+        #expect(try stated("GET", "", nil).hasPrefix("sesame-relay-v1\nGET\nllm\n\n\n"))
     }
 
     @Test("a token Sesame no longer takes (expired in the background, rotated) is renewed and the call sent once more")

@@ -76,6 +76,8 @@ struct VerifyRoutes {
             throw AuthErrors.apiTokenInvalid
         }
         if let audience = body.audience, audience != claims.audience.value.first { throw AuthErrors.audienceMismatch }
+        // A relay call's proof is the relay's to spend: a backend redeeming one is not its audience.
+        if claims.audience.value.contains(where: APIAudience.isRelay) { throw AuthErrors.audienceMismatch }
         guard claims.isLimitedUse else { throw AuthErrors.notSingleUse }
         guard let keyID = Base64.decode(claims.subject.value) else { throw AuthErrors.apiTokenInvalid }
         switch try await consumed.consume(

@@ -25,8 +25,8 @@ enum RelayErrors {
         APIError(
             .forbidden, code: DeliveryErrorCode.relayProofRequired,
             message: proof == .limitedUseToken
-                ? "This relay needs a single-use API token bound to the body with each call, in X-Sesame-Limited-Use-Token (SesameKit: relay(_:proof: .limitedUseToken()))."
-                : "This relay needs an App Attest assertion over the body with each call, in X-Sesame-Assertion (SesameKit: relay(_:proof: .assertion)).")
+                ? "This relay needs a single-use API token for it, bound to the call, with each call, in X-Sesame-Limited-Use-Token (SesameKit: relay(_:proof: .limitedUseToken))."
+                : "This relay needs an App Attest assertion over the call with each call, in X-Sesame-Assertion (SesameKit: relay(_:proof: .assertion)).")
     }
 
     /// The proof the relay asks for was sent but does not hold: "The `what` sent with this call `why`."

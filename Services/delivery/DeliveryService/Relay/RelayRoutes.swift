@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import SesameDomain
 import SesameHTTP
+import SesameRelayProof
 import SesameOutbound
 import ServiceLifecycle
 import SesameConfiguration
@@ -98,7 +99,8 @@ struct RelayRoutes: Sendable {
             throw RelayErrors.requestTimeout(rules.timeoutSeconds)
         }
         // A proof spent, then the quota: a refused proof costs no quota.
-        try await proofs.check(rules.proof, request: request, body: body, caller: caller.claims)
+        let call = RelayCallStatement(method: request.method.rawValue, relay: relay.name, path: path, query: query, body: body.readableBytesView)
+        try await proofs.check(rules.proof, call: call, request: request, caller: caller.claims)
         do {
             try await quotas.spend(appID: appID, relay: relay.name, subject: quotaSubject, rules: rules)
         } catch {
