@@ -86,6 +86,51 @@ struct RelayQuotaTests {
         }
     }
 
+    @Test("two replicas meeting a new window at once admit no more than its quota between them, before either syncs")
+    func newWindowAtOnce() async throws {
+        try await withReplicas { first, second, _, database in
+            let rules = Self.rules(perInstallPerMinute: 10, perAppPerDay: 800)
+            let admitted = await withTaskGroup(of: Int.self) { group in
+                for replica in [first, second, first, second] {
+                    group.addTask { await Self.spend(replica, subject: "install-a", rules: rules, most: 20).admitted }
+                }
+                return await group.reduce(0, +)
+            }
+            // Before reservations each replica admitted the whole quota in its first second: 20.
+            #expect(admitted == 10)
+            try await first.sync()
+            try await second.sync()
+            // What was reserved and not used went back: the sums are the calls admitted.
+            #expect(try await Self.sums(database) == ["/app_day=10", "install-a/install_minute=10"])
+        }
+    }
+
+    @Test("a reservation is a share of the quota (an eighth), counted for every replica at once and given back in part at the first sync")
+    func reservationShare() async throws {
+        try await withReplicas { first, second, _, database in
+            let rules = Self.rules(perAppPerDay: 80)
+            #expect(await Self.spend(first, subject: "a", rules: rules, most: 3).admitted == 3)
+            #expect(try await Self.sums(database) == ["/app_day=10"])
+            // The second replica's first share leaves room for the first's.
+            #expect(await Self.spend(second, subject: "b", rules: rules, most: 100).admitted == 70)
+            try await first.sync()
+            try await second.sync()
+            #expect(try await Self.sums(database) == ["/app_day=73"])
+            // Synced now (the first once more, to hear of the second's share given back): it admits the rest.
+            try await first.sync()
+            #expect(await Self.spend(first, subject: "a", rules: rules, most: 100).admitted == 7)
+        }
+    }
+
+    /// `relay_usage`'s sums by subject and kind, as `subject/kind=calls`.
+    static func sums(_ database: Database) async throws -> [String] {
+        let rows = try await database.client.query(
+            "SELECT subject, window_kind, sum(calls)::bigint FROM relay_usage GROUP BY subject, window_kind ORDER BY 1, 2", logger: Self.logger)
+        var sums: [String] = []
+        for try await (subject, kind, calls) in rows.decode((String, String, Int64).self) { sums.append("\(subject)/\(kind)=\(calls)") }
+        return sums
+    }
+
     @Test("per install per minute resets with the minute; the app's daily quota counts every install; a refusal counts nothing")
     func windows() async throws {
         try await withReplicas { first, _, clock, database in
@@ -103,11 +148,7 @@ struct RelayQuotaTests {
                 return
             }
             try await first.sync()
-            let rows = try await database.client.query(
-                "SELECT subject, window_kind, sum(calls)::bigint FROM relay_usage GROUP BY subject, window_kind ORDER BY 1, 2", logger: Self.logger)
-            var sums: [String] = []
-            for try await (subject, kind, calls) in rows.decode((String, String, Int64).self) { sums.append("\(subject)/\(kind)=\(calls)") }
-            #expect(sums == ["/app_day=5", "a/install_minute=4", "b/install_minute=1"])
+            #expect(try await Self.sums(database) == ["/app_day=5", "a/install_minute=4", "b/install_minute=1"])
             // The first minute's windows ended and were synced: forgotten.
             #expect(first.windowsHeld == 3)
         }

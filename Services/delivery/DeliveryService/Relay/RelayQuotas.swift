@@ -8,15 +8,19 @@ import Synchronization
 
 /// A relay's quotas (per install per minute and per day, per app per day), held across replicas.
 ///
-/// Each replica decides in memory: a call is admitted while the calls every replica had counted
-/// at this replica's last sync (or, for a window new to it, when it first read the window), plus
-/// those it admitted since, stay under the quota. About once a `syncInterval` it adds what it
+/// A window new to a replica starts **reserved**: before its first sync the replica admits only
+/// calls it has already added to `relay_usage`, a share at a time (an eighth of the quota, at least
+/// one call: `reservationShare`), each share granted only as far as every replica's sum leaves room.
+/// So replicas meeting a new window at once admit no more than its quota between them. At its first
+/// sync the replica gives back what it reserved and did not use, and the window is **synced**: a
+/// call is admitted while the calls every replica had counted at this replica's last sync, plus
+/// those it admitted since, stay under the quota; about once a `syncInterval` it adds what it
 /// admitted to `relay_usage` and reads back the sums of every window it used in the last minute.
-/// **Tolerance**: a window may exceed its quota by the
-/// calls the *other* replicas admitted for it since this replica's last sync (one interval, 1 s by
-/// default): exact with one replica, and an install's quota stays within a second's calls of it
-/// with many. If PostgreSQL is away, each replica keeps counting alone and adds its counts when it
-/// returns: nothing is lost, and the tolerance widens for as long.
+/// **Tolerance**: a synced window may exceed its quota by the calls the *other* replicas admitted
+/// for it since this replica's last sync (one interval, 1 s by default); a reservation not yet given
+/// back may refuse others up to one share early for as long. If PostgreSQL is away, each replica
+/// keeps counting alone and adds its counts when it returns: nothing is lost, and the tolerance
+/// widens for as long (a reservation whose answer timed out stays counted until its window ends).
 ///
 /// Memory: one entry per window in use (install × relay × kind, app × relay), at most `maxWindows`
 /// (1,000,000, about 200 MB at worst): past it a new window is refused (`relay_busy`) rather than
@@ -44,7 +48,17 @@ final class RelayQuotas: Service, Sendable {
     }
 
     private struct Count {
-        /// Every replica's calls, as of the last sync that returned this window.
+        /// Before the window's first sync here: calls are admitted only from reservations.
+        var reserving = false
+        /// Calls this replica added to `relay_usage` ahead of admitting them, not yet given back.
+        var reserved: Int64 = 0
+        /// Reserved calls still to be admitted within the quota.
+        var usable: Int64 = 0
+        /// Reserved calls admitted.
+        var used: Int64 = 0
+        /// The last reservation found the quota spent by every replica's sum.
+        var exhausted = false
+        /// Every replica's calls, as of the last sync (or reservation) that returned this window.
         var synced: Int64 = 0
         /// This replica's calls being written by the sync under way.
         var flushing: Int64 = 0
@@ -54,6 +68,12 @@ final class RelayQuotas: Service, Sendable {
         /// sync reads its sum back even when this replica admitted nothing.
         var usedAt: Int64 = 0
         var total: Int64 { synced + flushing + pending }
+
+        /// Ends the reservation: from now on synced, the unused reserved calls to be given back.
+        mutating func settle() {
+            guard reserving else { return }
+            self = Count(synced: synced, pending: pending - (reserved - used), usedAt: usedAt)
+        }
     }
 
     /// Why a call was refused.
@@ -83,9 +103,9 @@ final class RelayQuotas: Service, Sendable {
     }
 
     /// Counts one call of `subject` to `relay` of `appID` against `rules`' quotas, or refuses it
-    /// (counting nothing) naming the first quota reached. Waits only for the first call of a
-    /// window on this replica, which reads every replica's sum so far (at most `firstReadTimeout`;
-    /// without PostgreSQL the window starts from this replica's own count).
+    /// (counting nothing) naming the first quota reached. Waits only while a window is reserved
+    /// here (one round trip per share, each at most `firstReadTimeout`; without PostgreSQL the
+    /// window starts from this replica's own count).
     func spend(appID: String, relay: String, subject: String, rules: RelayRules) async throws(Refusal) {
         let seconds = Int64(now().timeIntervalSince1970)
         var quotas: [(Window, Int)] = []
@@ -97,44 +117,96 @@ final class RelayQuotas: Service, Sendable {
         add(.installDay, rules.perInstallPerDay, subject: subject)
         add(.appDay, rules.perAppPerDay, subject: "")
         guard !quotas.isEmpty else { return }
-        let unknown = windows.withLock { windows in quotas.map(\.0).filter { windows[$0] == nil } }
-        if !unknown.isEmpty {
-            let sums = (try? await withTimeout(Self.firstReadTimeout) { try await self.sums(of: unknown) }) ?? [:]
-            windows.withLock { windows in
-                for window in unknown where windows[window] == nil && windows.count < maxWindows {
-                    windows[window] = Count(synced: sums[window] ?? 0, usedAt: seconds)
-                }
+        // Calls of this replica may take a share another one just reserved: a few tries.
+        for _ in 0..<Self.reservationTries {
+            let needed = windows.withLock { windows in
+                quotas.filter { window, _ in windows[window].map { $0.reserving && $0.usable == 0 && !$0.exhausted } ?? true }
+            }
+            if !needed.isEmpty { await reserve(needed, at: seconds) }
+            switch admit(quotas, at: seconds) {
+            case .admitted: return
+            case .refused(let refusal): throw refusal
+            case .reserveAgain: continue
             }
         }
-        let refusal: Refusal? = windows.withLock { windows in
-            if windows.count + quotas.count > maxWindows, quotas.contains(where: { windows[$0.0] == nil }) { return .full }
-            for (window, limit) in quotas {
-                windows[window, default: Count()].usedAt = seconds
-                if windows[window]!.total >= Int64(limit) {
-                    return .exceeded(window.kind, limit: limit, retryAfter: Int(max(1, window.end - seconds)))
-                }
-            }
-            for (window, _) in quotas { windows[window]!.pending += 1 }
-            return nil
-        }
-        if let refusal { throw refusal }
+        throw .exceeded(quotas[0].0.kind, limit: quotas[0].1, retryAfter: 1)
     }
 
+    private enum Admission {
+        case admitted
+        case refused(Refusal)
+        case reserveAgain
+    }
+
+    /// Admits the call against every quota at once, or tells why not.
+    private func admit(_ quotas: [(Window, Int)], at seconds: Int64) -> Admission {
+        windows.withLock { windows in
+            for (window, limit) in quotas {
+                guard var count = windows[window] else { return .refused(.full) }
+                count.usedAt = seconds
+                windows[window] = count
+                let spent = count.reserving ? count.usable == 0 : count.total >= Int64(limit)
+                if spent, count.reserving, !count.exhausted { return .reserveAgain }
+                if spent { return .refused(.exceeded(window.kind, limit: limit, retryAfter: Int(max(1, window.end - seconds)))) }
+            }
+            for (window, _) in quotas {
+                if windows[window]!.reserving {
+                    windows[window]!.usable -= 1
+                    windows[window]!.used += 1
+                } else {
+                    windows[window]!.pending += 1
+                }
+            }
+            return .admitted
+        }
+    }
+
+    /// Adds a share of each quota to every replica's sums and keeps what the quota leaves room for.
+    private func reserve(_ quotas: [(Window, Int)], at seconds: Int64) async {
+        let shares = quotas.map { window, limit in (window, Int64(max(1, limit / Self.reservationShare))) }
+        let sums = try? await withTimeout(Self.firstReadTimeout) { try await self.add(shares) }
+        windows.withLock { windows in
+            for ((window, limit), (_, share)) in zip(quotas, shares) {
+                guard var count = windows[window] ?? (windows.count < maxWindows ? Count(reserving: true, usedAt: seconds) : nil) else { continue }
+                guard let sum = sums?[window] else {
+                    // PostgreSQL away: this replica counts alone.
+                    count.settle()
+                    windows[window] = count
+                    continue
+                }
+                if count.reserving {
+                    let room = min(share, max(0, Int64(limit) - (sum - share)))
+                    count.reserved += share
+                    count.usable += room
+                    count.exhausted = room == 0
+                    count.synced = sum
+                } else {
+                    // Synced meanwhile: give the share back at the next sync.
+                    count.pending -= share
+                }
+                windows[window] = count
+            }
+        }
+    }
+
+    /// A reservation's share of a quota: an eighth, at least one call.
+    static let reservationShare = 8
+    static let reservationTries = 4
     static let firstReadTimeout: Duration = .milliseconds(500)
     /// Seconds after its last use that a window's sum is still read back at each sync: so a replica
     /// learns of the other replicas' calls within one sync, not only at its own next call.
     static let rereadFor: Int64 = 60
 
-    /// Every replica's sums for `windows`, as synced so far.
-    private func sums(of windows: [Window]) async throws -> [Window: Int64] {
+    /// Adds `counts` (negative to give calls back) to every replica's sums; returns the new sums.
+    private func add(_ counts: [(Window, Int64)]) async throws -> [Window: Int64] {
         let rows = try await database.client.query(
             """
-            SELECT u.app_id, u.relay, u.subject, u.window_kind, u.window_start, u.calls FROM relay_usage u
-            JOIN unnest(\(windows.map(\.appID))::text[], \(windows.map(\.relay))::text[], \(windows.map(\.subject))::text[],
-                        \(windows.map(\.kind.rawValue))::text[], \(windows.map { Date(timeIntervalSince1970: TimeInterval($0.start)) })::timestamptz[])
-                AS w(app_id, relay, subject, window_kind, window_start)
-                ON u.app_id = w.app_id AND u.relay = w.relay AND u.subject = w.subject AND u.window_kind = w.window_kind
-                   AND u.window_start = w.window_start
+            INSERT INTO relay_usage AS usage (app_id, relay, subject, window_kind, window_start, calls)
+            SELECT * FROM unnest(\(counts.map(\.0.appID))::text[], \(counts.map(\.0.relay))::text[], \(counts.map(\.0.subject))::text[],
+                \(counts.map(\.0.kind.rawValue))::text[], \(counts.map { Date(timeIntervalSince1970: TimeInterval($0.0.start)) })::timestamptz[],
+                \(counts.map(\.1))::bigint[])
+            ON CONFLICT (app_id, relay, subject, window_kind, window_start) DO UPDATE SET calls = usage.calls + EXCLUDED.calls
+            RETURNING app_id, relay, subject, window_kind, window_start, calls
             """, logger: logger)
         return try await Self.decode(rows)
     }
@@ -167,32 +239,26 @@ final class RelayQuotas: Service, Sendable {
         try? await withTimeout(.seconds(5)) { try await self.sync() }
     }
 
-    /// Adds this replica's calls since the last sync to every replica's sums and reads back the sums
-    /// of the windows used meanwhile; forgets windows that ended.
+    /// Adds this replica's calls since the last sync to every replica's sums (giving back what it
+    /// reserved and did not use) and reads back the sums of the windows used meanwhile; forgets
+    /// windows that ended.
     func sync() async throws {
         let nowSeconds = Int64(now().timeIntervalSince1970)
         let batch: [(Window, Int64)] = windows.withLock { windows in
             var batch: [(Window, Int64)] = []
-            for (window, count) in windows where count.pending > 0 || count.usedAt > nowSeconds - Self.rereadFor {
+            for (window, var count) in windows where count.pending != 0 || count.reserving || count.usedAt > nowSeconds - Self.rereadFor {
+                count.settle()
                 batch.append((window, count.pending))
-                windows[window]!.flushing = count.pending
-                windows[window]!.pending = 0
+                count.flushing = count.pending
+                count.pending = 0
+                windows[window] = count
             }
             return batch
         }
         guard !batch.isEmpty else { return }
-        var sums: [Window: Int64] = [:]
+        let sums: [Window: Int64]
         do {
-            let rows = try await database.client.query(
-                """
-                INSERT INTO relay_usage AS usage (app_id, relay, subject, window_kind, window_start, calls)
-                SELECT * FROM unnest(\(batch.map(\.0.appID))::text[], \(batch.map(\.0.relay))::text[], \(batch.map(\.0.subject))::text[],
-                    \(batch.map(\.0.kind.rawValue))::text[], \(batch.map { Date(timeIntervalSince1970: TimeInterval($0.0.start)) })::timestamptz[],
-                    \(batch.map(\.1))::bigint[])
-                ON CONFLICT (app_id, relay, subject, window_kind, window_start) DO UPDATE SET calls = usage.calls + EXCLUDED.calls
-                RETURNING app_id, relay, subject, window_kind, window_start, calls
-                """, logger: logger)
-            sums = try await Self.decode(rows)
+            sums = try await add(batch)
         } catch {
             // Not written: counted again at the next sync.
             windows.withLock { windows in
@@ -210,7 +276,7 @@ final class RelayQuotas: Service, Sendable {
                 windows[window]?.flushing = 0
                 if let sum = sums[window] { windows[window]?.synced = sum }
             }
-            windows = windows.filter { $0.key.end > nowSeconds || $0.value.pending > 0 }
+            windows = windows.filter { $0.key.end > nowSeconds || $0.value.pending != 0 }
         }
     }
 
