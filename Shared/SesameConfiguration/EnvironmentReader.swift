@@ -28,7 +28,12 @@ public struct EnvironmentReader: Sendable {
 
     /// `name` as a TCP port, `defaultValue` when unset.
     public func port(_ name: String, default defaultValue: Int) throws(ConfigurationError) -> Int {
-        guard let raw = string(name) else { return defaultValue }
+        try port(name) ?? defaultValue
+    }
+
+    /// `name` as a TCP port, nil when unset.
+    public func port(_ name: String) throws(ConfigurationError) -> Int? {
+        guard let raw = string(name) else { return nil }
         guard let port = Int(raw), (1...65535).contains(port) else {
             throw ConfigurationError(variable: name, expectation: "a port number from 1 to 65535, got \"\(raw)\"")
         }

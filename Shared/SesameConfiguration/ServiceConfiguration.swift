@@ -16,6 +16,7 @@ import Logging
 /// | `SESAME_MASTER_KEY_PREVIOUS` | comma-separated earlier master keys, still accepted for reading | none |
 /// | `SESAME_HOST` | address to listen on | `127.0.0.1` |
 /// | `SESAME_PORT` | port to listen on | 8081 auth, 8082 delivery, 8083 admin |
+/// | `SESAME_METRICS_PORT` | a port of its own for `GET /metrics` alone (a scraper let in there reaches no other route); `/metrics` leaves `SESAME_PORT` | none: `/metrics` on `SESAME_PORT` |
 /// | `SESAME_LOG_LEVEL` | `trace` … `critical` | `info` |
 /// | `SESAME_LOG_FORMAT` | `json` or `text` | `json` |
 /// | `SESAME_MAX_BODY_BYTES` | largest request body accepted | 1 MiB |
@@ -59,6 +60,8 @@ public struct ServiceConfiguration: Sendable {
     public var host: String
     /// The port the HTTP server binds.
     public var port: Int
+    /// The port that serves `GET /metrics` alone, when it is not served on `port`.
+    public var metricsPort: Int?
     /// The minimum level logged.
     public var logLevel: Logger.Level
     /// JSON lines or text.
@@ -144,6 +147,7 @@ public struct ServiceConfiguration: Sendable {
         masterKey: MasterKeyMaterial,
         host: String = "127.0.0.1",
         port: Int,
+        metricsPort: Int? = nil,
         logLevel: Logger.Level = .info,
         logFormat: LogFormat = .json,
         maxBodyBytes: Int = 1 << 20,
@@ -183,6 +187,7 @@ public struct ServiceConfiguration: Sendable {
         self.masterKey = masterKey
         self.host = host
         self.port = port
+        self.metricsPort = metricsPort
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maxBodyBytes = maxBodyBytes
@@ -294,6 +299,11 @@ public struct ServiceConfiguration: Sendable {
             warnings.append("SESAME_APP_ATTEST_EXTRA_ROOTS is set: attestations from a software attester are accepted (development only)")
         }
 
+        let port = try reader.port("SESAME_PORT", default: defaultPort)
+        let metricsPort = try reader.port("SESAME_METRICS_PORT")
+        if metricsPort == port {
+            throw ConfigurationError(variable: "SESAME_METRICS_PORT", expectation: "a port other than SESAME_PORT (\(port))")
+        }
         var trustedProxies: [IPAddressRange] = []
         for item in (reader.string("SESAME_TRUSTED_PROXIES") ?? "").split(separator: ",") {
             let text = item.trimmingCharacters(in: .whitespaces)
@@ -356,7 +366,8 @@ public struct ServiceConfiguration: Sendable {
             kafkaSecurity: kafkaSecurity,
             masterKey: masterKey,
             host: reader.string("SESAME_HOST") ?? "127.0.0.1",
-            port: try reader.port("SESAME_PORT", default: defaultPort),
+            port: port,
+            metricsPort: metricsPort,
             logLevel: level,
             logFormat: try reader.value("SESAME_LOG_FORMAT", default: LogFormat.json),
             maxBodyBytes: try reader.positiveInteger("SESAME_MAX_BODY_BYTES", default: 1 << 20),

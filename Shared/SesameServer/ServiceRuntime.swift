@@ -56,6 +56,9 @@ public enum ServiceRuntime {
         )
         // The trace exporter first: started before, and so stopped after, what it exports.
         app.addServices(observability)
+        if let metricsPort = configuration.metricsPort {
+            app.addServices(MetricsListener.application(configuration: configuration, port: metricsPort, serverName: serverName, logger: logger))
+        }
         app.addServices(database, migrations, stallWatch)
         app.addServices(parts.services)
         return app
@@ -115,7 +118,7 @@ public enum ServiceRuntime {
             RequestLimitsMiddleware(maxBodyBytes: configuration.maxBodyBytes, limitsByPathPrefix: parts.bodyLimits)
             AuditSealMiddleware(seal: AuditSeal(masterKey: configuration.masterKey.current, previous: configuration.masterKey.previous))
         }
-        PrometheusMetrics.register(on: router)
+        if configuration.metricsPort == nil { PrometheusMetrics.register(on: router) }
         OpenAPIRoute(document: Service.openAPIDocument).register(on: router)
         router.addRoutes(parts.routes)
         HealthRoutes(

@@ -37,6 +37,8 @@ RENDERINGS = {"base": KUBERNETES / "base", "production": KUBERNETES / "overlays"
 # newest the validator knows.
 KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
 SERVICES = {"auth": 8081, "delivery": 8082, "admin": 8083}
+# The port that serves /metrics alone (SESAME_METRICS_PORT), the only one the monitoring namespace reaches.
+METRICS_PORT = 9090
 
 
 def run(*arguments, cwd=None):
@@ -136,11 +138,13 @@ def check_rendering(name, documents, checkov_output):
         container_ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
         check(f"sesame-{service} listens on {port} (SESAME_PORT) as its port named http",
               environment.get("SESAME_PORT") == str(port) and container_ports.get("http") == port)
+        check(f"sesame-{service} serves /metrics alone on {METRICS_PORT} (SESAME_METRICS_PORT) as its port named metrics",
+              environment.get("SESAME_METRICS_PORT") == str(METRICS_PORT) and container_ports.get("metrics") == METRICS_PORT)
         check(f"sesame-{service}: liveness on /health/live, readiness on /health/ready",
               container.get("livenessProbe", {}).get("httpGet", {}).get("path") == "/health/live"
               and container.get("readinessProbe", {}).get("httpGet", {}).get("path") == "/health/ready")
-        check(f"sesame-{service}: Prometheus scrapes its port",
-              pod["metadata"].get("annotations", {}).get("prometheus.io/port") == str(port)
+        check(f"sesame-{service}: Prometheus scrapes its metrics port",
+              pod["metadata"].get("annotations", {}).get("prometheus.io/port") == str(METRICS_PORT)
               and pod["metadata"]["annotations"].get("prometheus.io/scrape") == "true")
         resources = container.get("resources", {})
         check(f"sesame-{service}: CPU and memory requested, memory limited",
@@ -162,12 +166,21 @@ def check_rendering(name, documents, checkov_output):
     deny = policies.get("sesame-default-deny-ingress", {}).get("spec", {})
     check("ingress is denied by default in the namespace", deny.get("podSelector") == {} and deny.get("policyTypes") == ["Ingress"] and "ingress" not in deny)
     sources_admitted = [source for rule in service_policy.get("ingress", []) for source in rule.get("from", [])]
-    check("the services admit only the gateway's pods and the monitoring namespace", bool(sources_admitted) and all(
-        source.get("podSelector", {}).get("matchLabels") == {"app.kubernetes.io/name": "sesame-gateway"}
-        or (source.get("namespaceSelector", {}).get("matchLabels") == {"kubernetes.io/metadata.name": "monitoring"} and "podSelector" not in source)
-        for source in sources_admitted), str(sources_admitted))
+    check("the services' ports admit the gateway's pods alone (whose X-Forwarded-For they believe)", bool(sources_admitted) and all(
+        source == {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "sesame-gateway"}}} for source in sources_admitted), str(sources_admitted))
     selected = service_policy.get("podSelector", {}).get("matchExpressions", [{}])[0].get("values", [])
     check("that policy selects every service's pods", sorted(selected) == sorted(SERVICES))
+    metrics_policy = policies.get("sesame-metrics-from-monitoring", {}).get("spec", {})
+    metrics_sources = [source for rule in metrics_policy.get("ingress", []) for source in rule.get("from", [])]
+    metrics_ports = [p for rule in metrics_policy.get("ingress", []) for p in rule.get("ports", [])]
+    check("the monitoring namespace reaches the metrics port alone", bool(metrics_sources) and all(
+        source == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}} for source in metrics_sources)
+        and metrics_ports == [{"port": METRICS_PORT, "protocol": "TCP"}], f"{metrics_sources} {metrics_ports}")
+    selected = metrics_policy.get("podSelector", {}).get("matchExpressions", [{}])[0].get("values", [])
+    check("that policy selects every service's pods", sorted(selected) == sorted(SERVICES))
+    admitted_ports = {p.get("port") for policy in policies.values() for rule in policy.get("spec", {}).get("ingress", []) for p in rule.get("ports", [])
+                      if any("namespaceSelector" in source for source in rule.get("from", []))}
+    check("no policy opens a service's port to another namespace", admitted_ports <= {METRICS_PORT}, str(admitted_ports))
 
     gateway = deployments.get("sesame-gateway", {}).get("spec", {}).get("template", {}).get("spec", {})
     mounts = {m["mountPath"]: m for m in gateway.get("containers", [{}])[0].get("volumeMounts", [])}

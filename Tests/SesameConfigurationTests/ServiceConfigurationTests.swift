@@ -12,7 +12,7 @@ struct ServiceConfigurationTests {
     func developmentDefaults() throws {
         let configuration = try ServiceConfiguration(environment: [:], defaultPort: 8081)
         #expect(configuration.environment == .development)
-        #expect(configuration.port == 8081)
+        #expect(configuration.port == 8081 && configuration.metricsPort == nil)
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.logFormat == .json)
         #expect(configuration.masterKey.isEphemeral)
@@ -179,7 +179,7 @@ struct ServiceConfigurationTests {
         let configuration = try ServiceConfiguration(
             environment: [
                 "SESAME_ENVIRONMENT": "PRODUCTION", "SESAME_MASTER_KEY": validKey, "SESAME_MASTER_KEY_PREVIOUS": previous,
-                "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame", "SESAME_PORT": "9000", "SESAME_LOG_FORMAT": "text",
+                "SESAME_DATABASE_URL": "postgres://u:p@db:5432/sesame", "SESAME_PORT": "9000", "SESAME_METRICS_PORT": "9090", "SESAME_LOG_FORMAT": "text",
                 "SESAME_LOG_LEVEL": "debug", "SESAME_KAFKA_BROKERS": "k1:9092, k2:9092", "SESAME_KAFKA_IDEMPOTENCE": "off",
                 "SESAME_OPERATOR_TOKEN": String(repeating: "t", count: 32), "SESAME_KAFKA_SECURITY_PROTOCOL": "sasl_plaintext",
                 "SESAME_KAFKA_SASL_USERNAME": "sesame", "SESAME_KAFKA_SASL_PASSWORD": "p",
@@ -190,7 +190,7 @@ struct ServiceConfigurationTests {
         #expect(configuration.masterKey.current == Array(repeating: 7, count: 32))
         #expect(configuration.masterKey.previous == [Array(repeating: 9, count: 32)])
         #expect(!configuration.masterKey.isEphemeral)
-        #expect(configuration.port == 9000)
+        #expect(configuration.port == 9000 && configuration.metricsPort == 9090)
         #expect(configuration.logFormat == .text)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.kafkaBrokers == ["k1:9092", "k2:9092"])
@@ -211,6 +211,7 @@ struct ServiceConfigurationTests {
             ("SESAME_DELIVERY_RESYNC_INTERVAL", "1s"), ("SESAME_DELIVERY_RESYNC_INTERVAL", "2h"),
             ("SESAME_RECEIPT_REDEMPTION_INTERVAL", "0"), ("SESAME_RECEIPT_REDEMPTION_INTERVAL", "2h"),
             ("SESAME_DATABASE_POOL_SIZE", "0"), ("SESAME_DATABASE_POOL_SIZE", "eight"),
+            ("SESAME_METRICS_PORT", "1"), ("SESAME_METRICS_PORT", "0"), ("SESAME_METRICS_PORT", "metrics"),
         ]
     )
     func invalidValues(variable: String, value: String) {

@@ -14,6 +14,10 @@ import SesameStorage
 import SesameTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// What every service shares — health, metrics, request ids, JSON errors, body limits — checked on
 /// each of the three, running live against a real PostgreSQL.
 @Suite("Service plumbing, on every service")
@@ -86,6 +90,31 @@ struct ServicePlumbingTests {
                     #expect(text.contains("http_server_request_duration"))
                     #expect(text.contains(#"http_route="/health/live""#))
                     #expect(text.contains(#"http_response_status_code="200""#))
+                }
+            }
+        }
+    }
+
+    @Test("with a metrics port of its own, /metrics is served there alone: the service port answers it 404, the metrics port nothing else")
+    func metricsPortOfItsOwn() async throws {
+        try await KafkaTopicAdministrator(configuration: KafkaConfiguration(brokers: try TestKafka.brokers()))
+            .ensureTopics(EventTopic.all, partitions: 3)
+        try await TestDatabase.withFreshDatabase { url in
+            var configuration = Self.configuration(databaseURL: url.connectionString)
+            let metricsPort = try FreePort.find()
+            configuration.metricsPort = metricsPort
+            let app = try DeliveryService.buildApplication(configuration: configuration)
+            try await app.test(.live) { client in
+                _ = try await Self.waitUntilReady(client)
+                try await client.execute(uri: "/metrics", method: .get) { #expect($0.status == .notFound) }
+                func metrics(_ path: String) async throws -> (status: Int, body: String) {
+                    let (body, response) = try await URLSession.shared.data(from: try #require(URL(string: "http://127.0.0.1:\(metricsPort)\(path)")))
+                    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: body, as: UTF8.self))
+                }
+                let scraped = try await metrics("/metrics")
+                #expect(scraped.status == 200 && scraped.body.contains("http_server_request_duration"), "\(scraped.status)")
+                for path in ["/health/ready", "/v1/config", "/openapi.json"] {
+                    #expect(try await metrics(path).status == 404, "\(path)")
                 }
             }
         }

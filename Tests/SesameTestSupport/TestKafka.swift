@@ -84,9 +84,9 @@ public final class TansuBroker: @unchecked Sendable {
 }
 
 /// Finding a free local port, and checking whether something listens on one.
-enum FreePort {
+public enum FreePort {
     /// A port the kernel just said was free.
-    static func find() throws -> Int {
+    public static func find() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestDatabase.Unavailable(description: "socket() failed") }
         defer { close(socket) }
@@ -105,7 +105,7 @@ enum FreePort {
     }
 
     /// Whether a TCP connection to 127.0.0.1:`port` succeeds.
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { return false }
         defer { close(socket) }
