@@ -41,6 +41,7 @@ public enum AuditAction: String, CaseIterable, Sendable {
     case deviceBan = "device.ban"
     case deviceRevoke = "device.revoke"
     case deviceRiskRevoke = "device.risk_revoke"
+    case deviceBanRevoke = "device.ban_revoke"
     case deviceUnban = "device.unban"
     case emergencyRevoke = "emergency_revoke"
     case keyCreate = "key.create"

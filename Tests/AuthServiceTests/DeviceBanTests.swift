@@ -7,6 +7,7 @@ import PostgresNIO
 import SesameDomain
 import SesameEncryption
 import SesameStorage
+import SesameTestSupport
 import Synchronization
 import Testing
 
@@ -89,21 +90,55 @@ struct DeviceBanTests {
         }
     }
 
-    @Test("Apple down, rate-limiting or refusing the key admits the install (a ban cannot be told from an outage) and is counted")
+    @Test("Apple down, rate-limiting or refusing the key admits the install with its verdict owed; asked later, a banned device's keys are revoked, a clear one's kept")
     func appleFailuresAdmit() async throws {
         try await Self.withApple(policy: Self.banning) { harness, apple in
             apple.setBits(of: "iphone-c", bit0: false, bit1: true)
+            var banned: [Data] = []
             for status in [HTTPResponse.Status.serviceUnavailable, .tooManyRequests, .unauthorized] {
                 apple.forcedStatus.withLock { $0 = status }
-                let admitted = try await harness.attestNewKey(deviceToken: apple.deviceToken(for: "iphone-c")).1
+                let (key, admitted) = try await harness.attestNewKey(deviceToken: apple.deviceToken(for: "iphone-c"))
                 #expect(admitted.status == .ok, "\(status): \(admitted.json)")
+                banned.append(Data(key.keyId))
             }
+            let (clearKey, clear) = try await harness.attestNewKey(deviceToken: apple.deviceToken(for: "iphone-e"))
+            #expect(clear.status == .ok)
             apple.forcedStatus.withLock { $0 = nil }
             #expect(try await harness.attestNewKey(deviceToken: apple.deviceToken(for: "iphone-c")).1.errorCode == "device_banned")
+
+            // Owed, not forgotten: due a minute after the attest; made due now, auth's round asks Apple.
+            let owed = try await harness.database.query("SELECT count(*) FROM attested_keys WHERE device_check_due_at IS NOT NULL")
+            for try await count in owed.decode(Int.self) { #expect(count == 4) }
+            try await harness.database.query("UPDATE attested_keys SET device_check_due_at = now() WHERE device_check_due_at IS NOT NULL")
+            try await eventually("the owed checks are asked") {
+                let rows = try await harness.database.query("SELECT count(*) FROM attested_keys WHERE device_check_due_at IS NOT NULL")
+                for try await count in rows.decode(Int.self) { return count == 0 }
+                return false
+            }
+            let revoked = try await harness.database.query("SELECT key_id FROM attested_keys WHERE revoked_at IS NOT NULL ORDER BY key_id")
+            var revokedKeys: [Data] = []
+            for try await key in revoked.decode(Data.self) { revokedKeys.append(key) }
+            #expect(revokedKeys == banned.sorted { $0.lexicographicallyPrecedes($1) } && !revokedKeys.contains(Data(clearKey.keyId)))
+            let audited = try await harness.database.query("SELECT count(*) FROM audit_log WHERE action = 'device.ban_revoke'")
+            for try await count in audited.decode(Int.self) { #expect(count == 3) }
+
             let (_, body) = try await harness.get("/metrics")
             let metrics = String(decoding: body, as: UTF8.self)
-            for result in ["unreachable", "rate_limited", "key_refused", "banned"] {
+            for result in ["unreachable", "rate_limited", "key_refused", "banned", "owed_banned", "owed_clear"] {
                 #expect(metrics.contains(#"result="\#(result)""#) && metrics.contains("sesame_auth_device_checks_total"), "\(result)")
+            }
+        }
+    }
+
+    @Test("a device token counts for one key: sent again with another, it is refused, whether or not the app bans")
+    func tokenReused() async throws {
+        for policy in [Self.banning, AppPolicy(refreshRequiresAssertion: false)] {
+            try await Self.withApple(policy: policy) { harness, apple in
+                let token = apple.deviceToken(for: "iphone-f")
+                #expect(try await harness.attestNewKey(deviceToken: token).1.status == .ok)
+                let reused = try await harness.attestNewKey(deviceToken: token).1
+                #expect(reused.status == .unauthorized && reused.errorCode == "device_token_reused", "\(reused.json)")
+                #expect(try await harness.attestNewKey(deviceToken: apple.deviceToken(for: "iphone-f")).1.status == .ok)
             }
         }
     }

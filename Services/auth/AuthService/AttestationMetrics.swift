@@ -16,6 +16,7 @@ enum AttestationMetrics {
         case deviceBanned = "device_banned"
         case deviceCheckRequired = "device_check_required"
         case deviceTokenInvalid = "device_token_invalid"
+        case deviceTokenReused = "device_token_reused"
     }
 
     /// Each series' counter, made once (apps × results: bounded by the apps registered).

@@ -11,9 +11,10 @@ struct AttestedKeyStore: Sendable {
     let logger: Logger
 
     /// Stores a newly attested key and opens its first refresh-token family, in one statement.
-    /// - Returns: the family id, or nil when the key id was attested before (a key attests once).
+    /// - Returns: the family id, or nil when the key id was attested before (a key attests once), or
+    ///   its device token was spent by another key meanwhile.
     func register(
-        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, deviceToken: Data?,
+        keyID: [UInt8], appID: String, attestation: AppAttestVerifier.Attestation, appVersion: String?, deviceToken: DeviceBanCheck.Admitted?,
         familyLifetime: Duration
     ) async throws -> UUID? {
         let family = UUID()
@@ -33,9 +34,10 @@ private struct RegisterStatement: PostgresPreparedStatement {
     static let sql = """
         WITH attested AS (
             INSERT INTO attested_keys (
-                key_id, app_id, public_key, receipt, counter, environment, app_version, device_token_ciphertext, last_used_at, receipt_redeem_after)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $10, now(), now())
-            ON CONFLICT (key_id) DO NOTHING RETURNING key_id
+                key_id, app_id, public_key, receipt, counter, environment, app_version, device_token_ciphertext, last_used_at, receipt_redeem_after,
+                device_token_digest, device_check_due_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $10, now(), now(), $11, CASE WHEN $12 THEN now() + interval '1 minute' END)
+            ON CONFLICT DO NOTHING RETURNING key_id
         )
         INSERT INTO refresh_token_families (family_id, app_id, key_id, expires_at)
         SELECT $8, $2, key_id, now() + make_interval(secs => $9) FROM attested
@@ -50,13 +52,13 @@ private struct RegisterStatement: PostgresPreparedStatement {
     let counter: Int64
     let environment: String
     let appVersion: String?
-    /// The install's DeviceCheck token, sealed; nil when it sent none.
-    let deviceToken: Data?
+    /// The install's DeviceCheck token; nil when it sent none.
+    let deviceToken: DeviceBanCheck.Admitted?
     let family: UUID
     let familyLifetimeSeconds: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 10)
+        var bindings = PostgresBindings(capacity: 12)
         try bindings.append(keyID)
         bindings.append(appID)
         try bindings.append(publicKey)
@@ -66,7 +68,9 @@ private struct RegisterStatement: PostgresPreparedStatement {
         bindings.append(appVersion)
         bindings.append(family)
         bindings.append(Double(familyLifetimeSeconds))
-        try bindings.append(deviceToken)
+        try bindings.append(deviceToken?.sealed)
+        try bindings.append(deviceToken?.digest)
+        bindings.append(deviceToken?.checkOwed ?? false)
         return bindings
     }
 

@@ -19,6 +19,7 @@ public enum AuthErrorCode: String, ErrorCodes {
     case deviceCheckRequired = "device_check_required"
     case deviceRevoked = "device_revoked"
     case deviceTokenInvalid = "device_token_invalid"
+    case deviceTokenReused = "device_token_reused"
     case environmentNotAllowed = "environment_not_allowed"
     case invalidBackendKey = "invalid_backend_key"
     case invalidChallenge = "invalid_challenge"

@@ -71,6 +71,9 @@ enum AuthErrors {
     static let deviceTokenInvalid = APIError(
         .unauthorized, code: AuthErrorCode.deviceTokenInvalid,
         message: "Apple refused the DeviceCheck token: send a fresh one from DCDevice.generateToken() made by this app's build.")
+    static let deviceTokenReused = APIError(
+        .unauthorized, code: AuthErrorCode.deviceTokenReused,
+        message: "This DeviceCheck token was sent with another key: send a fresh one from DCDevice.generateToken() with each attest.")
     static let riskTooHigh = APIError(
         .forbidden, code: AuthErrorCode.riskTooHigh,
         message: "This install was revoked: Apple's risk metric for its device is above the app's limit (maxRiskMetric).")

@@ -76,11 +76,11 @@ struct AuthFlows: Sendable {
             AttestationMetrics.refused(appID: app.appID, .environment)
             throw AuthErrors.environmentNotAllowed
         }
-        let sealedDeviceToken = try await bans.admit(
+        let deviceToken = try await bans.admit(
             deviceToken: request.deviceToken, app: app, environment: verified.environment, keyID: Base64.urlEncode(keyID))
         guard
             let family = try await keys.register(
-                keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, deviceToken: sealedDeviceToken,
+                keyID: keyID, appID: app.appID, attestation: verified, appVersion: appVersion?.text, deviceToken: deviceToken,
                 familyLifetime: tokens.lifetimes.refresh)
         else {
             AttestationMetrics.refused(appID: app.appID, .keyReused)

@@ -49,6 +49,8 @@ public enum AuthService: SesameServiceDefinition {
         let extraRoots = try extraRoots(configuration.appAttestExtraRootsPEM)
         let verifier = AppAttestVerifier(additionalRoots: extraRoots)
         let deviceCheckKeys = DeviceCheckKeys(database: database, encryption: dependencies.encryption, logger: logger)
+        let deviceCheckDebts = DeviceCheckDebts(database: database, logger: logger)
+        let deviceCheck = DeviceCheckClient(configuration: configuration)
         let assertions = AssertionCheck(keys: AssertionKeys(database: database, logger: logger), verifier: verifier)
         let gate = InstallGate(database: database, logger: logger)
         let outcomes = AttestationOutcomes()
@@ -57,7 +59,7 @@ public enum AuthService: SesameServiceDefinition {
             challenges: challenges, apps: apps,
             keys: keys, families: RefreshTokenFamilies(database: database, policies: policies, logger: logger),
             tokens: tokens, limits: limits, verifier: verifier, assertions: assertions,
-            bans: DeviceBanCheck(keys: deviceCheckKeys, deviceCheck: DeviceCheckClient(configuration: configuration), logger: logger),
+            bans: DeviceBanCheck(keys: deviceCheckKeys, debts: deviceCheckDebts, deviceCheck: deviceCheck, logger: logger),
             receipts: ReceiptRedemptions(database: database, logger: logger), outcomes: outcomes, ramps: ramps,
             inProduction: configuration.environment == .production, logger: logger)
 
@@ -90,6 +92,9 @@ public enum AuthService: SesameServiceDefinition {
                 redemptions: ReceiptRedemptions(database: database, logger: logger), apps: apps, keys: deviceCheckKeys,
                 apple: AppAttestDataClient(configuration: configuration), verifier: AttestationReceiptVerifier(additionalRoots: extraRoots),
                 interval: configuration.receiptRedemptionInterval, logger: logger),
+            OwedDeviceChecks(
+                debts: deviceCheckDebts, apps: apps, keys: deviceCheckKeys, deviceCheck: deviceCheck, interval: configuration.receiptRedemptionInterval,
+                logger: logger),
             AttestationRampKeeper(
                 outcomes: outcomes, ramps: ramps, database: database, interval: configuration.attestationRoundInterval, logger: logger),
             revocations,

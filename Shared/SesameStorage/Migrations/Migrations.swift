@@ -38,5 +38,6 @@ public enum Migrations {
         outboxTraceContext,
         relayHeaderOrigins,
         proposalDeciderRole,
+        deviceCheckVerdicts,
     ]
 }

@@ -33,7 +33,7 @@ enum WebhookTopic: String, CaseIterable, Sendable {
         case .configOverrideSet, .configOverrideRemove: self = .configOverride
         case .configSchemaSet, .configSchemaRemove: self = .configSchema
         case .killSwitchSet, .killSwitchClear: self = .killSwitch
-        case .emergencyRevoke, .deviceRevoke, .deviceBan, .deviceUnban, .deviceRiskRevoke: self = .revocation
+        case .emergencyRevoke, .deviceRevoke, .deviceBan, .deviceUnban, .deviceRiskRevoke, .deviceBanRevoke: self = .revocation
         case .keyCreate, .backendKeyCreate, .appleCredentialsSet: self = .keyCreated
         case .keyRevoke, .backendKeyRevoke, .appleCredentialsRemove: self = .keyRevoked
         case .policySet, .attestationRampWiden: self = .policyChanged
