@@ -36,7 +36,7 @@ struct HostResolverTests {
         }
         try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<50 { group.addTask { try await resolver.addresses(of: "upstream.example") } }
-            try await eventually("fifty callers wait") { resolver.callersWaiting == 50 }
+            try await eventually(timeout: .seconds(50), "fifty callers wait") { resolver.callersWaiting == 50 }
             gate.signal()
             for try await addresses in group { #expect(addresses == ["93.184.216.34"]) }
         }
@@ -48,7 +48,8 @@ struct HostResolverTests {
     }
 
     // The bounds below are far under the scripted lookup's 60 s, not tight: the first layer runs
-    // CPU-bound tests beside these on two cores, and a tight bound measured the machine (11 s once).
+    // CPU-bound tests beside these on two cores, and a tight bound measured the machine (11 s once,
+    // over 20 s with a build beside it: the waits for the lookups to start allow 50 s).
     @Test("a caller waits at most the deadline for a resolver that hangs; an address is never looked up")
     func deadline() async throws {
         let lookUp = SlowLookUp(delay: 60)
@@ -66,7 +67,7 @@ struct HostResolverTests {
         let resolver = HostResolver(threads: 2, deadline: .seconds(20), maxLookups: 2, lookUp: { lookUp($0) })
         async let first = resolver.addresses(of: "a.example")
         async let second = resolver.addresses(of: "b.example")
-        try await eventually("two names are being looked up") { resolver.lookupsInFlight == 2 }
+        try await eventually(timeout: .seconds(50), "two names are being looked up") { resolver.lookupsInFlight == 2 }
         let started = ContinuousClock.now
         await #expect(throws: OutboundHTTPClient.Refusal.unresolvable("c.example")) { _ = try await resolver.addresses(of: "c.example") }
         #expect(ContinuousClock.now - started < .seconds(15), "refused at once, not after the deadline")

@@ -35,14 +35,19 @@ struct AuthFlows: Sendable {
     let inProduction: Bool
     let logger: Logger
 
-    /// A nonce; for `app`, with its attestation ramp when it has one (an unknown app gets none).
+    /// A nonce; for `app`, with its attestation ramp when it has one and whether an attest must carry
+    /// a DeviceCheck token (an unknown app gets neither).
     func challenge(for app: ChallengeRequest?) async throws -> ChallengeResponse {
         let nonce = try await challenges.issue()
         var ramp: Double?
+        var deviceTokenRequired: Bool?
         if let teamID = app?.teamId, let bundleID = app?.bundleId, let registered = try await apps.app(teamID: teamID, bundleID: bundleID) {
             ramp = ramps.percent(for: registered)
+            deviceTokenRequired = registered.policy.deviceBanBit != nil ? true : nil
         }
-        return ChallengeResponse(nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds), attestationRamp: ramp)
+        return ChallengeResponse(
+            nonce: Data(nonce).base64EncodedString(), expiresIn: Int(challenges.lifetime.wholeSeconds), attestationRamp: ramp,
+            deviceTokenRequired: deviceTokenRequired)
     }
 
     func attest(_ request: AttestRequest) async throws -> TokenResponse {

@@ -53,13 +53,19 @@ extension SesameError {
     }
 
     /// Whether trying again later may succeed with nothing else changed (the network, Sesame's
-    /// availability, a wait it asked for, a locked Keychain); false when the app must act.
+    /// availability, a wait it asked for, a locked Keychain, a DeviceCheck token Apple could not
+    /// make); false when the app must act.
     public var isTransient: Bool {
         switch self {
         case .network, .rateLimited, .secureStore, .staleCacheExpired: true
-        case .versionDisabled, .noConfig, .unsupportedDevice, .server, .zeroKnowledgeConfig: false
+        case .server(let code, _): Self.transientServerCodes.contains(code)
+        case .versionDisabled, .noConfig, .unsupportedDevice, .zeroKnowledgeConfig: false
         }
     }
+
+    /// `.server` codes a later try can get past: an attest that went without a DeviceCheck token
+    /// (`device_check_required` from Sesame, `device_check_unavailable` before asking it).
+    static let transientServerCodes: Set<String> = ["device_check_required", "device_check_unavailable"]
 }
 
 extension SesameError: LocalizedError {
@@ -90,6 +96,8 @@ extension SesameError: LocalizedError {
             "Use `DebugTokenAttest` on the Simulator and in CI; for real devices without App Attest, let the app's policy admit unattested installs."
         case .rateLimited(let wait):
             "Wait \(wait.components.seconds) seconds before asking Sesame again."
+        case .server(let code, _) where Self.transientServerCodes.contains(code):
+            "Retry later: DeviceCheck could not make a device token this time."
         case .server(let code, _):
             "Sesame refused the request (\(code)); the message says why. Retrying unchanged will not help."
         case .network:

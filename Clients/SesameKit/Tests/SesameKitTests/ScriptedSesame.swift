@@ -55,6 +55,9 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         var admitUnattested = false
         /// The app's attestation ramp (percent), told to a challenge that names the app; nil for none.
         var attestationRamp: Double?
+        /// The app bans devices, as auth answers then: its challenge says an attest needs a
+        /// DeviceCheck token, and an attest without one is refused `403 device_check_required`.
+        var bansDevices = false
         /// The `reason` of each unattested ask, in order (nil when it sent none).
         var unattestedReasons: [String?] = []
         /// The reasons of attestation failures reported with a valid challenge, in order.
@@ -149,10 +152,12 @@ final class ScriptedSesame: HTTPTransport, Sendable {
         case ("POST", "/v1/auth/challenge"):
             let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             state.challenges.insert(nonce)
-            if body(request)["teamId"] as? String == "A1B2C3D4E5", let ramp = state.attestationRamp {
-                return json(200, ["nonce": nonce, "expiresIn": 300, "attestationRamp": ramp])
+            var reply: [String: Any] = ["nonce": nonce, "expiresIn": 300]
+            if body(request)["teamId"] as? String == "A1B2C3D4E5" {
+                reply["attestationRamp"] = state.attestationRamp
+                if state.bansDevices { reply["deviceTokenRequired"] = true }
             }
-            return json(200, ["nonce": nonce, "expiresIn": 300])
+            return json(200, reply)
         case ("POST", "/v1/auth/attest"):
             let body = body(request)
             guard let nonce = body["nonce"] as? String, state.challenges.remove(nonce) != nil else { return refusal(401, "invalid_challenge") }
@@ -160,6 +165,7 @@ final class ScriptedSesame: HTTPTransport, Sendable {
                 object == FakeAppAttest.attestation(keyID: keyID, clientDataHash: Data(SHA256.hash(data: Data(base64Encoded: nonce)!)))
             else { return refusal(401, "attestation_invalid") }
             guard !state.attestedKeys.contains(keyID) else { return refusal(409, "key_already_attested") }
+            if state.bansDevices, body["deviceToken"] as? String == nil { return refusal(403, "device_check_required") }
             state.attestedKeys.append(keyID)
             return issue(for: keyID, state: &state)
         case ("POST", "/v1/auth/debug"):
@@ -298,6 +304,8 @@ final class FakeAppAttest: AppAttestProvider, Sendable {
         /// Failures of the next assertions and key generations, one each.
         var assertionFailures: [AppAttestProviderError] = []
         var generateKeyFailures: [AppAttestProviderError] = []
+        /// The device tokens `DCDevice` makes, one each ask; nil when it fails (or none is left).
+        var deviceTokens: [Data?] = []
     }
 
     let supported: Bool
@@ -330,6 +338,10 @@ final class FakeAppAttest: AppAttestProvider, Sendable {
             state.assertions += 1
         }
         return Self.assertion(keyID: keyID, clientDataHash: clientDataHash)
+    }
+
+    func deviceCheckToken() async -> Data? {
+        state.withLock { $0.deviceTokens.isEmpty ? nil : $0.deviceTokens.removeFirst() }
     }
 
     static func attestation(keyID: String, clientDataHash: Data) -> Data { Data("attest:\(keyID):".utf8) + clientDataHash }

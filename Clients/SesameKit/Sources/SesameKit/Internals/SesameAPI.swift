@@ -83,6 +83,8 @@ enum AuthMessages {
         let nonce: String
         /// The app's attestation ramp (percent), when asked with the app and it has one.
         let attestationRamp: Double?
+        /// True when asked with the app and it bans devices: an attest must carry a DeviceCheck token.
+        let deviceTokenRequired: Bool?
     }
 
     /// A challenge's optional body: the app, to learn its attestation ramp.

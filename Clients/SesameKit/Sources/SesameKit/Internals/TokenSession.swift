@@ -192,25 +192,35 @@ actor TokenSession {
     private func attest() async throws -> String {
         guard attestation.isSupported else { return try await admitUnattested(reason: "unsupported") }
         // An install without a key yet follows the app's attestation ramp (one challenge serves both).
-        var rampNonce: String?
+        var pending: AuthMessages.Challenge?
         if try store.string(for: StoreKeys.keyID) == nil {
-            let (nonce, ramp) = try await challengeWithRamp()
-            if let ramp, !AttestationRamp.admits(installID: try installID(), appID: "\(configuration.teamID).\(configuration.bundleID)", percent: ramp) {
-                return try await admitUnattested(nonce: nonce, reason: "outsideRamp")
+            let reply = try await appChallenge()
+            if let ramp = reply.attestationRamp,
+                !AttestationRamp.admits(installID: try installID(), appID: "\(configuration.teamID).\(configuration.bundleID)", percent: ramp)
+            {
+                return try await admitUnattested(nonce: reply.nonce, reason: "outsideRamp")
             }
-            rampNonce = nonce
+            pending = reply
         }
         var madeNewKey = false
         while true {
             let keyID = try await currentKey()
-            let nonce: String
-            if let pending = rampNonce {
-                nonce = pending
-                rampNonce = nil
+            let challenge: AuthMessages.Challenge
+            if let reply = pending {
+                challenge = reply
+                pending = nil
             } else {
-                nonce = try await challenge()
+                challenge = try await appChallenge()
             }
+            let nonce = challenge.nonce
             guard let nonceBytes = Data(base64Encoded: nonce) else { throw SesameError.server(code: "invalid_challenge", message: "The challenge is not base64.") }
+            // The device token before Apple's attestation: where the app bans devices an attest
+            // without one is refused, and Apple's attestation (which counts against the device)
+            // would be spent for nothing.
+            let deviceToken = await attestation.deviceCheckToken()
+            if challenge.deviceTokenRequired == true, deviceToken == nil {
+                throw SesameError.server(code: Self.deviceCheckUnavailable, message: "DeviceCheck could not make the device token this app asks for with each attest.")
+            }
             let attestationObject: Data
             do {
                 attestationObject = try await attestWithRetries(keyID, clientDataHash: Data(SHA256.hash(data: nonceBytes)), nonce: nonce)
@@ -223,7 +233,6 @@ actor TokenSession {
                 madeNewKey = true
                 continue
             }
-            let deviceToken = await attestation.deviceCheckToken()
             let response = try await api.send(
                 "POST", "v1/auth/attest",
                 json: AuthMessages.Attest(
@@ -361,11 +370,15 @@ actor TokenSession {
         try await challengeReply(asking: nil).nonce
     }
 
-    /// A nonce and the app's attestation ramp, when it has one.
-    private func challengeWithRamp() async throws -> (nonce: String, ramp: Double?) {
-        let reply = try await challengeReply(asking: AuthMessages.ChallengeRequest(teamId: configuration.teamID, bundleId: configuration.bundleID))
-        return (reply.nonce, reply.attestationRamp)
+    /// A nonce with what the app asks of an attest: its attestation ramp, when it has one, and
+    /// whether a DeviceCheck token must come with it.
+    private func appChallenge() async throws -> AuthMessages.Challenge {
+        try await challengeReply(asking: AuthMessages.ChallengeRequest(teamId: configuration.teamID, bundleId: configuration.bundleID))
     }
+
+    /// The code of the error an attest ends with when the app asks for a DeviceCheck token and
+    /// `DCDevice` could not make one (transient: Apple's servers, the network).
+    static let deviceCheckUnavailable = "device_check_unavailable"
 
     private func challengeReply(asking app: AuthMessages.ChallengeRequest?) async throws -> AuthMessages.Challenge {
         let response = try await api.send("POST", "v1/auth/challenge", json: app)
