@@ -163,6 +163,9 @@ struct RelayQuotaTests {
                 #expect(await Self.spend(quotas, subject: subject, rules: rules, most: 1).admitted == 1)
             }
             #expect(await Self.spend(quotas, subject: "e", rules: rules, most: 1).refusal == .full)
+            // Refused before a share of its quota was counted for it.
+            let counted = try await database.client.query("SELECT count(*) FROM relay_usage WHERE subject = 'e'", logger: Self.logger)
+            for try await rows in counted.decode(Int.self) { #expect(rows == 0) }
             #expect(await Self.spend(quotas, subject: "a", rules: rules, most: 1).admitted == 1)
             #expect(await Self.spend(quotas, subject: "f", rules: Self.rules(), most: 3).admitted == 3)
             #expect(quotas.windowsHeld == 4)

@@ -163,6 +163,9 @@ final class RelayQuotas: Service, Sendable {
 
     /// Adds a share of each quota to every replica's sums and keeps what the quota leaves room for.
     private func reserve(_ quotas: [(Window, Int)], at seconds: Int64) async {
+        // A window this replica could not hold is refused (`full`) without a share counted for it.
+        let newWindows = windows.withLock { windows in quotas.filter { windows[$0.0] == nil }.count }
+        guard windows.withLock({ $0.count }) + newWindows <= maxWindows else { return }
         let shares = quotas.map { window, limit in (window, Int64(max(1, limit / Self.reservationShare))) }
         let sums = try? await withTimeout(Self.firstReadTimeout) { try await self.add(shares) }
         windows.withLock { windows in
