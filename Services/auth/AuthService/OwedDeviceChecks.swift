@@ -73,7 +73,7 @@ struct OwedDeviceChecks: Service {
     private func failed(_ owed: OwedDeviceCheck, _ why: String, now: Date) async throws {
         let failures = owed.failures + 1
         logger.info("an owed DeviceCheck verdict is still not given; asked again later", metadata: ["app": "\(owed.appID)", "reason": "\(why)"])
-        let backoff = min(60 * pow(2, Double(min(failures - 1, 20))), 3600)
+        let backoff = retryDelay(afterFailures: failures, cap: 3600)
         try await debts.retry(owed.keyID, failures: failures, next: now.addingTimeInterval(backoff))
     }
 }

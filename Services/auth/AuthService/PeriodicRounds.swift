@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 import SesameStorage
@@ -16,4 +17,10 @@ func runPeriodicRounds(
         }
         try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
     }
+}
+
+/// How long a round waits before asking Apple again after `failures` failures in a row: 1, 2, 4 …
+/// minutes, at most `cap` seconds.
+func retryDelay(afterFailures failures: Int, cap: TimeInterval) -> TimeInterval {
+    min(60 * pow(2, Double(min(failures - 1, 20))), cap)
 }

@@ -109,7 +109,7 @@ struct ReceiptRedeemer: Service {
         let failures = due.failures + 1
         logger.info("a receipt trade failed; tried again later", metadata: ["app": "\(due.appID)", "failures": "\(failures)", "reason": "\(why)"])
         ReceiptMetrics.count(appID: due.appID, "failed")
-        let backoff = min(60 * pow(2, Double(min(failures - 1, 20))), Self.period)
+        let backoff = retryDelay(afterFailures: failures, cap: Self.period)
         try await redemptions.record(due.keyID, state: .verified, failures: failures, next: now.addingTimeInterval(backoff))
     }
 
